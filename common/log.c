@@ -1,0 +1,52 @@
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Atomic(ncclDebugLogger_t) g_logger;
+static atomic_int g_stderr_level = -1; /* -1: not decided yet */
+
+void rail_log_set_logger(ncclDebugLogger_t logger)
+{
+    atomic_store(&g_logger, logger);
+}
+
+void rail_log_set_stderr_level(ncclDebugLogLevel level)
+{
+    atomic_store(&g_stderr_level, (int)level);
+}
+
+static int stderr_level(void)
+{
+    int lvl = atomic_load(&g_stderr_level);
+    if (lvl < 0) {
+        const char *env = getenv("NCCL_RAIL_LOG_STDERR");
+        lvl = (env && strcmp(env, "1") == 0) ? NCCL_LOG_INFO : NCCL_LOG_WARN;
+        atomic_store(&g_stderr_level, lvl);
+    }
+    return lvl;
+}
+
+void rail_log(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+              const char *fmt, ...)
+{
+    ncclDebugLogger_t logger = atomic_load(&g_logger);
+    char msg[1024];
+    va_list ap;
+
+    if (!logger && (int)level > stderr_level())
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (logger) {
+        /* The message is already formatted: hand it over as a plain "%s" argument so that
+         * nothing in it is ever interpreted as a format again. */
+        logger(level, flags, file, line, "%s%s", RAIL_LOG_PREFIX, msg);
+        return;
+    }
+    fprintf(stderr, "%s%s%s\n", level == NCCL_LOG_WARN ? "WARN " : "INFO ", RAIL_LOG_PREFIX, msg);
+}

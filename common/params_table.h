@@ -1,0 +1,55 @@
+/* The one table of every knob the project reads: X(id, name, type, default, min, max, choices,
+ * doc). Types: INT (range min..max), BOOL (0/1), STRING (free text), ENUM (one of choices,
+ * '|'-separated). The configuration reference docs/configuration.md is generated from this table
+ * (`nccl-rail params --markdown`) and a test fails when the two differ.
+ * NCCL_* knobs that are NCCL's own are listed with NCCL's default: the plugins honour them. */
+/* clang-format off */
+
+/* ---- topology ---- */
+RAIL_PARAM(TOPO_FILE, "NCCL_TOPO_FILE", STRING, "", 0, 0, NULL,
+           "NCCL topology XML; when set the tuner reads the node's topology from it (NCCL's own variable)")
+RAIL_PARAM(TOPO_PROFILE, "NCCL_RAIL_TOPO_PROFILE", ENUM, "", 0, 0,
+           "dgx-a100|dgx-h100|hgx-b200|aws-p5|azure-ndv5",
+           "Use a built-in topology profile instead of discovering the node (overrides NCCL_TOPO_FILE)")
+RAIL_PARAM(SYSFS_ROOT, "NCCL_RAIL_SYSFS_ROOT", STRING, "/", 0, 0, NULL,
+           "Root prefix for every /sys and /proc read (tests and offline analysis)")
+RAIL_PARAM(HWLOC_XMLFILE, "HWLOC_XMLFILE", STRING, "", 0, 0, NULL,
+           "hwloc XML used instead of the live node by hwloc discovery (hwloc's own variable)")
+
+/* ---- tuner ---- */
+RAIL_PARAM(TUNER_ENABLE, "NCCL_RAIL_TUNER_ENABLE", BOOL, "1", 0, 1, NULL,
+           "0 makes the tuner leave every NCCL cost table untouched (NCCL's own choice wins)")
+RAIL_PARAM(TUNER_CONSTANTS, "NCCL_RAIL_TUNER_CONSTANTS", BOOL, "1", 0, 1, NULL,
+           "1 lets the v5/v6 tuner refine NCCL's tuning constants from the topology at init")
+RAIL_PARAM(TUNER_NCHANNELS, "NCCL_RAIL_TUNER_NCHANNELS", BOOL, "1", 0, 1, NULL,
+           "1 lets the tuner suggest a channel count where its model is confident")
+RAIL_PARAM(TUNER_CONFIG_FILE, "NCCL_TUNER_CONFIG_FILE", STRING, "", 0, 0, NULL,
+           "Rules file in NCCL's example-tuner CSV format; rules override the model")
+RAIL_PARAM(CONFIG_LENIENT, "NCCL_RAIL_CONFIG_LENIENT", BOOL, "0", 0, 1, NULL,
+           "1 skips malformed rules-file lines with a WARN instead of failing init")
+RAIL_PARAM(LOG_STDERR, "NCCL_RAIL_LOG_STDERR", BOOL, "0", 0, 1, NULL,
+           "Outside NCCL (CLI, tests): 1 also prints INFO messages on stderr")
+
+/* ---- net plugin: NCCL's IB knobs, honoured with NCCL's defaults ---- */
+RAIL_PARAM(IB_HCA, "NCCL_IB_HCA", STRING, "", 0, 0, NULL,
+           "HCA filter: [^][=]name[:port],... (^ excludes, = exact match, otherwise prefix match)")
+RAIL_PARAM(IB_TIMEOUT, "NCCL_IB_TIMEOUT", INT, "20", 1, 31, NULL,
+           "QP timeout exponent: 4.096 us * 2^value per retry")
+RAIL_PARAM(IB_RETRY_CNT, "NCCL_IB_RETRY_CNT", INT, "7", 0, 7, NULL, "QP retry count")
+RAIL_PARAM(IB_GID_INDEX, "NCCL_IB_GID_INDEX", INT, "-1", -1, 255, NULL,
+           "RoCE GID index for every HCA; -1 selects the first RoCE v2 IPv4-mapped GID")
+RAIL_PARAM(IB_SL, "NCCL_IB_SL", INT, "-1", -1, 15, NULL, "InfiniBand service level (-1: 0)")
+RAIL_PARAM(IB_TC, "NCCL_IB_TC", INT, "-1", -1, 255, NULL, "Traffic class (-1: 0)")
+RAIL_PARAM(IB_PKEY, "NCCL_IB_PKEY", INT, "0", 0, 65535, NULL, "Partition key index")
+RAIL_PARAM(IB_QPS_PER_CONNECTION, "NCCL_IB_QPS_PER_CONNECTION", INT, "1", 1, 128, NULL,
+           "Queue pairs per connection on each rail")
+RAIL_PARAM(IB_SPLIT_DATA_ON_QPS, "NCCL_IB_SPLIT_DATA_ON_QPS", BOOL, "0", 0, 1, NULL,
+           "1 splits every message over all QPs; 0 rotates messages over QPs")
+RAIL_PARAM(SOCKET_IFNAME, "NCCL_SOCKET_IFNAME", STRING, "", 0, 0, NULL,
+           "Interface(s) for the out-of-band TCP exchange, NCCL syntax")
+
+/* ---- net plugin: the project's own knobs ---- */
+RAIL_PARAM(GID_INDEX, "NCCL_RAIL_GID_INDEX", STRING, "", 0, 0, NULL,
+           "Per-HCA GID index overrides: mlx5_0:3,mlx5_1:5 (wins over NCCL_IB_GID_INDEX)")
+RAIL_PARAM(EAGER_MAX, "NCCL_RAIL_EAGER_MAX", INT, "8192", 0, 65536, NULL,
+           "Largest message in bytes sent eagerly into pre-registered bounce buffers (0 disables)")

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Symbol-export check: the plugin libraries export exactly the NCCL plugin symbols, nothing else.
+set -u
+build=${1:?usage: check_exports.sh BUILD_DIR}
+fail=0 pass=0
+check_lib() { # lib expected-symbols...
+  local lib=$1; shift
+  if [ ! -f "$lib" ]; then echo "missing $lib"; fail=$((fail + 1)); return; fi
+  local got want
+  got=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^$' | sort)
+  want=$(printf '%s\n' "$@" | sort)
+  if [ "$got" = "$want" ]; then
+    pass=$((pass + 1))
+  else
+    echo "$lib exports differ from the expected list:"
+    diff <(echo "$want") <(echo "$got") | sed 's/^/  /'
+    fail=$((fail + 1))
+  fi
+  # Data objects, not functions (NCCL dlsym's struct objects).
+  for s in "$@"; do
+    t=$(nm -D --defined-only "$lib" | awk -v s="$s" '$3==s{print $2}')
+    case "$t" in D|R|d|r|V) pass=$((pass + 1)) ;; *) echo "$s in $lib has nm type '$t', want data"; fail=$((fail + 1)) ;; esac
+  done
+}
+TUNER="ncclTunerPlugin_v2 ncclTunerPlugin_v3 ncclTunerPlugin_v4 ncclTunerPlugin_v5 ncclTunerPlugin_v6"
+# shellcheck disable=SC2086
+check_lib "$build/libnccl-tuner-rail.so" $TUNER
+if [ -f "$build/libnccl-net-rail.so" ]; then
+  NET="ncclNetPlugin_v6 ncclNetPlugin_v7 ncclNetPlugin_v8 ncclNetPlugin_v9 ncclNetPlugin_v10 ncclNetPlugin_v11 ncclNetPlugin_v12"
+  # shellcheck disable=SC2086
+  check_lib "$build/libnccl-net-rail.so" $TUNER $NET
+fi
+echo "symbol_exports: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

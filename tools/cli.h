@@ -1,0 +1,7 @@
+#ifndef NCCL_RAIL_CLI_H
+#define NCCL_RAIL_CLI_H
+/* Each subcommand takes argv with argv[0] = its own name; returns the process exit status
+ * (0 ok, 1 findings/errors, 2 usage). */
+int cli_explain(int argc, char **argv);
+int cli_params(int argc, char **argv);
+#endif

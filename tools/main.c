@@ -1,0 +1,36 @@
+/* nccl-rail: the project's command-line tool. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: nccl-rail COMMAND [options]\n"
+            "commands:\n"
+            "  explain   print the tuner's decision table for a topology and communicator shape\n"
+            "  params    print the configuration reference (--markdown)\n"
+            "  help      this text\n"
+            "run 'nccl-rail COMMAND --help' for the options of a command\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "explain") == 0)
+        return cli_explain(argc - 1, argv + 1);
+    if (strcmp(argv[1], "params") == 0)
+        return cli_params(argc - 1, argv + 1);
+    if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "nccl-rail: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
