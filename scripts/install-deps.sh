@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the build and test dependencies from Debian's archive (idempotent; needs root).
+set -euo pipefail
+PKGS=(build-essential cmake pkg-config binutils libxml2-dev libxml2-utils libhwloc-dev hwloc
+      libibverbs-dev librdmacm-dev libjson-c-dev valgrind)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get -o DPkg::Lock::Timeout=300 update -q
+$SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "${missing[@]}"

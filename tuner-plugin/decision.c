@@ -1,0 +1,111 @@
+#include "decision.h"
+
+#include <math.h>
+#include <string.h>
+
+#define POINTS_PER_BUCKET 5
+
+int rail_dt_pipe_value(int pipe_class)
+{
+    static const int values[RAIL_DT_PIPES] = {1, 2, 8};
+    return values[pipe_class < 0 ? 0
+                                 : (pipe_class >= RAIL_DT_PIPES ? RAIL_DT_PIPES - 1 : pipe_class)];
+}
+
+void rail_dt_bucket_range(int bucket, size_t *lo, size_t *hi)
+{
+    if (bucket <= 0) {
+        *lo = *hi = 0;
+        return;
+    }
+    *lo = (size_t)1 << (bucket - 1);
+    *hi = bucket >= 64 ? SIZE_MAX : ((size_t)1 << bucket) - 1;
+    if (bucket == RAIL_DT_BUCKETS - 1)
+        *hi = SIZE_MAX;
+}
+
+/* Geometrically spread sample sizes inside [lo, hi] (hi capped for the open last bucket). */
+static int sample_sizes(int bucket, size_t out[POINTS_PER_BUCKET])
+{
+    size_t lo, hi;
+    rail_dt_bucket_range(bucket, &lo, &hi);
+    if (bucket == 0) {
+        out[0] = 0;
+        return 1;
+    }
+    if (bucket == RAIL_DT_BUCKETS - 1)
+        hi = lo * 2 - 1;
+    if (hi - lo < POINTS_PER_BUCKET) {
+        int n = 0;
+        for (size_t s = lo; s <= hi && n < POINTS_PER_BUCKET; s++)
+            out[n++] = s;
+        return n;
+    }
+    for (int i = 0; i < POINTS_PER_BUCKET; i++) {
+        double f = (double)i / (POINTS_PER_BUCKET - 1);
+        double v = (double)lo * pow((double)hi / (double)lo, f);
+        out[i] = (size_t)v;
+        if (out[i] < lo)
+            out[i] = lo;
+        if (out[i] > hi)
+            out[i] = hi;
+    }
+    return POINTS_PER_BUCKET;
+}
+
+static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, int coll, int pipe,
+                       int bucket, bool use_nchannels)
+{
+    size_t sizes[POINTS_PER_BUCKET];
+    int npts = sample_sizes(bucket, sizes);
+    double score[RAIL_DT_CANDIDATES];
+    float times[POINTS_PER_BUCKET][RAIL_DT_CANDIDATES];
+    int pipe_ops = rail_dt_pipe_value(pipe);
+    int n = 0;
+
+    memset(cell, 0, sizeof(*cell));
+    for (int i = 0; i < npts; i++)
+        for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
+            times[i][c] = rail_model_time(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS,
+                                          sizes[i], pipe_ops);
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
+        score[c] = 0.0;
+        for (int i = 0; i < npts; i++) {
+            float best = -1.0f;
+            if (times[i][c] < 0.0f) {
+                score[c] = -1.0;
+                break;
+            }
+            for (int k = 0; k < RAIL_DT_CANDIDATES; k++)
+                if (times[i][k] >= 0.0f && (best < 0.0f || times[i][k] < best))
+                    best = times[i][k];
+            score[c] += best > 0.0f ? times[i][c] / best : 1.0;
+        }
+        if (score[c] >= 0.0)
+            cell->cand[n++] = (uint8_t)c;
+    }
+    /* Stable insertion sort on score: ties keep NCCL's (algo, proto) order. */
+    for (int i = 1; i < n; i++) {
+        uint8_t v = cell->cand[i];
+        int j = i - 1;
+        while (j >= 0 && score[cell->cand[j]] > score[v]) {
+            cell->cand[j + 1] = cell->cand[j];
+            j--;
+        }
+        cell->cand[j + 1] = v;
+    }
+    cell->n = (uint8_t)n;
+    if (use_nchannels && n > 0) {
+        int a = cell->cand[0] / NCCL_NUM_PROTOCOLS, p = cell->cand[0] % NCCL_NUM_PROTOCOLS;
+        int nc = m->nchannels[a][p];
+        cell->nchannels = (uint8_t)(nc > 0 && nc <= 64 ? nc : 0);
+    }
+}
+
+void rail_dt_build(struct rail_decision_table *dt, const struct rail_model *m, bool use_nchannels)
+{
+    for (int coll = 0; coll < RAIL_NUM_COLLS; coll++)
+        for (int pipe = 0; pipe < RAIL_DT_PIPES; pipe++)
+            for (int b = 0; b < RAIL_DT_BUCKETS; b++)
+                build_cell(&dt->cell[coll][pipe][b], m, coll, pipe, b, use_nchannels);
+}

@@ -1,0 +1,46 @@
+/* Decision table: per collective, pipelined-op class and log2 size bucket, the model's candidates
+ * (algorithm, protocol) ranked best first. Built once per communicator at init so getCollInfo is
+ * a lookup plus a short scan for the first candidate NCCL did not mark IGNORE. */
+#ifndef NCCL_RAIL_DECISION_H
+#define NCCL_RAIL_DECISION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cost_model.h"
+
+#define RAIL_DT_BUCKETS    48 /* bucket b holds sizes in [2^(b-1), 2^b); b = 0 is 0 bytes */
+#define RAIL_DT_PIPES      3  /* numPipeOps 1, 2..3, >= 4 */
+#define RAIL_DT_CANDIDATES (NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS)
+
+struct rail_dt_cell {
+    uint8_t n;                        /* candidates the model considers possible */
+    uint8_t nchannels;                /* suggestion for cand[0], 0 = keep NCCL's */
+    uint8_t cand[RAIL_DT_CANDIDATES]; /* algo * NCCL_NUM_PROTOCOLS + proto, best first */
+};
+
+struct rail_decision_table {
+    struct rail_dt_cell cell[RAIL_NUM_COLLS][RAIL_DT_PIPES][RAIL_DT_BUCKETS];
+};
+
+static inline int rail_dt_bucket(size_t nbytes)
+{
+    int b = nbytes ? 64 - __builtin_clzll((unsigned long long)nbytes) : 0;
+    return b < RAIL_DT_BUCKETS ? b : RAIL_DT_BUCKETS - 1;
+}
+
+static inline int rail_dt_pipe(int num_pipe_ops)
+{
+    return num_pipe_ops <= 1 ? 0 : (num_pipe_ops < 4 ? 1 : 2);
+}
+
+/* Representative values the table is evaluated at. */
+int rail_dt_pipe_value(int pipe_class);
+/* Smallest and largest size of a bucket. */
+void rail_dt_bucket_range(int bucket, size_t *lo, size_t *hi);
+
+/* Rank every candidate per cell by its mean time ratio to the best candidate over points
+ * spread across the bucket (minimises mean regret within the bucket). Deterministic. */
+void rail_dt_build(struct rail_decision_table *dt, const struct rail_model *m, bool use_nchannels);
+
+#endif

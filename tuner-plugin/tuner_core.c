@@ -1,0 +1,219 @@
+#include "tuner_core.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "params.h"
+
+#define DEFAULT_RULES_FILE "nccl_tuner.conf"
+
+static pthread_mutex_t g_topo_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_topo_state; /* 0 not tried, 1 ok, <0 -errno */
+static struct rail_topo g_topo;
+static char g_topo_why[256];
+
+int rail_tuner_topology(const struct rail_topo **out, char *why, size_t whylen)
+{
+    int rc;
+    pthread_mutex_lock(&g_topo_lock);
+    if (g_topo_state == 0) {
+        rc = rail_topo_discover(&g_topo, g_topo_why, sizeof(g_topo_why));
+        g_topo_state = rc == 0 ? 1 : (rc < 0 ? rc : -EINVAL);
+    }
+    rc = g_topo_state == 1 ? 0 : g_topo_state;
+    if (why)
+        snprintf(why, whylen, "%s", g_topo_why);
+    pthread_mutex_unlock(&g_topo_lock);
+    *out = rc == 0 ? &g_topo : NULL;
+    return rc;
+}
+
+static void fill_shape(struct rail_comm_shape *s, size_t nranks, size_t nnodes,
+                       const ncclNvlDomainInfo_v5_t *nvl)
+{
+    s->nranks = nranks > 0 && nranks < (1u << 24) ? (int)nranks : 1;
+    s->nnodes = nnodes > 0 && nnodes <= nranks && nnodes < (1u << 24) ? (int)nnodes : 1;
+    s->min_rpn = s->nranks / s->nnodes;
+    s->max_rpn = (s->nranks + s->nnodes - 1) / s->nnodes;
+    /* NCCL's nvlDomainInfo is authoritative when it is consistent with nRanks/nNodes. */
+    if (nvl && nvl->minRanksPerNvlDomain > 0 &&
+        nvl->maxRanksPerNvlDomain >= nvl->minRanksPerNvlDomain &&
+        nvl->maxRanksPerNvlDomain <= s->nranks) {
+        s->min_rpn = nvl->minRanksPerNvlDomain;
+        s->max_rpn = nvl->maxRanksPerNvlDomain;
+    }
+}
+
+static int load_rules(struct rail_tuner *t, const struct rail_tuner_opts *o)
+{
+    const char *path =
+        o && o->rules_path ? o->rules_path : rail_param_str(RAIL_PARAM_TUNER_CONFIG_FILE);
+    bool lenient =
+        o && o->lenient >= 0 ? o->lenient != 0 : rail_param_bool(RAIL_PARAM_CONFIG_LENIENT);
+    char err[512];
+    int rc;
+
+    if (!path) {
+        /* NCCL's example tuner reads ./nccl_tuner.conf by default; a missing one is fine. */
+        if (access(DEFAULT_RULES_FILE, R_OK) != 0)
+            return 0;
+        path = DEFAULT_RULES_FILE;
+    }
+    rc = rail_rules_load(path, lenient, &t->rules, err, sizeof(err));
+    if (rc < 0) {
+        RAIL_WARN(NCCL_TUNING | NCCL_INIT,
+                  "tuner rules: %s (set NCCL_RAIL_CONFIG_LENIENT=1 to skip bad lines)", err);
+        return rc;
+    }
+    t->rules_active = t->rules.n > 0;
+    RAIL_INFO(NCCL_TUNING | NCCL_INIT, "tuner rules: %d rule(s) from %s", t->rules.n, path);
+    return 0;
+}
+
+int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, size_t nnodes,
+                      const ncclNvlDomainInfo_v5_t *nvl, const struct rail_tuner_opts *opts)
+{
+    struct rail_tuner *t = calloc(1, sizeof(*t));
+    const struct rail_topo *topo = opts ? opts->topo : NULL;
+    char why[256] = "";
+    int rc;
+
+    *out = NULL;
+    if (!t)
+        return -ENOMEM;
+    t->comm_id = comm_id;
+    fill_shape(&t->shape, nranks, nnodes, nvl);
+
+    rc = load_rules(t, opts);
+    if (rc < 0) {
+        rail_tuner_destroy(t);
+        return rc;
+    }
+    if (!rail_param_bool(RAIL_PARAM_TUNER_ENABLE)) {
+        RAIL_INFO(NCCL_TUNING | NCCL_INIT,
+                  "tuner model disabled by NCCL_RAIL_TUNER_ENABLE=0: NCCL's choices stand%s",
+                  t->rules_active ? " (rules still apply)" : "");
+        *out = t;
+        return 0;
+    }
+    if (!topo && rail_tuner_topology(&topo, why, sizeof(why)) < 0) {
+        RAIL_INFO(NCCL_TUNING | NCCL_INIT, "topology unknown (%s): leaving NCCL's choices alone",
+                  why);
+        *out = t;
+        return 0;
+    }
+    rail_model_build(&t->model, topo, &t->shape, opts ? opts->constants : NULL);
+    if (!t->model.confident) {
+        RAIL_INFO(NCCL_TUNING | NCCL_INIT, "model not confident (%s): leaving NCCL's choices alone",
+                  t->model.why);
+        *out = t;
+        return 0;
+    }
+    rail_dt_build(&t->table, &t->model, rail_param_bool(RAIL_PARAM_TUNER_NCHANNELS));
+    t->model_active = true;
+    if (opts && opts->constants && rail_param_bool(RAIL_PARAM_TUNER_CONSTANTS)) {
+        int changed = rail_model_tune_constants(&t->model, topo, opts->constants);
+        RAIL_INFO(NCCL_TUNING | NCCL_INIT, "refined %d NCCL tuning constant(s) from the topology",
+                  changed);
+    }
+    RAIL_INFO(NCCL_TUNING | NCCL_INIT,
+              "tuner ready for comm 0x%llx: %d ranks, %d nodes, %d-%d ranks/node, topology %s; %s",
+              (unsigned long long)comm_id, t->shape.nranks, t->shape.nnodes, t->shape.min_rpn,
+              t->shape.max_rpn, topo->origin, t->model.why);
+    *out = t;
+    return 0;
+}
+
+void rail_tuner_destroy(struct rail_tuner *t)
+{
+    if (!t)
+        return;
+    rail_rules_free(&t->rules);
+    free(t);
+}
+
+static bool apply_rule(struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops,
+                       int reg_buff, float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS],
+                       int *nchannels)
+{
+    const struct rail_rule *r = rail_rules_match(&t->rules, coll, nbytes, t->shape.nnodes,
+                                                 t->shape.nranks, num_pipe_ops, reg_buff);
+    if (!r || table[r->algo][r->proto] < 0.0f)
+        return false; /* an unavailable rule choice falls through to the model */
+    table[r->algo][r->proto] = 0.0f;
+    if (r->nchannels > 0 && nchannels)
+        *nchannels = r->nchannels;
+    return true;
+}
+
+void rail_tuner_apply(struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops, int reg_buff,
+                      float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS], int *nchannels)
+{
+    const struct rail_dt_cell *cell;
+    float *flat = &table[0][0];
+
+    if (!t || (unsigned)coll >= RAIL_NUM_COLLS || t->shape.nranks <= 1)
+        return;
+    if (t->rules_active && apply_rule(t, coll, nbytes, num_pipe_ops, reg_buff, table, nchannels))
+        return;
+    if (!t->model_active)
+        return;
+    cell = &t->table.cell[coll][rail_dt_pipe(num_pipe_ops)][rail_dt_bucket(nbytes)];
+    for (int i = 0; i < cell->n; i++) {
+        int c = cell->cand[i];
+        if (flat[c] >= 0.0f) {
+            flat[c] = 0.0f;
+            if (i == 0 && cell->nchannels && nchannels)
+                *nchannels = cell->nchannels;
+            return;
+        }
+    }
+    /* None of the model's candidates is available: NCCL's own choice stands. */
+}
+
+static bool v2_allowed(int algo, int collnet_support, int nvls_support)
+{
+    if (algo == NCCL_ALGO_NVLS || algo == NCCL_ALGO_NVLS_TREE)
+        return nvls_support != 0;
+    if (algo == NCCL_ALGO_COLLNET_DIRECT || algo == NCCL_ALGO_COLLNET_CHAIN)
+        return collnet_support != 0;
+    return true;
+}
+
+void rail_tuner_choose_v2(struct rail_tuner *t, int coll, size_t nbytes, int collnet_support,
+                          int nvls_support, int num_pipe_ops, int *algo, int *proto, int *nchannels)
+{
+    const struct rail_dt_cell *cell;
+
+    if (!t || (unsigned)coll >= RAIL_NUM_COLLS || t->shape.nranks <= 1)
+        return;
+    if (t->rules_active) {
+        const struct rail_rule *r = rail_rules_match(&t->rules, coll, nbytes, t->shape.nnodes,
+                                                     t->shape.nranks, num_pipe_ops, 0);
+        if (r && v2_allowed(r->algo, collnet_support, nvls_support)) {
+            *algo = r->algo;
+            *proto = r->proto;
+            if (r->nchannels > 0 && nchannels)
+                *nchannels = r->nchannels;
+            return;
+        }
+    }
+    if (!t->model_active)
+        return;
+    cell = &t->table.cell[coll][rail_dt_pipe(num_pipe_ops)][rail_dt_bucket(nbytes)];
+    for (int i = 0; i < cell->n; i++) {
+        int a = cell->cand[i] / NCCL_NUM_PROTOCOLS, p = cell->cand[i] % NCCL_NUM_PROTOCOLS;
+        if (v2_allowed(a, collnet_support, nvls_support)) {
+            *algo = a;
+            *proto = p;
+            if (i == 0 && cell->nchannels && nchannels)
+                *nchannels = cell->nchannels;
+            return;
+        }
+    }
+}

@@ -1,0 +1,50 @@
+/* The tuner's per-communicator state and its version-independent entry points.
+ * tuner_exports.c maps the NCCL ABI versions onto these; the CLI and tests use them directly. */
+#ifndef NCCL_RAIL_TUNER_CORE_H
+#define NCCL_RAIL_TUNER_CORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cost_model.h"
+#include "decision.h"
+#include "rules.h"
+
+struct rail_tuner {
+    uint64_t comm_id;
+    struct rail_comm_shape shape;
+    bool model_active; /* topology known and model confident */
+    bool rules_active;
+    struct rail_model model;
+    struct rail_decision_table table;
+    struct rail_rules rules;
+};
+
+struct rail_tuner_opts {
+    const struct rail_topo *topo;       /* NULL: discover (process-wide cache) */
+    const char *rules_path;             /* NULL: NCCL_TUNER_CONFIG_FILE or ./nccl_tuner.conf */
+    int lenient;                        /* -1: NCCL_RAIL_CONFIG_LENIENT */
+    ncclTunerConstants_v5_t *constants; /* v5/v6: NCCL's constants (IN/OUT), else NULL */
+};
+
+/* Build the tuner for one communicator. -EINVAL when the rules file is malformed (strict mode):
+ * the caller fails NCCL's init. An unknown topology is not an error: the model stays inactive. */
+int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, size_t nnodes,
+                      const ncclNvlDomainInfo_v5_t *nvl, const struct rail_tuner_opts *opts);
+void rail_tuner_destroy(struct rail_tuner *t);
+
+/* Cost-table tuning (v3..v6). Never writes a value >= 0 into an IGNORE entry. */
+void rail_tuner_apply(struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops, int reg_buff,
+                      float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS], int *nchannels);
+
+/* v2: choose (algorithm, protocol) subject to NCCL's support flags; both stay untouched
+ * (NCCL_ALGO_UNDEF / NCCL_PROTO_UNDEF from NCCL) when the tuner has no opinion. */
+void rail_tuner_choose_v2(struct rail_tuner *t, int coll, size_t nbytes, int collnet_support,
+                          int nvls_support, int num_pipe_ops, int *algo, int *proto,
+                          int *nchannels);
+
+/* Discovery cache used when opts->topo is NULL: 0 and a pointer valid for the process lifetime,
+ * or a negative errno (the failure is cached too, so every communicator agrees). */
+int rail_tuner_topology(const struct rail_topo **out, char *why, size_t whylen);
+
+#endif

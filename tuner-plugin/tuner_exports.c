@@ -1,0 +1,119 @@
+/* NCCL tuner ABI shims, v2..v6: the only file that knows the versioned signatures.
+ * Every table is complete at load time (NCCL reads the function pointers before any init). */
+#include "tuner_exports.h"
+
+#include <errno.h>
+
+#include "log.h"
+#include "result.h"
+#include "tuner_core.h"
+
+#define PLUGIN_NAME "rail"
+
+static ncclResult_t init_common(void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
+                                ncclDebugLogger_t logger, ncclNvlDomainInfo_v5_t *nvl,
+                                ncclTunerConstants_v5_t *constants)
+{
+    struct rail_tuner_opts opts = {
+        .topo = NULL, .rules_path = NULL, .lenient = -1, .constants = constants};
+    struct rail_tuner *t = NULL;
+    int rc;
+
+    if (logger)
+        rail_log_set_logger(logger);
+    if (!ctx)
+        return ncclInvalidArgument;
+    *ctx = NULL;
+    rc = rail_tuner_create(&t, comm_id, nranks, nnodes, nvl, &opts);
+    if (rc < 0)
+        return rail_result(rc);
+    *ctx = t;
+    return ncclSuccess;
+}
+
+static ncclResult_t get_coll_info(void *ctx, ncclFunc_t coll, size_t nbytes, int num_pipe_ops,
+                                  float **cost_table, int num_algo, int num_proto, int reg_buff,
+                                  int *nchannels)
+{
+    /* A table of another shape is not one this build understands: leave it alone. */
+    if (!ctx || !cost_table || num_algo != NCCL_NUM_ALGORITHMS || num_proto != NCCL_NUM_PROTOCOLS)
+        return ncclSuccess;
+    rail_tuner_apply(ctx, (int)coll, nbytes, num_pipe_ops, reg_buff, nccl_cost_table(cost_table),
+                     nchannels);
+    return ncclSuccess;
+}
+
+static ncclResult_t finalize(void *ctx)
+{
+    rail_tuner_destroy(ctx);
+    return ncclSuccess;
+}
+
+/* ---- v6 / v5 ---- */
+static ncclResult_t init_v5(void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
+                            ncclDebugLogger_t logger, ncclNvlDomainInfo_v5_t *nvl,
+                            ncclTunerConstants_v5_t *constants)
+{
+    return init_common(ctx, comm_id, nranks, nnodes, logger, nvl, constants);
+}
+
+const ncclTuner_v6_t ncclTunerPlugin_v6 = {
+    .name = PLUGIN_NAME,
+    .init = init_v5,
+    .getCollInfo = get_coll_info,
+    .finalize = finalize,
+    .getChunkSize = NULL, /* NCCL's chunk sizes stand */
+};
+
+const ncclTuner_v5_t ncclTunerPlugin_v5 = {
+    .name = PLUGIN_NAME,
+    .init = init_v5,
+    .getCollInfo = get_coll_info,
+    .finalize = finalize,
+};
+
+/* ---- v4 / v3 / v2: init(nRanks, nNodes, logger, ctx) without constants or comm id ---- */
+static ncclResult_t init_v4(size_t nranks, size_t nnodes, ncclDebugLogger_t logger, void **ctx)
+{
+    return init_common(ctx, 0, nranks, nnodes, logger, NULL, NULL);
+}
+
+const ncclTuner_v4_t ncclTunerPlugin_v4 = {
+    .name = PLUGIN_NAME,
+    .init = init_v4,
+    .getCollInfo = get_coll_info,
+    .destroy = finalize,
+};
+
+static ncclResult_t get_coll_info_v3(void *ctx, ncclFunc_t coll, size_t nbytes, int num_pipe_ops,
+                                     float **cost_table, int num_algo, int num_proto,
+                                     int *nchannels)
+{
+    return get_coll_info(ctx, coll, nbytes, num_pipe_ops, cost_table, num_algo, num_proto, 0,
+                         nchannels);
+}
+
+const ncclTuner_v3_t ncclTunerPlugin_v3 = {
+    .name = PLUGIN_NAME,
+    .init = init_v4,
+    .getCollInfo = get_coll_info_v3,
+    .destroy = finalize,
+};
+
+static ncclResult_t get_coll_info_v2(void *ctx, ncclFunc_t coll, size_t nbytes, int collnet_support,
+                                     int nvls_support, int num_pipe_ops, int *algo, int *proto,
+                                     int *nchannels)
+{
+    if (!ctx || !algo || !proto)
+        return ncclSuccess;
+    rail_tuner_choose_v2(ctx, (int)coll, nbytes, collnet_support, nvls_support, num_pipe_ops, algo,
+                         proto, nchannels);
+    return ncclSuccess;
+}
+
+const ncclTuner_v2_t ncclTunerPlugin_v2 = {
+    .name = PLUGIN_NAME,
+    .init = init_v4,
+    .getCollInfo = get_coll_info_v2,
+    .destroy = finalize,
+};
