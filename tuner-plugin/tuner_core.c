@@ -88,6 +88,8 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
         return -ENOMEM;
     t->comm_id = comm_id;
     fill_shape(&t->shape, nranks, nnodes, nvl);
+    t->user_forced = (getenv("NCCL_ALGO") && *getenv("NCCL_ALGO")) ||
+                     (getenv("NCCL_PROTO") && *getenv("NCCL_PROTO"));
 
     rc = load_rules(t, opts);
     if (rc < 0) {
@@ -190,7 +192,9 @@ void rail_tuner_choose_v2(struct rail_tuner *t, int coll, size_t nbytes, int col
 {
     const struct rail_dt_cell *cell;
 
-    if (!t || (unsigned)coll >= RAIL_NUM_COLLS || t->shape.nranks <= 1)
+    /* v2 has no cost table, so it cannot see NCCL_ALGO/NCCL_PROTO restrictions: overriding
+     * them would turn the user's choice into an error. */
+    if (!t || (unsigned)coll >= RAIL_NUM_COLLS || t->shape.nranks <= 1 || t->user_forced)
         return;
     if (t->rules_active) {
         const struct rail_rule *r = rail_rules_match(&t->rules, coll, nbytes, t->shape.nnodes,

@@ -15,6 +15,7 @@ struct rail_tuner {
     struct rail_comm_shape shape;
     bool model_active; /* topology known and model confident */
     bool rules_active;
+    bool user_forced; /* NCCL_ALGO or NCCL_PROTO set: v2 (which cannot see them) stays hands-off */
     struct rail_model model;
     struct rail_decision_table table;
     struct rail_rules rules;

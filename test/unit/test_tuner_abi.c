@@ -305,6 +305,18 @@ static void test_v2(void)
     CHECK_EQ_INT(bad, 0);
     CHECK(set > 0);
     t->destroy(ctx);
+
+    /* NCCL_PROTO set by the user: v2 cannot see it in a cost table, so it stays hands-off. */
+    setenv("NCCL_PROTO", "Simple", 1);
+    ctx = NULL;
+    CHECK_EQ_INT(t->init(8, 1, test_logger, &ctx), ncclSuccess);
+    {
+        int algo = NCCL_ALGO_UNDEF, proto = NCCL_PROTO_UNDEF, nch = 0;
+        t->getCollInfo(ctx, ncclFuncAllReduce, 8, 0, 0, 1, &algo, &proto, &nch);
+        CHECK(algo == NCCL_ALGO_UNDEF && proto == NCCL_PROTO_UNDEF);
+    }
+    t->destroy(ctx);
+    unsetenv("NCCL_PROTO");
     unsetenv("NCCL_RAIL_TOPO_PROFILE");
     dlclose(h);
 }
