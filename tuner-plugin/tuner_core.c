@@ -198,7 +198,7 @@ void rail_tuner_choose_v2(struct rail_tuner *t, int coll, size_t nbytes, int col
         return;
     if (t->rules_active) {
         const struct rail_rule *r = rail_rules_match(&t->rules, coll, nbytes, t->shape.nnodes,
-                                                     t->shape.nranks, num_pipe_ops, 0);
+                                                     t->shape.nranks, num_pipe_ops, -1);
         if (r && v2_allowed(r->algo, collnet_support, nvls_support)) {
             *algo = r->algo;
             *proto = r->proto;

@@ -34,7 +34,9 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
                       const ncclNvlDomainInfo_v5_t *nvl, const struct rail_tuner_opts *opts);
 void rail_tuner_destroy(struct rail_tuner *t);
 
-/* Cost-table tuning (v3..v6). Never writes a value >= 0 into an IGNORE entry. */
+/* Cost-table tuning (v3..v6). Never writes a value >= 0 into an IGNORE entry.
+ * reg_buff: 0/1 as NCCL passes it (v4+), -1 when the ABI version does not say (v3): then only
+ * rules with a wildcard regBuff match. */
 void rail_tuner_apply(struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops, int reg_buff,
                       float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS], int *nchannels);
 

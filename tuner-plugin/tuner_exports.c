@@ -89,7 +89,7 @@ static ncclResult_t get_coll_info_v3(void *ctx, ncclFunc_t coll, size_t nbytes, 
                                      float **cost_table, int num_algo, int num_proto,
                                      int *nchannels)
 {
-    return get_coll_info(ctx, coll, nbytes, num_pipe_ops, cost_table, num_algo, num_proto, 0,
+    return get_coll_info(ctx, coll, nbytes, num_pipe_ops, cost_table, num_algo, num_proto, -1,
                          nchannels);
 }
 
