@@ -1,0 +1,28 @@
+/* Per-tag message counters of one connection (pure). Messages with the same tag are matched in
+ * order: the j-th send with tag t goes to the j-th receive entry with tag t, which is what NCCL's
+ * slot-by-slot matching amounts to. Both ends count per tag; the counters travel in CTS entries
+ * and eager headers. Tags are arbitrary ints; the table grows as new tags appear. */
+#ifndef NCCL_RAIL_NET_TAGMAP_H
+#define NCCL_RAIL_NET_TAGMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rail_tagmap {
+    struct rail_tag_slot {
+        int32_t tag;
+        uint32_t count;
+        int used;
+    } * slots;
+    size_t cap; /* power of two, or 0 before the first insertion */
+    size_t used;
+};
+
+void rail_tagmap_init(struct rail_tagmap *m);
+void rail_tagmap_free(struct rail_tagmap *m);
+/* Current counter of tag (0 if never seen). */
+uint32_t rail_tagmap_get(const struct rail_tagmap *m, int32_t tag);
+/* Returns the current counter in *index and increments it; -ENOMEM when the table cannot grow. */
+int rail_tagmap_next(struct rail_tagmap *m, int32_t tag, uint32_t *index);
+
+#endif

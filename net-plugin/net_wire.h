@@ -1,0 +1,145 @@
+/* Wire formats of the net plugin, as pure functions (no I/O, no verbs): the listen handle NCCL
+ * carries between ranks, the TCP frames of the connection handshake, the memory layouts both
+ * ends address with RDMA (clear-to-send FIFO, size records, eager bounce slots) and the 32-bit
+ * immediate values. Every decoder validates each field it returns: data from the peer is never
+ * trusted for a size, a count or an index. */
+#ifndef NCCL_RAIL_NET_WIRE_H
+#define NCCL_RAIL_NET_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RAIL_WIRE_MAGIC   0x4c494152u /* "RAIL" little-endian */
+#define RAIL_WIRE_VERSION 1
+
+/* Limits shared by both ends of a connection (a peer announcing more is rejected). */
+#define RAIL_MAX_RAILS     8   /* rails (physical ports) one connection may stripe over */
+#define RAIL_MAX_QPS       128 /* NCCL_IB_QPS_PER_CONNECTION upper bound, per rail */
+#define RAIL_MAX_RECVS     8   /* largest n of a grouped irecv (props.maxRecvs) */
+#define RAIL_FIFO_SLOTS    64  /* clear-to-send slots; > receive requests in flight (32) */
+#define RAIL_CTS_BYTES     128 /* one clear-to-send entry */
+#define RAIL_RECORD_BYTES  16  /* one size record */
+#define RAIL_EAGER_HDR     64  /* header in front of each eager bounce slot */
+#define RAIL_EAGER_SLOTS   16  /* eager bounce slots per receive comm */
+#define RAIL_EAGER_MAX_CAP 65536
+
+/* ---- listen handle (fits NCCL_NET_HANDLE_MAXSIZE = 128) ---- */
+
+#define RAIL_HANDLE_BYTES     128
+#define RAIL_HANDLE_WIRE      44 /* bytes covered by the checksum */
+#define RAIL_HANDLE_STAGE_OFF 64 /* local connect-progress cookie, never read from the peer */
+
+struct rail_handle {
+    int family;       /* AF_INET or AF_INET6 */
+    uint16_t port;    /* host order */
+    uint8_t addr[16]; /* IPv4 in the first 4 bytes, or IPv6 */
+    uint64_t nonce;   /* identifies the listener */
+};
+
+void rail_handle_encode(const struct rail_handle *h, void *buf);
+/* 0, or -EINVAL/-EPROTO with the reason in err (bad magic, version, checksum, family, port). */
+int rail_handle_decode(const void *buf, struct rail_handle *h, char *err, size_t errlen);
+uint64_t rail_handle_stage_get(const void *buf);
+void rail_handle_stage_set(void *buf, uint64_t cookie);
+
+/* ---- handshake frames ---- */
+
+#define RAIL_FRAME_HDR 16
+enum rail_frame_type { RAIL_FRAME_META_S = 1, RAIL_FRAME_META_R = 2, RAIL_FRAME_READY = 3 };
+
+/* Link layers on the wire (independent of the verbs enum values). */
+enum rail_wire_ll { RAIL_LL_IB = 1, RAIL_LL_ETH = 2 };
+
+struct rail_meta_rail {
+    int link_layer; /* enum rail_wire_ll */
+    int mtu;        /* IBV_MTU_256 (1) .. IBV_MTU_4096 (5) */
+    int port;       /* 1..255 */
+    int gid_index;  /* 0..255 */
+    int lid;        /* IB: 1..0xBFFF; RoCE: ignored */
+    uint32_t rkey1; /* S: FIFO/credit region; R: size records */
+    uint32_t rkey2; /* R: eager bounce region (0 when no eager) */
+    uint8_t gid[16];
+    uint32_t qpn[RAIL_MAX_QPS];
+};
+
+/* META_S goes from the connecting (sending) side, META_R is the accepting side's answer. */
+struct rail_meta {
+    uint64_t nonce;       /* the listener's nonce from the handle */
+    int nrails;           /* 1..RAIL_MAX_RAILS */
+    int nqps;             /* per rail, 1..RAIL_MAX_QPS */
+    int sl, tc;           /* S: chosen service level / traffic class; R: echoed */
+    int eager_slots;      /* R: bounce slots (0..RAIL_EAGER_SLOTS); S: 0 */
+    uint32_t eager_bytes; /* R: payload bytes per slot (0..RAIL_EAGER_MAX_CAP); S: 0 */
+    uint64_t addr1;       /* S: FIFO+credit region; R: size-record region */
+    uint64_t addr2;       /* R: bounce region (0 when no eager); S: 0 */
+    struct rail_meta_rail rails[RAIL_MAX_RAILS];
+};
+
+size_t rail_meta_body_len(int nrails, int nqps);
+/* Frame = header + body; returns bytes written, or -E2BIG when cap is too small. */
+int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap);
+int rail_ready_encode(void *buf, size_t cap);
+/* Header check: the expected type, body_len <= max_body. */
+int rail_frame_header_decode(const void *hdr, int want_type, uint32_t max_body, uint32_t *body_len,
+                             uint32_t *checksum, char *err, size_t errlen);
+/* Validates the checksum and every field (counts, MTU, link layer, QPNs, GID index, LID, sizes
+ * and the exact body length). */
+int rail_meta_decode(int type, const void *body, size_t len, uint32_t checksum, struct rail_meta *m,
+                     char *err, size_t errlen);
+uint32_t rail_wire_checksum(const void *buf, size_t len);
+
+/* ---- RDMA-visible layouts ---- */
+
+/* Clear-to-send entry the receiver writes into the sender's FIFO (RAIL_CTS_BYTES each,
+ * RAIL_MAX_RECVS per slot). seq is written last and read first and last by the sender. */
+struct rail_cts {
+    uint64_t addr;      /* receive buffer */
+    uint64_t size;      /* its capacity */
+    int32_t tag;        /* the irecv tag */
+    uint32_t tag_index; /* how many entries with this tag the receiver posted before */
+    uint16_t nreqs;     /* entries in this slot (1..RAIL_MAX_RECVS) */
+    uint16_t entry;     /* index of this entry in the slot */
+    uint32_t reserved;
+    uint32_t rkey[RAIL_MAX_RAILS];
+    uint8_t pad[RAIL_CTS_BYTES - 72];
+    uint64_t seq; /* slot sequence + 1; 0 = never written */
+};
+
+#define RAIL_FIFO_BYTES   ((size_t)RAIL_FIFO_SLOTS * RAIL_MAX_RECVS * RAIL_CTS_BYTES)
+#define RAIL_CREDIT_OFF   RAIL_FIFO_BYTES /* u64: eager slots freed by the receiver */
+#define RAIL_SEND_REGION  (RAIL_FIFO_BYTES + 64)
+#define RAIL_RECORDS_SIZE ((size_t)RAIL_FIFO_SLOTS * RAIL_MAX_RECVS * RAIL_RECORD_BYTES)
+
+/* Size record written (by the sender) after the data of a rendezvous message. */
+struct rail_record {
+    uint64_t size; /* bytes sent, or RAIL_RECORD_TOO_BIG */
+    uint32_t seq;  /* low 32 bits of the slot sequence + 1 */
+    uint32_t entry;
+};
+#define RAIL_RECORD_TOO_BIG UINT64_MAX /* the send was larger than the receive buffer */
+
+/* Header at the front of an eager bounce slot. */
+struct rail_eager_hdr {
+    int32_t tag;
+    uint32_t tag_index;
+    uint64_t size;
+    uint64_t seq; /* eager message number, counted by the sender from 0 */
+    uint8_t pad[RAIL_EAGER_HDR - 24];
+};
+
+/* Immediate data of WRITE_WITH_IMM: bit 31 set = eager (bits 0..15 bounce slot); clear =
+ * rendezvous record (bits 0..2 entry, bits 3..8 FIFO slot). Other bits must be zero. */
+#define RAIL_IMM_EAGER 0x80000000u
+uint32_t rail_imm_rdv(unsigned slot, unsigned entry);
+uint32_t rail_imm_eager(unsigned bounce);
+/* 0 with *eager and the index fields, or -EPROTO for a value no sender produces. */
+int rail_imm_decode(uint32_t imm, bool *eager, unsigned *slot, unsigned *entry, unsigned *bounce);
+
+/* Validates a CTS entry copied out of the FIFO against the slot it sits in. */
+int rail_cts_check(const struct rail_cts *c, uint64_t want_seq, unsigned entry, int nrails,
+                   char *err, size_t errlen);
+/* Validates an eager header for slot capacity `cap`. */
+int rail_eager_hdr_check(const struct rail_eager_hdr *h, uint32_t cap, char *err, size_t errlen);
+
+#endif

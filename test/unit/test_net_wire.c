@@ -1,0 +1,456 @@
+/* Net plugin wire formats: listen handle, handshake frames, immediates, CTS entries and eager
+ * headers; every decoder must reject corrupt or hostile input with an error, never crash. Also
+ * the per-tag counters and the NCCL_SOCKET_IFNAME matcher. */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "check.h"
+#include "net_ifname.h"
+#include "net_tagmap.h"
+#include "net_wire.h"
+
+static char g_err[256];
+
+/* ---- handle ---- */
+
+static void sample_handle(struct rail_handle *h)
+{
+    memset(h, 0, sizeof(*h));
+    h->family = AF_INET;
+    h->port = 41234;
+    h->addr[0] = 10, h->addr[1] = 0, h->addr[2] = 1, h->addr[3] = 2;
+    h->nonce = 0x1122334455667788ull;
+}
+
+static void test_handle(void)
+{
+    struct rail_handle h, d;
+    uint8_t buf[RAIL_HANDLE_BYTES];
+
+    sample_handle(&h);
+    rail_handle_encode(&h, buf);
+    CHECK_EQ_INT(rail_handle_decode(buf, &d, g_err, sizeof(g_err)), 0);
+    CHECK_EQ_INT(d.family, AF_INET);
+    CHECK_EQ_INT(d.port, 41234);
+    CHECK(memcmp(d.addr, h.addr, 16) == 0);
+    CHECK(d.nonce == h.nonce);
+    /* The stage cookie is local: it round-trips and does not disturb decoding. */
+    CHECK(rail_handle_stage_get(buf) == 0);
+    rail_handle_stage_set(buf, 0xdeadbeefcafef00dull);
+    CHECK(rail_handle_stage_get(buf) == 0xdeadbeefcafef00dull);
+    CHECK_EQ_INT(rail_handle_decode(buf, &d, g_err, sizeof(g_err)), 0);
+
+    h.family = AF_INET6;
+    rail_handle_encode(&h, buf);
+    CHECK_EQ_INT(rail_handle_decode(buf, &d, g_err, sizeof(g_err)), 0);
+    CHECK_EQ_INT(d.family, AF_INET6);
+
+    /* Any flipped bit of the checked part is detected. */
+    int undetected = 0;
+    for (int i = 0; i < RAIL_HANDLE_WIRE; i++) {
+        for (int bit = 0; bit < 8; bit++) {
+            rail_handle_encode(&h, buf);
+            buf[i] ^= (uint8_t)(1u << bit);
+            if (rail_handle_decode(buf, &d, g_err, sizeof(g_err)) == 0)
+                undetected++;
+        }
+    }
+    CHECK_EQ_INT(undetected, 0);
+
+    /* Wrong magic names the problem; wrong version is a protocol error. */
+    rail_handle_encode(&h, buf);
+    buf[0] ^= 0xff;
+    CHECK_EQ_INT(rail_handle_decode(buf, &d, g_err, sizeof(g_err)), -EINVAL);
+    CHECK(strstr(g_err, "magic") != NULL);
+    rail_handle_encode(&h, buf);
+    buf[4] = 9;
+    CHECK_EQ_INT(rail_handle_decode(buf, &d, g_err, sizeof(g_err)), -EPROTO);
+    CHECK(strstr(g_err, "version") != NULL);
+
+    /* Port 0 with a valid checksum is still refused. */
+    h.port = 0;
+    rail_handle_encode(&h, buf);
+    CHECK_EQ_INT(rail_handle_decode(buf, &d, g_err, sizeof(g_err)), -EINVAL);
+    CHECK(strstr(g_err, "port") != NULL);
+
+    /* Random garbage never decodes. */
+    srand(7);
+    int accepted = 0;
+    for (int it = 0; it < 20000; it++) {
+        for (int i = 0; i < RAIL_HANDLE_BYTES; i++)
+            buf[i] = (uint8_t)rand();
+        if (it & 1) /* also with the right magic and version */
+            memcpy(buf, "RAIL\x01\x00", 6);
+        if (rail_handle_decode(buf, &d, g_err, sizeof(g_err)) == 0)
+            accepted++;
+    }
+    CHECK_EQ_INT(accepted, 0);
+}
+
+/* ---- metadata frames ---- */
+
+static void sample_meta(struct rail_meta *m, int type, int nrails, int nqps)
+{
+    memset(m, 0, sizeof(*m));
+    m->nonce = 42;
+    m->nrails = nrails;
+    m->nqps = nqps;
+    m->sl = 3;
+    m->tc = 106;
+    m->addr1 = 0x7f0000001000ull;
+    if (type == RAIL_FRAME_META_R) {
+        m->eager_slots = RAIL_EAGER_SLOTS;
+        m->eager_bytes = 8192;
+        m->addr2 = 0x7f0000100000ull;
+    }
+    for (int r = 0; r < nrails; r++) {
+        struct rail_meta_rail *mr = &m->rails[r];
+        mr->link_layer = r ? RAIL_LL_IB : RAIL_LL_ETH;
+        mr->mtu = 3;
+        mr->port = 1;
+        mr->gid_index = r ? 0 : 1;
+        mr->lid = r ? 7 : 0;
+        mr->rkey1 = 0x1000 + (uint32_t)r;
+        mr->rkey2 = type == RAIL_FRAME_META_R ? 0x2000 + (uint32_t)r : 0;
+        mr->gid[10] = 0xff, mr->gid[11] = 0xff, mr->gid[12] = 10, mr->gid[15] = (uint8_t)r;
+        for (int q = 0; q < nqps; q++)
+            mr->qpn[q] = 0x11 + (uint32_t)(r * 1000 + q);
+    }
+}
+
+static uint8_t g_frame[RAIL_FRAME_HDR + 8 * (32 + 4 * RAIL_MAX_QPS) + 64];
+
+/* Decode g_frame's body after patching one byte (checksum recomputed, so only field validation
+ * can reject it). */
+static int decode_patched(int type, size_t len, size_t off, uint8_t val, struct rail_meta *out)
+{
+    uint8_t *body = g_frame + RAIL_FRAME_HDR;
+    uint8_t old = body[off];
+    int rc;
+    body[off] = val;
+    rc =
+        rail_meta_decode(type, body, len, rail_wire_checksum(body, len), out, g_err, sizeof(g_err));
+    body[off] = old;
+    return rc;
+}
+
+static void test_meta_roundtrip(int type, int nrails, int nqps)
+{
+    static struct rail_meta m, d;
+    uint32_t body_len, csum;
+    int n;
+
+    sample_meta(&m, type, nrails, nqps);
+    n = rail_meta_encode(type, &m, g_frame, sizeof(g_frame));
+    CHECK_EQ_INT(n, RAIL_FRAME_HDR + (int)rail_meta_body_len(nrails, nqps));
+    CHECK_EQ_INT(
+        rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, g_err, sizeof(g_err)),
+        0);
+    CHECK_EQ_INT(body_len, n - RAIL_FRAME_HDR);
+    CHECK_EQ_INT(
+        rail_meta_decode(type, g_frame + RAIL_FRAME_HDR, body_len, csum, &d, g_err, sizeof(g_err)),
+        0);
+    CHECK(d.nonce == m.nonce);
+    CHECK_EQ_INT(d.nrails, nrails);
+    CHECK_EQ_INT(d.nqps, nqps);
+    CHECK_EQ_INT(d.sl, 3);
+    CHECK_EQ_INT(d.tc, 106);
+    CHECK(d.addr1 == m.addr1 && d.addr2 == m.addr2);
+    CHECK_EQ_INT(d.eager_slots, m.eager_slots);
+    CHECK_EQ_INT(d.eager_bytes, m.eager_bytes);
+    for (int r = 0; r < nrails; r++) {
+        CHECK_EQ_INT(d.rails[r].link_layer, m.rails[r].link_layer);
+        CHECK_EQ_INT(d.rails[r].lid, m.rails[r].lid);
+        CHECK_EQ_INT(d.rails[r].gid_index, m.rails[r].gid_index);
+        CHECK_EQ_INT(d.rails[r].rkey1, m.rails[r].rkey1);
+        CHECK_EQ_INT(d.rails[r].rkey2, m.rails[r].rkey2);
+        CHECK(memcmp(d.rails[r].gid, m.rails[r].gid, 16) == 0);
+        CHECK(memcmp(d.rails[r].qpn, m.rails[r].qpn, 4 * (size_t)nqps) == 0);
+    }
+}
+
+static void test_meta_rejects(void)
+{
+    static struct rail_meta m, d;
+    const int type = RAIL_FRAME_META_R;
+    size_t len = rail_meta_body_len(2, 3);
+    uint8_t *body = g_frame + RAIL_FRAME_HDR;
+    uint32_t body_len, csum;
+
+    sample_meta(&m, type, 2, 3);
+    CHECK(rail_meta_encode(type, &m, g_frame, sizeof(g_frame)) > 0);
+    CHECK_EQ_INT(rail_meta_encode(type, &m, g_frame, 20), -E2BIG);
+
+    /* Header: magic, version, type, size limit. */
+    CHECK_EQ_INT(rail_frame_header_decode(g_frame, RAIL_FRAME_META_S, 1 << 16, &body_len, &csum,
+                                          g_err, sizeof(g_err)),
+                 -EPROTO);
+    CHECK_EQ_INT(rail_frame_header_decode(g_frame, type, (uint32_t)len - 1, &body_len, &csum, g_err,
+                                          sizeof(g_err)),
+                 -EPROTO);
+    g_frame[0] ^= 1;
+    CHECK_EQ_INT(
+        rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, g_err, sizeof(g_err)),
+        -EPROTO);
+    g_frame[0] ^= 1;
+    g_frame[4] = 2;
+    CHECK_EQ_INT(
+        rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, g_err, sizeof(g_err)),
+        -EPROTO);
+    CHECK(strstr(g_err, "version") != NULL);
+    g_frame[4] = RAIL_WIRE_VERSION;
+
+    /* Every truncation and an extension are refused; so is a bad checksum. */
+    int accepted = 0;
+    for (size_t l = 0; l < len; l++)
+        if (rail_meta_decode(type, body, l, rail_wire_checksum(body, l), &d, g_err,
+                             sizeof(g_err)) == 0)
+            accepted++;
+    CHECK_EQ_INT(accepted, 0);
+    CHECK_EQ_INT(rail_meta_decode(type, body, len + 4, rail_wire_checksum(body, len + 4), &d, g_err,
+                                  sizeof(g_err)),
+                 -EPROTO);
+    CHECK_EQ_INT(rail_meta_decode(type, body, len, rail_wire_checksum(body, len) ^ 1, &d, g_err,
+                                  sizeof(g_err)),
+                 -EPROTO);
+    CHECK(strstr(g_err, "checksum") != NULL);
+
+    /* Field checks (offsets of the body layout). */
+    const size_t rail0 = 40, rail1 = 40 + 32 + 12;
+    CHECK_EQ_INT(decode_patched(type, len, 8, 0, &d), -EPROTO);  /* nrails 0 */
+    CHECK_EQ_INT(decode_patched(type, len, 8, 9, &d), -EPROTO);  /* nrails 9 */
+    CHECK_EQ_INT(decode_patched(type, len, 10, 0, &d), -EPROTO); /* nqps 0 */
+    CHECK_EQ_INT(decode_patched(type, len, 10, 129, &d), -EPROTO);
+    CHECK_EQ_INT(decode_patched(type, len, 12, 16, &d), -EPROTO); /* sl 16 */
+    CHECK_EQ_INT(decode_patched(type, len, 14, RAIL_EAGER_SLOTS + 1, &d), -EPROTO);
+    CHECK_EQ_INT(decode_patched(type, len, 18, 2, &d), -EPROTO);        /* eager bytes 128 KiB+ */
+    CHECK_EQ_INT(decode_patched(type, len, 20, 1, &d), -EPROTO);        /* reserved */
+    CHECK_EQ_INT(decode_patched(type, len, rail0 + 0, 3, &d), -EPROTO); /* link layer */
+    CHECK_EQ_INT(decode_patched(type, len, rail0 + 1, 0, &d), -EPROTO); /* mtu */
+    CHECK_EQ_INT(decode_patched(type, len, rail0 + 1, 6, &d), -EPROTO);
+    CHECK_EQ_INT(decode_patched(type, len, rail0 + 2, 0, &d), -EPROTO); /* port */
+    CHECK_EQ_INT(decode_patched(type, len, rail0 + 5, 1, &d), -EPROTO); /* gid index 257 */
+    CHECK(strstr(g_err, "GID index") != NULL);
+    CHECK_EQ_INT(decode_patched(type, len, rail1 + 6, 0, &d), -EPROTO); /* IB lid 0 */
+    CHECK(strstr(g_err, "LID") != NULL);
+    CHECK_EQ_INT(decode_patched(type, len, rail0 + 32, 1, &d), -EPROTO);    /* qpn 1 */
+    CHECK_EQ_INT(decode_patched(type, len, rail0 + 35, 1, &d), -EPROTO);    /* qpn > 24 bits */
+    CHECK_EQ_INT(decode_patched(type, len, rail0 + 36, 0x11, &d), -EPROTO); /* duplicate qpn */
+    CHECK(strstr(g_err, "twice") != NULL);
+    /* RoCE rail: the LID is ignored. */
+    CHECK_EQ_INT(decode_patched(type, len, rail0 + 6, 0, &d), 0);
+
+    /* Inconsistent eager fields, and eager fields in a sender frame. */
+    m.addr2 = 0;
+    rail_meta_encode(type, &m, g_frame, sizeof(g_frame));
+    CHECK_EQ_INT(
+        rail_meta_decode(type, body, len, rail_wire_checksum(body, len), &d, g_err, sizeof(g_err)),
+        -EPROTO);
+    m.eager_slots = 0;
+    m.eager_bytes = 0;
+    rail_meta_encode(type, &m, g_frame, sizeof(g_frame));
+    CHECK_EQ_INT(
+        rail_meta_decode(type, body, len, rail_wire_checksum(body, len), &d, g_err, sizeof(g_err)),
+        0);
+    sample_meta(&m, RAIL_FRAME_META_R, 2, 3);
+    rail_meta_encode(RAIL_FRAME_META_S, &m, g_frame, sizeof(g_frame));
+    CHECK_EQ_INT(rail_meta_decode(RAIL_FRAME_META_S, body, len, rail_wire_checksum(body, len), &d,
+                                  g_err, sizeof(g_err)),
+                 -EPROTO);
+    sample_meta(&m, RAIL_FRAME_META_S, 2, 3);
+    m.addr1 = 0;
+    rail_meta_encode(RAIL_FRAME_META_S, &m, g_frame, sizeof(g_frame));
+    CHECK_EQ_INT(rail_meta_decode(RAIL_FRAME_META_S, body, len, rail_wire_checksum(body, len), &d,
+                                  g_err, sizeof(g_err)),
+                 -EPROTO);
+
+    /* Encoder refuses counts it cannot describe. */
+    m.nrails = 0;
+    CHECK_EQ_INT(rail_meta_encode(RAIL_FRAME_META_S, &m, g_frame, sizeof(g_frame)), -EINVAL);
+}
+
+/* Random mutations: decoding never crashes, and whatever it accepts is within the limits. */
+static void test_meta_fuzz(void)
+{
+    static struct rail_meta m, d;
+    uint8_t *body = g_frame + RAIL_FRAME_HDR;
+    int bad = 0;
+
+    srand(11);
+    for (int it = 0; it < 20000; it++) {
+        int type = it & 1 ? RAIL_FRAME_META_R : RAIL_FRAME_META_S;
+        int nrails = 1 + rand() % 3, nqps = 1 + rand() % 5;
+        size_t len = rail_meta_body_len(nrails, nqps);
+        sample_meta(&m, type, nrails, nqps);
+        rail_meta_encode(type, &m, g_frame, sizeof(g_frame));
+        for (int k = 1 + rand() % 3; k > 0; k--)
+            body[(size_t)rand() % len] = (uint8_t)rand();
+        size_t l = (rand() % 8) ? len : (size_t)rand() % (len + 16);
+        if (rail_meta_decode(type, body, l, rail_wire_checksum(body, l), &d, g_err,
+                             sizeof(g_err)) == 0) {
+            if (d.nrails < 1 || d.nrails > RAIL_MAX_RAILS || d.nqps < 1 || d.nqps > RAIL_MAX_QPS ||
+                d.eager_slots > RAIL_EAGER_SLOTS || d.eager_bytes > RAIL_EAGER_MAX_CAP ||
+                l != rail_meta_body_len(d.nrails, d.nqps))
+                bad++;
+            for (int r = 0; r < d.nrails; r++)
+                for (int q = 0; q < d.nqps; q++)
+                    if (d.rails[r].qpn[q] < 2 || d.rails[r].qpn[q] > 0xFFFFFF ||
+                        d.rails[r].mtu < 1 || d.rails[r].mtu > 5 || d.rails[r].gid_index > 255)
+                        bad++;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
+static void test_ready(void)
+{
+    uint8_t buf[64];
+    uint32_t body_len, csum;
+    int n = rail_ready_encode(buf, sizeof(buf));
+    CHECK_EQ_INT(n, RAIL_FRAME_HDR + 8);
+    CHECK_EQ_INT(
+        rail_frame_header_decode(buf, RAIL_FRAME_READY, 8, &body_len, &csum, g_err, sizeof(g_err)),
+        0);
+    CHECK_EQ_INT(body_len, 8);
+    CHECK(rail_wire_checksum(buf + RAIL_FRAME_HDR, 8) == csum);
+    CHECK_EQ_INT(rail_ready_encode(buf, 10), -E2BIG);
+}
+
+/* ---- immediates, CTS entries, eager headers ---- */
+
+static void test_imm(void)
+{
+    bool eager;
+    unsigned slot, entry, bounce;
+    int wrong = 0;
+
+    for (unsigned s = 0; s < RAIL_FIFO_SLOTS; s++) {
+        for (unsigned e = 0; e < RAIL_MAX_RECVS; e++) {
+            if (rail_imm_decode(rail_imm_rdv(s, e), &eager, &slot, &entry, &bounce) != 0 || eager ||
+                slot != s || entry != e)
+                wrong++;
+        }
+    }
+    for (unsigned b = 0; b < RAIL_EAGER_SLOTS; b++)
+        if (rail_imm_decode(rail_imm_eager(b), &eager, &slot, &entry, &bounce) != 0 || !eager ||
+            bounce != b)
+            wrong++;
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_EQ_INT(rail_imm_decode(RAIL_FIFO_SLOTS << 3, &eager, &slot, &entry, &bounce), -EPROTO);
+    CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_EAGER | 0x10000, &eager, &slot, &entry, &bounce),
+                 -EPROTO);
+    CHECK_EQ_INT(rail_imm_decode(0x40000000u, &eager, &slot, &entry, &bounce), -EPROTO);
+}
+
+static void test_cts(void)
+{
+    struct rail_cts c;
+    memset(&c, 0, sizeof(c));
+    c.addr = 0x1000;
+    c.size = 4096;
+    c.nreqs = 2;
+    c.entry = 1;
+    c.seq = 5;
+    CHECK_EQ_INT(rail_cts_check(&c, 5, 1, 1, g_err, sizeof(g_err)), 0);
+    CHECK_EQ_INT(rail_cts_check(&c, 6, 1, 1, g_err, sizeof(g_err)), -EPROTO);
+    CHECK_EQ_INT(rail_cts_check(&c, 5, 0, 1, g_err, sizeof(g_err)), -EPROTO);
+    c.nreqs = 9;
+    CHECK_EQ_INT(rail_cts_check(&c, 5, 1, 1, g_err, sizeof(g_err)), -EPROTO);
+    c.nreqs = 1;
+    CHECK_EQ_INT(rail_cts_check(&c, 5, 1, 1, g_err, sizeof(g_err)), -EPROTO);
+    c.nreqs = 2;
+    c.addr = UINT64_MAX - 10;
+    CHECK_EQ_INT(rail_cts_check(&c, 5, 1, 1, g_err, sizeof(g_err)), -EPROTO);
+    c.addr = 0;
+    CHECK_EQ_INT(rail_cts_check(&c, 5, 1, 1, g_err, sizeof(g_err)), -EPROTO);
+    c.size = 0;
+    CHECK_EQ_INT(rail_cts_check(&c, 5, 1, 1, g_err, sizeof(g_err)), 0);
+
+    struct rail_eager_hdr h;
+    memset(&h, 0, sizeof(h));
+    h.size = 8192;
+    CHECK_EQ_INT(rail_eager_hdr_check(&h, 8192, g_err, sizeof(g_err)), 0);
+    h.size = 8193;
+    CHECK_EQ_INT(rail_eager_hdr_check(&h, 8192, g_err, sizeof(g_err)), -EPROTO);
+    h.size = UINT64_MAX;
+    CHECK_EQ_INT(rail_eager_hdr_check(&h, 8192, g_err, sizeof(g_err)), -EPROTO);
+}
+
+/* ---- tag counters ---- */
+
+static void test_tagmap(void)
+{
+    struct rail_tagmap m;
+    uint32_t idx = 99;
+    int wrong = 0;
+
+    rail_tagmap_init(&m);
+    CHECK_EQ_INT(rail_tagmap_get(&m, 5), 0);
+    CHECK_EQ_INT(rail_tagmap_next(&m, 5, &idx), 0);
+    CHECK_EQ_INT(idx, 0);
+    CHECK_EQ_INT(rail_tagmap_next(&m, 5, &idx), 0);
+    CHECK_EQ_INT(idx, 1);
+    CHECK_EQ_INT(rail_tagmap_get(&m, 5), 2);
+    CHECK_EQ_INT(rail_tagmap_next(&m, INT_MIN, &idx), 0);
+    CHECK_EQ_INT(idx, 0);
+    CHECK_EQ_INT(rail_tagmap_next(&m, INT_MAX, &idx), 0);
+    CHECK_EQ_INT(idx, 0);
+    CHECK_EQ_INT(rail_tagmap_next(&m, -1, &idx), 0);
+    /* Many tags, with growth in between: every counter stays its own. */
+    for (int round = 0; round < 3; round++)
+        for (int t = 0; t < 2000; t += 3)
+            if (rail_tagmap_next(&m, t * 7919, &idx) != 0 || idx != (uint32_t)round)
+                wrong++;
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_EQ_INT(rail_tagmap_get(&m, 5), 2);
+    CHECK_EQ_INT(rail_tagmap_get(&m, INT_MIN), 1);
+    CHECK_EQ_INT(rail_tagmap_get(&m, 3 * 7919), 3);
+    CHECK_EQ_INT(rail_tagmap_get(&m, 1), 0);
+    rail_tagmap_free(&m);
+    CHECK_EQ_INT(rail_tagmap_get(&m, 5), 0);
+}
+
+/* ---- NCCL_SOCKET_IFNAME ---- */
+
+static void test_ifname(void)
+{
+    CHECK(rail_ifname_match(NULL, "eth0"));
+    CHECK(rail_ifname_match("", "eth0"));
+    CHECK(rail_ifname_match("eth", "eth0"));
+    CHECK(rail_ifname_match("ib,eth", "eth1"));
+    CHECK(!rail_ifname_match("ib,eth", "veth0"));
+    CHECK(!rail_ifname_match("=eth", "eth0"));
+    CHECK(rail_ifname_match("=eth0", "eth0"));
+    CHECK(!rail_ifname_match("=eth0", "eth01"));
+    CHECK(!rail_ifname_match("^docker,lo", "docker0"));
+    CHECK(rail_ifname_match("^docker,lo", "veth0"));
+    CHECK(rail_ifname_match("^=eth0", "eth01"));
+    CHECK(!rail_ifname_match("^=eth0", "eth0"));
+    CHECK(!rail_ifname_match(",", "eth0"));
+    CHECK_EQ_INT(rail_ifname_default_rank("ib0"), 0);
+    CHECK_EQ_INT(rail_ifname_default_rank("eth0"), 1);
+    CHECK_EQ_INT(rail_ifname_default_rank("veth1"), 1);
+    CHECK_EQ_INT(rail_ifname_default_rank("docker0"), 2);
+    CHECK_EQ_INT(rail_ifname_default_rank("lo"), 3);
+    CHECK_EQ_INT(rail_ifname_default_rank("virbr0"), -1);
+}
+
+int main(void)
+{
+    test_handle();
+    test_meta_roundtrip(RAIL_FRAME_META_S, 1, 1);
+    test_meta_roundtrip(RAIL_FRAME_META_R, 2, 3);
+    test_meta_roundtrip(RAIL_FRAME_META_S, RAIL_MAX_RAILS, RAIL_MAX_QPS);
+    test_meta_rejects();
+    test_meta_fuzz();
+    test_ready();
+    test_imm();
+    test_cts();
+    test_tagmap();
+    test_ifname();
+    return check_report("test_net_wire");
+}
