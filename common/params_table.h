@@ -47,9 +47,17 @@ RAIL_PARAM(IB_SPLIT_DATA_ON_QPS, "NCCL_IB_SPLIT_DATA_ON_QPS", BOOL, "0", 0, 1, N
            "1 splits every message over all QPs; 0 rotates messages over QPs")
 RAIL_PARAM(SOCKET_IFNAME, "NCCL_SOCKET_IFNAME", STRING, "", 0, 0, NULL,
            "Interface(s) for the out-of-band TCP exchange, NCCL syntax")
+RAIL_PARAM(IB_ROCE_VERSION_NUM, "NCCL_IB_ROCE_VERSION_NUM", INT, "2", 1, 2, NULL,
+           "RoCE version the automatic GID selection prefers")
+RAIL_PARAM(IB_ADDR_FAMILY, "NCCL_IB_ADDR_FAMILY", ENUM, "", 0, 0, "AF_INET|AF_INET6",
+           "Address family of the automatically selected RoCE GID (unset: AF_INET)")
+RAIL_PARAM(IB_ADDR_RANGE, "NCCL_IB_ADDR_RANGE", STRING, "", 0, 0, NULL,
+           "CIDR range the automatically selected RoCE GID must lie in (unset: any)")
 
 /* ---- net plugin: the project's own knobs ---- */
 RAIL_PARAM(GID_INDEX, "NCCL_RAIL_GID_INDEX", STRING, "", 0, 0, NULL,
            "Per-HCA GID index overrides: mlx5_0:3,mlx5_1:5 (wins over NCCL_IB_GID_INDEX)")
 RAIL_PARAM(EAGER_MAX, "NCCL_RAIL_EAGER_MAX", INT, "8192", 0, 65536, NULL,
            "Largest message in bytes sent eagerly into pre-registered bounce buffers (0 disables)")
+RAIL_PARAM(MEMLOCK_MIN_MB, "NCCL_RAIL_MEMLOCK_MIN_MB", INT, "64", 0, 1048576, NULL,
+           "Decline the net plugin when RLIMIT_MEMLOCK is below this many MiB and the process lacks CAP_IPC_LOCK (0: no check)")

@@ -1,0 +1,247 @@
+/* Internal state of the net plugin: devices, connections (send and receive comms with per-rail
+ * state arrays), requests and memory handles, plus the functions the net_*.c files share.
+ * Everything returns 0 or a negative errno; net_exports.c maps that to ncclResult_t. */
+#ifndef NCCL_RAIL_NET_COMM_H
+#define NCCL_RAIL_NET_COMM_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net_tagmap.h"
+#include "net_wire.h"
+
+#define RAIL_SEND_REQS 256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
+#define RAIL_RECV_REQS 32  /* NCCL_NET_MAX_REQUESTS irecvs per receive comm */
+#define RAIL_SEND_SQ   512 /* send WRs per QP on the sending side */
+#define RAIL_RECV_SQ   96  /* send WRs per QP on the receiving side (CTS + credit) */
+#define RAIL_RECV_RQ   288 /* receive WRs per QP on the receiving side */
+#define RAIL_POLL_BATCH 16
+
+/* ---- devices (net_devices.c) ---- */
+
+struct rail_reg_cache;
+
+struct rail_dev {
+    int index;
+    char name[80];  /* unique name reported to NCCL ("rxe0", or "mlx5_0:2" for a 2nd port) */
+    char ibdev[64]; /* verbs device name */
+    int port;
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    int link_layer; /* IBV_LINK_LAYER_INFINIBAND or IBV_LINK_LAYER_ETHERNET */
+    enum ibv_mtu mtu;
+    uint16_t lid;
+    int gid_index; /* RoCE: the selected source GID; IB: 0 */
+    union ibv_gid gid;
+    uint64_t guid;
+    int speed; /* Mbps */
+    int max_qp, max_qp_wr, max_cqe, max_sge;
+    uint32_t max_msg; /* largest single RDMA message of the port */
+    char *pci_path;   /* NULL when the device has no PCI parent (soft RoCE) */
+    struct rail_reg_cache *cache;
+    pthread_mutex_t async_lock;
+    _Atomic uint64_t next_async_ns;
+    atomic_int fatal; /* a fatal device event was seen: every comm on it fails */
+};
+
+/* Discover once per process. Returns the device count (> 0), or a negative errno after logging
+ * ONE INFO line saying why the plugin declines (no devices, all filtered, ...). Later calls
+ * return the cached result. */
+int rail_devices_init(void);
+int rail_devices_count(void);
+struct rail_dev *rail_device(int index);
+
+/* ---- connections ---- */
+
+#define RAIL_SEND_MAGIC 0x52534e44u /* live send comm */
+#define RAIL_RECV_MAGIC 0x52524356u /* live receive comm */
+#define RAIL_LSTN_MAGIC 0x524c5354u /* live listen comm */
+#define RAIL_SREQ_MAGIC 0x52535251u /* send request in use */
+#define RAIL_RREQ_MAGIC 0x52525251u /* receive request in use */
+#define RAIL_MR_MAGIC   0x524d5248u
+#define RAIL_DEAD_MAGIC 0xdeadbeefu
+
+struct rail_qp {
+    struct ibv_qp *qp;
+    int sq_out; /* signalled send WRs not yet completed */
+    int sq_max;
+};
+
+/* One rail (physical port) of a connection. */
+struct rail_link {
+    struct rail_dev *dev;
+    struct ibv_cq *cq;
+    struct rail_qp *qps;  /* nqps */
+    struct ibv_mr *mr[3]; /* this end's registered control regions (see the comm types) */
+    uint32_t peer_rkey1, peer_rkey2;
+    int rq_depth;
+};
+
+struct rail_comm {
+    uint32_t magic;
+    int nrails, nqps;
+    struct rail_link link[RAIL_MAX_RAILS];
+    int fd;               /* out-of-band TCP connection, kept open to notice a dead peer */
+    atomic_int error;     /* first fatal error (-errno), sticky; async events may set it */
+    bool error_warned;    /* the error was already reported to NCCL once */
+    uint64_t next_check_ns;
+    unsigned rr;          /* rotation counter over QPs */
+    uint64_t peer_addr1;  /* S: peer's size records; R: peer's FIFO */
+    uint64_t peer_addr2;  /* S: peer's eager bounce slots */
+    char peer[64];        /* peer's out-of-band address, for messages */
+};
+
+/* Request header shared by both kinds, so test() can tell them apart. */
+struct rail_req_head {
+    uint32_t magic;
+    struct rail_comm *comm;
+};
+
+struct rail_send_req {
+    struct rail_req_head h;
+    int wrs_left; /* signalled WRs of this message not yet completed */
+    size_t size;
+    int error;
+};
+
+struct rail_shadow {
+    struct rail_cts cts;
+    bool resolved; /* sent by rendezvous, or already satisfied by an eager send */
+};
+
+struct rail_send_comm {
+    struct rail_comm base;
+    uint8_t *fifo;  /* mr[0]: FIFO + credit word, written by the receiver */
+    uint8_t *local; /* mr[1]: per-request size record and eager header sources */
+    uint64_t head;  /* first slot not yet fully resolved */
+    uint64_t scan;  /* next slot to absorb into the shadow copy */
+    struct rail_shadow shadow[RAIL_FIFO_SLOTS][RAIL_MAX_RECVS];
+    uint8_t shadow_n[RAIL_FIFO_SLOTS];
+    struct rail_tagmap sent; /* messages sent per tag */
+    uint64_t eager_posted;
+    int eager_slots;
+    uint32_t eager_bytes; /* receiver's bounce payload size */
+    uint32_t eager_limit; /* min(bounce size, NCCL_RAIL_EAGER_MAX) */
+    int nfree;
+    uint16_t free_list[RAIL_SEND_REQS];
+    struct rail_send_req reqs[RAIL_SEND_REQS];
+};
+
+struct rail_recv_entry {
+    uint8_t *data;
+    uint64_t cap;
+    uint64_t size;
+    int32_t tag;
+    uint32_t tag_index;
+    bool done;
+};
+
+struct rail_recv_req {
+    struct rail_req_head h;
+    int n, left;      /* entries, entries whose data has not arrived */
+    bool cts_pending; /* the CTS write has not completed locally yet */
+    uint64_t slot_seq;
+    int error;
+    struct rail_recv_entry e[RAIL_MAX_RECVS];
+};
+
+enum { RAIL_BOUNCE_EMPTY = 0, RAIL_BOUNCE_ARRIVED, RAIL_BOUNCE_CONSUMED };
+
+struct rail_recv_comm {
+    struct rail_comm base;
+    uint8_t *records; /* mr[0]: size records written by the sender */
+    uint8_t *bounce;  /* mr[1]: eager bounce slots written by the sender (NULL: no eager) */
+    uint8_t *staging; /* mr[2]: CTS staging per request, then the credit word */
+    uint64_t tail;    /* next FIFO slot sequence to post */
+    struct rail_recv_req *by_slot[RAIL_FIFO_SLOTS];
+    struct rail_tagmap posted; /* receive entries posted per tag */
+    int eager_slots;
+    uint32_t eager_bytes;
+    size_t slot_stride; /* RAIL_EAGER_HDR + eager_bytes */
+    uint8_t bstate[RAIL_EAGER_SLOTS];
+    uint64_t freed; /* eager messages released in ring order: the credit the sender sees */
+    uint64_t credit_sent;
+    bool credit_busy;
+    int nunexp; /* arrived eager messages no receive was posted for yet */
+    uint8_t unexp[RAIL_EAGER_SLOTS];
+    int nfree;
+    uint8_t free_list[RAIL_RECV_REQS];
+    struct rail_recv_req reqs[RAIL_RECV_REQS];
+};
+
+#define RAIL_STAGING_CREDIT_OFF ((size_t)RAIL_RECV_REQS * RAIL_MAX_RECVS * RAIL_CTS_BYTES)
+#define RAIL_STAGING_SIZE       (RAIL_STAGING_CREDIT_OFF + 64)
+#define RAIL_LOCAL_STRIDE       128 /* per send request: record at 0, eager header at 64 */
+
+/* Memory handle returned by regMr. */
+struct rail_mr {
+    uint32_t magic;
+    int nrails;
+    int type;
+    struct rail_dev *dev[RAIL_MAX_RAILS];
+    struct rail_reg_entry *ent[RAIL_MAX_RAILS];
+    uint32_t lkey[RAIL_MAX_RAILS], rkey[RAIL_MAX_RAILS];
+    uintptr_t start;
+    size_t len;
+};
+
+/* ---- work request ids ---- */
+
+enum rail_wr_kind { RAIL_WR_DATA = 1, RAIL_WR_LAST, RAIL_WR_CTS, RAIL_WR_CREDIT, RAIL_WR_RECV };
+
+static inline uint64_t rail_wrid(int kind, int rail, int qp, int idx)
+{
+    return (uint64_t)kind << 56 | (uint64_t)rail << 48 | (uint64_t)qp << 32 | (uint32_t)idx;
+}
+static inline int rail_wrid_kind(uint64_t id)
+{
+    return (int)(id >> 56);
+}
+static inline int rail_wrid_qp(uint64_t id)
+{
+    return (int)((id >> 32) & 0xFFFF);
+}
+static inline int rail_wrid_idx(uint64_t id)
+{
+    return (int)(id & 0xFFFFFFFFu);
+}
+
+/* ---- shared internals ---- */
+
+uint64_t rail_now_ns(void);
+
+/* net_conn.c: per-rail resources. */
+int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq,
+                     int rq, char *err, size_t errlen);
+void rail_comm_destroy_links(struct rail_comm *c);
+int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count);
+
+/* net_errors.c */
+void rail_comm_fail(struct rail_comm *c, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc);
+/* Rate-limited checks: async events of the comm's devices and the peer's TCP connection. */
+void rail_comm_health(struct rail_comm *c, bool want_peer);
+/* The comm's sticky error (WARNs once per comm when first returned). */
+int rail_comm_error(struct rail_comm *c);
+
+/* net_data.c: completion polling for either comm kind. */
+int rail_comm_progress(struct rail_comm *c);
+
+/* net_send.c / net_recv.c: completion handlers and setup. */
+void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc);
+void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
+int rail_send_test(struct rail_send_req *q, int *done, int *sizes);
+int rail_recv_test(struct rail_recv_req *q, int *done, int *sizes);
+void rail_send_init_state(struct rail_send_comm *s);
+void rail_recv_init_state(struct rail_recv_comm *r);
+
+/* net_reg.c */
+int rail_mr_check(const struct rail_comm *c, const void *mhandle, const void *data, size_t size,
+                  const struct rail_mr **out);
+
+#endif

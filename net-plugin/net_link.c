@@ -1,0 +1,196 @@
+/* Per-rail verbs resources of a connection: completion queue, RC queue pairs, registered
+ * control regions, and the QP transitions from the peer's metadata. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "net_comm.h"
+#include "net_link.h"
+#include "net_verbs.h"
+#include "params.h"
+
+uint64_t rail_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int rail_wire_ll(int verbs_ll)
+{
+    return verbs_ll == IBV_LINK_LAYER_ETHERNET ? RAIL_LL_ETH : RAIL_LL_IB;
+}
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq,
+                     int rq, char *err, size_t errlen)
+{
+    struct rail_link *l = &c->link[rail];
+    int rc, cqe;
+
+    l->dev = dev;
+    if (dev->max_qp_wr > 0) {
+        sq = min_int(sq, dev->max_qp_wr);
+        rq = min_int(rq, dev->max_qp_wr);
+    }
+    /* The CQ must hold every signalled send and every posted receive of all QPs at once. */
+    if (dev->max_cqe > 0 && (long)nqps * (sq + rq) > dev->max_cqe) {
+        int per_qp = dev->max_cqe / nqps;
+        if (per_qp < 16) {
+            snprintf(err, errlen, "%s: %d QPs do not fit a %d-entry CQ", dev->name, nqps,
+                     dev->max_cqe);
+            return -E2BIG;
+        }
+        rq = min_int(rq, per_qp / 2 > 1 ? per_qp / 2 : 1);
+        sq = min_int(sq, per_qp - rq);
+    }
+    cqe = nqps * (sq + rq);
+    rc = rail_verbs_create_cq(dev->ctx, cqe, c, &l->cq, dev->name, err, errlen);
+    if (rc < 0)
+        return rc;
+    l->qps = calloc((size_t)nqps, sizeof(*l->qps));
+    if (!l->qps)
+        return -ENOMEM;
+    int sge = dev->max_sge > 0 ? min_int(2, dev->max_sge) : 2;
+    for (int q = 0; q < nqps; q++) {
+        rc = rail_verbs_create_qp(dev->pd, l->cq, sq, rq, sge, c, &l->qps[q].qp, dev->name, err,
+                                  errlen);
+        if (rc < 0)
+            return rc;
+        l->qps[q].sq_max = sq;
+    }
+    l->rq_depth = rq;
+    return 0;
+}
+
+void rail_comm_destroy_links(struct rail_comm *c)
+{
+    for (int r = 0; r < RAIL_MAX_RAILS; r++) {
+        struct rail_link *l = &c->link[r];
+        if (l->qps) {
+            for (int q = 0; q < c->nqps; q++)
+                rail_verbs_destroy_qp(l->qps[q].qp);
+            free(l->qps);
+            l->qps = NULL;
+        }
+        rail_verbs_destroy_cq(l->cq);
+        l->cq = NULL;
+        for (int k = 0; k < 3; k++) {
+            rail_verbs_dereg_mr(l->mr[k]);
+            l->mr[k] = NULL;
+        }
+    }
+}
+
+int rail_region_alloc(size_t size, uint8_t **out)
+{
+    size_t rounded = (size + 4095) & ~(size_t)4095;
+    void *p = aligned_alloc(4096, rounded);
+    if (!p)
+        return -ENOMEM;
+    memset(p, 0, rounded);
+    *out = p;
+    return 0;
+}
+
+int rail_region_reg(struct rail_comm *c, int slot, void *p, size_t size, bool remote, char *err,
+                    size_t errlen)
+{
+    int access = IBV_ACCESS_LOCAL_WRITE | (remote ? IBV_ACCESS_REMOTE_WRITE : 0);
+    for (int r = 0; r < c->nrails; r++) {
+        struct rail_link *l = &c->link[r];
+        int rc = rail_verbs_reg_mr(l->dev->pd, p, size, access, &l->mr[slot], l->dev->name, err,
+                                   errlen);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+void rail_link_describe(const struct rail_comm *c, int rail, struct rail_meta_rail *mr)
+{
+    const struct rail_link *l = &c->link[rail];
+    const struct rail_dev *d = l->dev;
+    mr->link_layer = rail_wire_ll(d->link_layer);
+    mr->mtu = (int)d->mtu;
+    mr->port = d->port;
+    mr->gid_index = d->gid_index;
+    mr->lid = d->lid;
+    memcpy(mr->gid, d->gid.raw, 16);
+    for (int q = 0; q < c->nqps; q++)
+        mr->qpn[q] = l->qps[q].qp->qp_num;
+}
+
+int rail_link_check_peer(const struct rail_comm *c, const struct rail_meta *peer, char *err,
+                         size_t errlen)
+{
+    if (peer->nrails != c->nrails || peer->nqps != c->nqps) {
+        snprintf(err, errlen, "peer has %d rail(s) x %d QP(s), this end %d x %d", peer->nrails,
+                 peer->nqps, c->nrails, c->nqps);
+        return -EPROTO;
+    }
+    for (int r = 0; r < c->nrails; r++) {
+        const struct rail_dev *d = c->link[r].dev;
+        if (peer->rails[r].link_layer != rail_wire_ll(d->link_layer)) {
+            snprintf(err, errlen, "rail %d: peer link layer %s, local %s is %s", r,
+                     peer->rails[r].link_layer == RAIL_LL_ETH ? "RoCE" : "InfiniBand", d->name,
+                     d->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand");
+            return -EPROTO;
+        }
+    }
+    return 0;
+}
+
+int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl, int tc,
+                      char *err, size_t errlen)
+{
+    for (int r = 0; r < c->nrails; r++) {
+        struct rail_link *l = &c->link[r];
+        const struct rail_meta_rail *pr = &peer->rails[r];
+        struct rail_qp_path path = {
+            .port = l->dev->port,
+            .gid_index = l->dev->gid_index,
+            .sl = sl,
+            .tc = tc,
+            .pkey_index = (int)rail_param_int(RAIL_PARAM_IB_PKEY),
+            .timeout = (int)rail_param_int(RAIL_PARAM_IB_TIMEOUT),
+            .retry_cnt = (int)rail_param_int(RAIL_PARAM_IB_RETRY_CNT),
+        };
+        struct rail_qp_remote remote = {
+            .link_layer = l->dev->link_layer,
+            .lid = (uint16_t)pr->lid,
+            .mtu = (enum ibv_mtu)(pr->mtu < (int)l->dev->mtu ? pr->mtu : (int)l->dev->mtu),
+        };
+        memcpy(remote.gid.raw, pr->gid, 16);
+        for (int q = 0; q < c->nqps; q++) {
+            remote.qpn = pr->qpn[q];
+            int rc = rail_verbs_qp_connect(l->qps[q].qp, &path, &remote, l->dev->name, err,
+                                           errlen);
+            if (rc < 0)
+                return rc;
+        }
+        l->peer_rkey1 = pr->rkey1;
+        l->peer_rkey2 = pr->rkey2;
+    }
+    return 0;
+}
+
+int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count)
+{
+    struct ibv_recv_wr wr;
+    for (int i = 0; i < count; i++) {
+        memset(&wr, 0, sizeof(wr));
+        wr.wr_id = rail_wrid(RAIL_WR_RECV, rail, qp, 0);
+        int rc = rail_verbs_post_recv(c->link[rail].qps[qp].qp, &wr);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}

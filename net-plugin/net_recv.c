@@ -1,0 +1,363 @@
+/* Receiving side. irecv(n <= 8) takes a request, numbers each entry with its per-tag index and
+ * RDMA-writes one clear-to-send slot (n entries) into the sender's FIFO. Data then arrives as
+ * WRITE WITH IMM completions:
+ *   - rendezvous: the sender wrote the data straight into the buffer, then a size record
+ *     (immediate = slot/entry) that completes that entry;
+ *   - eager: header + data landed in a bounce slot (immediate = slot); it completes the posted
+ *     entry with the same (tag, index), or waits as "unexpected" until the irecv that posts it.
+ * Eager payloads are copied out and their slot released; the released count goes back to the
+ * sender (credit write) so it may reuse the slots. Every peer-provided value (immediate, record,
+ * header) is checked before use. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+#include "net_comm.h"
+#include "net_data.h"
+#include "net_verbs.h"
+
+void rail_recv_init_state(struct rail_recv_comm *r)
+{
+    rail_tagmap_init(&r->posted);
+    r->nfree = RAIL_RECV_REQS;
+    for (int i = 0; i < RAIL_RECV_REQS; i++) {
+        r->free_list[i] = (uint8_t)(RAIL_RECV_REQS - 1 - i);
+        r->reqs[i].h.comm = &r->base;
+    }
+}
+
+static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
+{
+    unsigned slot = (unsigned)(q->slot_seq % RAIL_FIFO_SLOTS);
+    if (r->by_slot[slot] == q)
+        r->by_slot[slot] = NULL;
+    q->h.magic = 0;
+    r->free_list[r->nfree++] = (uint8_t)(q - r->reqs);
+}
+
+static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
+{
+    return (struct rail_eager_hdr *)(r->bounce + (size_t)b * r->slot_stride);
+}
+
+/* Sends the freed count to the sender when it changed and no credit write is in flight. */
+static void send_credit(struct rail_recv_comm *r)
+{
+    const int rail = 0;
+    struct rail_link *l = &r->base.link[rail];
+    int qp = (int)(r->base.rr % (unsigned)r->base.nqps);
+    uint64_t *word = (uint64_t *)(r->staging + RAIL_STAGING_CREDIT_OFF);
+
+    if (r->credit_busy || r->freed == r->credit_sent || atomic_load(&r->base.error))
+        return;
+    if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
+        return; /* retried from the next progress call */
+    *word = r->freed;
+    struct ibv_sge sge = {(uintptr_t)word, sizeof(*word), l->mr[2]->lkey};
+    struct ibv_send_wr wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = rail_wrid(RAIL_WR_CREDIT, rail, qp, 0);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = r->base.peer_addr1 + RAIL_CREDIT_OFF;
+    wr.wr.rdma.rkey = l->peer_rkey1;
+    int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
+    if (rc < 0) {
+        rail_comm_fail(&r->base, rc, "%s: posting the eager credit failed: %s", l->dev->name,
+                       strerror(-rc));
+        return;
+    }
+    l->qps[qp].sq_out++;
+    r->base.rr++;
+    r->credit_busy = true;
+    r->credit_sent = r->freed;
+}
+
+/* Copies eager slot b into entry i of q and releases the slot. */
+static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *q, int i)
+{
+    const struct rail_eager_hdr *h = bounce_hdr(r, b);
+    struct rail_recv_entry *e = &q->e[i];
+
+    if (h->size > e->cap) {
+        RAIL_WARN(NCCL_NET, "eager message of %llu bytes (tag %d) for a %llu-byte receive buffer",
+                  (unsigned long long)h->size, e->tag, (unsigned long long)e->cap);
+        q->error = -EINVAL;
+    } else {
+        if (h->size)
+            memcpy(e->data, (const uint8_t *)h + RAIL_EAGER_HDR, h->size);
+        e->size = h->size;
+    }
+    e->done = true;
+    q->left--;
+    r->bstate[b] = RAIL_BOUNCE_CONSUMED;
+    while (r->bstate[r->freed % (uint64_t)r->eager_slots] == RAIL_BOUNCE_CONSUMED) {
+        r->bstate[r->freed % (uint64_t)r->eager_slots] = RAIL_BOUNCE_EMPTY;
+        r->freed++;
+    }
+    send_credit(r);
+}
+
+/* Matches entry i of q against eager messages that arrived before it was posted. */
+static void match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i)
+{
+    for (int k = 0; k < r->nunexp; k++) {
+        unsigned b = r->unexp[k];
+        const struct rail_eager_hdr *h = bounce_hdr(r, b);
+        if (h->tag == q->e[i].tag && h->tag_index == q->e[i].tag_index) {
+            r->unexp[k] = r->unexp[--r->nunexp];
+            deliver(r, b, q, i);
+            return;
+        }
+    }
+}
+
+static void on_eager(struct rail_recv_comm *r, unsigned b)
+{
+    char err[160] = "";
+    if ((int)b >= r->eager_slots || r->bstate[b] != RAIL_BOUNCE_EMPTY) {
+        rail_comm_fail(&r->base, -EPROTO, "eager message into bounce slot %u (%d slots, state %d)",
+                       b, r->eager_slots, (int)b < r->eager_slots ? r->bstate[b] : -1);
+        return;
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    const struct rail_eager_hdr *h = bounce_hdr(r, b);
+    if (rail_eager_hdr_check(h, r->eager_bytes, err, sizeof(err)) != 0 || h->seq < r->freed ||
+        h->seq >= r->freed + (uint64_t)r->eager_slots ||
+        h->seq % (uint64_t)r->eager_slots != b) {
+        rail_comm_fail(&r->base, -EPROTO, "bad eager message in slot %u (number %llu, %llu freed): %s",
+                       b, (unsigned long long)h->seq, (unsigned long long)r->freed,
+                       err[0] ? err : "out of the credit window");
+        return;
+    }
+    r->bstate[b] = RAIL_BOUNCE_ARRIVED;
+    if (h->tag_index >= rail_tagmap_get(&r->posted, h->tag)) {
+        for (int k = 0; k < r->nunexp; k++) {
+            const struct rail_eager_hdr *o = bounce_hdr(r, r->unexp[k]);
+            if (o->tag == h->tag && o->tag_index == h->tag_index) {
+                rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice",
+                               h->tag, h->tag_index);
+                return;
+            }
+        }
+        r->unexp[r->nunexp++] = (uint8_t)b;
+        return;
+    }
+    for (int k = 0; k < RAIL_RECV_REQS; k++) {
+        struct rail_recv_req *q = &r->reqs[k];
+        if (q->h.magic != RAIL_RREQ_MAGIC)
+            continue;
+        for (int i = 0; i < q->n; i++) {
+            if (!q->e[i].done && q->e[i].tag == h->tag && q->e[i].tag_index == h->tag_index) {
+                deliver(r, b, q, i);
+                return;
+            }
+        }
+    }
+    rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) matches no pending receive",
+                   h->tag, h->tag_index);
+}
+
+static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
+{
+    struct rail_recv_req *q = r->by_slot[slot];
+    if (!q || (int)entry >= q->n || q->e[entry].done) {
+        rail_comm_fail(&r->base, -EPROTO, "completion record for slot %u entry %u matches no "
+                                          "pending receive",
+                       slot, entry);
+        return;
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    const struct rail_record *rec =
+        (const struct rail_record *)(r->records +
+                                     ((size_t)slot * RAIL_MAX_RECVS + entry) * RAIL_RECORD_BYTES);
+    struct rail_recv_entry *e = &q->e[entry];
+    if (rec->seq != (uint32_t)(q->slot_seq + 1) || rec->entry != entry) {
+        rail_comm_fail(&r->base, -EPROTO, "stale completion record in slot %u entry %u", slot,
+                       entry);
+        return;
+    }
+    if (rec->size == RAIL_RECORD_TOO_BIG) {
+        RAIL_WARN(NCCL_NET, "the sender's message (tag %d) is larger than the %llu-byte receive "
+                            "buffer",
+                  e->tag, (unsigned long long)e->cap);
+        q->error = -EINVAL;
+    } else if (rec->size > e->cap) {
+        rail_comm_fail(&r->base, -EPROTO, "record claims %llu bytes in a %llu-byte buffer",
+                       (unsigned long long)rec->size, (unsigned long long)e->cap);
+        return;
+    } else {
+        e->size = rec->size;
+    }
+    e->done = true;
+    q->left--;
+}
+
+void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc)
+{
+    struct rail_link *l = &r->base.link[rail];
+    int kind = rail_wrid_kind(wc->wr_id), qp = rail_wrid_qp(wc->wr_id);
+    int idx = rail_wrid_idx(wc->wr_id);
+
+    if (kind != RAIL_WR_RECV)
+        l->qps[qp].sq_out--;
+    if (wc->status != IBV_WC_SUCCESS) {
+        rail_wc_error(&r->base, rail, wc);
+        if (kind == RAIL_WR_CTS && idx < RAIL_RECV_REQS)
+            r->reqs[idx].cts_pending = false;
+        return;
+    }
+    switch (kind) {
+    case RAIL_WR_CTS:
+        if (idx < RAIL_RECV_REQS)
+            r->reqs[idx].cts_pending = false;
+        return;
+    case RAIL_WR_CREDIT:
+        r->credit_busy = false;
+        send_credit(r);
+        return;
+    case RAIL_WR_RECV:
+        break;
+    default:
+        rail_comm_fail(&r->base, -EIO, "receive comm got a completion of kind %d", kind);
+        return;
+    }
+    int rc = rail_post_recvs(&r->base, rail, qp, 1);
+    if (rc < 0) {
+        rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,
+                       strerror(-rc));
+        return;
+    }
+    bool eager;
+    unsigned slot, entry, b;
+    if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
+        rail_imm_decode(ntohl(wc->imm_data), &eager, &slot, &entry, &b) != 0) {
+        rail_comm_fail(&r->base, -EPROTO, "unexpected incoming operation (opcode %d, imm %#x)",
+                       (int)wc->opcode, ntohl(wc->imm_data));
+        return;
+    }
+    if (eager)
+        on_eager(r, b);
+    else
+        on_record(r, slot, entry);
+}
+
+int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const int *tags,
+                   void **mhandles, void **request)
+{
+    struct rail_recv_comm *r = comm;
+    const struct rail_mr *m[RAIL_MAX_RECVS];
+    const int rail = 0;
+    int rc;
+
+    if (!request)
+        return -EINVAL;
+    *request = NULL; /* also overwrites NCCL's 0x1 "optional completion" marker */
+    if (!r || r->base.magic != RAIL_RECV_MAGIC) {
+        RAIL_WARN(NCCL_NET, "irecv: %p is not a receive comm of this plugin", comm);
+        return -EINVAL;
+    }
+    if (n < 1 || n > RAIL_MAX_RECVS || !data || !sizes || !tags || !mhandles) {
+        RAIL_WARN(NCCL_NET, "irecv: n=%d (1..%d allowed) or NULL arrays", n, RAIL_MAX_RECVS);
+        return -EINVAL;
+    }
+    rail_comm_progress(&r->base);
+    rail_comm_health(&r->base, true);
+    rc = rail_comm_error(&r->base);
+    if (rc)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        rc = rail_mr_check(&r->base, mhandles[i], data[i], sizes[i], &m[i]);
+        if (rc)
+            return rc;
+    }
+    struct rail_link *l = &r->base.link[rail];
+    int qp = (int)(r->base.rr % (unsigned)r->base.nqps);
+    unsigned slot = (unsigned)(r->tail % RAIL_FIFO_SLOTS);
+    if (r->nfree == 0 || l->qps[qp].sq_out >= l->qps[qp].sq_max || r->by_slot[slot])
+        return 0; /* NCCL calls again */
+
+    struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];
+    int idx = (int)(q - r->reqs);
+    uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+    q->h.magic = RAIL_RREQ_MAGIC;
+    q->n = q->left = n;
+    q->error = 0;
+    q->slot_seq = r->tail;
+    q->cts_pending = true;
+    for (int i = 0; i < n; i++) {
+        struct rail_recv_entry *e = &q->e[i];
+        struct rail_cts *c = (struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES);
+        e->data = data[i];
+        e->cap = sizes[i];
+        e->size = 0;
+        e->tag = tags[i];
+        e->done = false;
+        rc = rail_tagmap_next(&r->posted, tags[i], &e->tag_index);
+        if (rc < 0) {
+            rail_comm_fail(&r->base, rc, "out of memory for tag counters");
+            return rc;
+        }
+        memset(c, 0, sizeof(*c));
+        c->addr = (uintptr_t)data[i];
+        c->size = sizes[i];
+        c->tag = tags[i];
+        c->tag_index = e->tag_index;
+        c->nreqs = (uint16_t)n;
+        c->entry = (uint16_t)i;
+        for (int rl = 0; rl < r->base.nrails; rl++)
+            c->rkey[rl] = m[i]->rkey[rl];
+        c->seq = r->tail + 1;
+    }
+    r->by_slot[slot] = q;
+    r->tail++;
+
+    struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)(n * RAIL_CTS_BYTES), l->mr[2]->lkey};
+    struct ibv_send_wr wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = rail_wrid(RAIL_WR_CTS, rail, qp, idx);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr =
+        r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+    wr.wr.rdma.rkey = l->peer_rkey1;
+    rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
+    if (rc < 0) {
+        rail_comm_fail(&r->base, rc, "%s: posting the clear-to-send failed: %s", l->dev->name,
+                       strerror(-rc));
+        return rc;
+    }
+    l->qps[qp].sq_out++;
+    r->base.rr++;
+    for (int i = 0; i < n; i++)
+        match_unexpected(r, q, i);
+    *request = q;
+    return 0;
+}
+
+int rail_recv_test(struct rail_recv_req *q, int *done, int *sizes)
+{
+    struct rail_recv_comm *r = (struct rail_recv_comm *)q->h.comm;
+    int err;
+
+    rail_comm_progress(&r->base);
+    send_credit(r);
+    if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
+        err = q->error;
+        if (!err && sizes)
+            for (int i = 0; i < q->n; i++)
+                sizes[i] = (int)q->e[i].size;
+        req_free(r, q);
+        if (err)
+            return err;
+        *done = 1;
+        return 0;
+    }
+    rail_comm_health(&r->base, true);
+    return rail_comm_error(&r->base);
+}

@@ -1,0 +1,18 @@
+/* regMr / regMrDmaBuf / deregMr over the per-device registration cache. */
+#ifndef NCCL_RAIL_NET_REG_H
+#define NCCL_RAIL_NET_REG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rail_dev;
+
+/* Creates d->cache (registrations go to d->pd). */
+int rail_dev_reg_init(struct rail_dev *d, char *why, size_t whylen);
+
+int rail_net_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle);
+int rail_net_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
+                           void **mhandle);
+int rail_net_dereg_mr(void *comm, void *mhandle);
+
+#endif

@@ -1,0 +1,70 @@
+/* The one seam between the plugin and libibverbs: every verbs call the plugin makes goes through
+ * these wrappers, which return 0 or a negative errno and put a readable reason (naming the
+ * device and the call) into err. Data-path posting stays a thin inline call. */
+#ifndef NCCL_RAIL_NET_VERBS_H
+#define NCCL_RAIL_NET_VERBS_H
+
+#include <infiniband/verbs.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Connection parameters of one QP's remote end. */
+struct rail_qp_remote {
+    uint32_t qpn;
+    int link_layer; /* IBV_LINK_LAYER_* of both ends (they must agree) */
+    uint16_t lid;
+    union ibv_gid gid;
+    enum ibv_mtu mtu; /* already the minimum of both ends */
+};
+
+/* Local path attributes used for RTR/RTS. */
+struct rail_qp_path {
+    int port;
+    int gid_index; /* source GID index (RoCE) */
+    int sl, tc;
+    int pkey_index;
+    int timeout, retry_cnt;
+};
+
+int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_cq **cq,
+                         const char *dev, char *err, size_t errlen);
+/* RC QP with send and receive on cq, in RESET state. */
+int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int recv_wr,
+                         int send_sge, void *qp_context, struct ibv_qp **qp, const char *dev,
+                         char *err, size_t errlen);
+/* RESET -> INIT -> RTR -> RTS. */
+int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
+                          const struct rail_qp_remote *remote, const char *dev, char *err,
+                          size_t errlen);
+int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, struct ibv_mr **mr,
+                      const char *dev, char *err, size_t errlen);
+void rail_verbs_destroy_qp(struct ibv_qp *qp);
+void rail_verbs_destroy_cq(struct ibv_cq *cq);
+void rail_verbs_dereg_mr(struct ibv_mr *mr);
+
+/* Posting: 0 or -errno (ibv_post_* return a positive errno). */
+static inline int rail_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+    struct ibv_send_wr *bad = NULL;
+    int rc = ibv_post_send(qp, wr, &bad);
+    return rc > 0 ? -rc : rc;
+}
+
+static inline int rail_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr)
+{
+    struct ibv_recv_wr *bad = NULL;
+    int rc = ibv_post_recv(qp, wr, &bad);
+    return rc > 0 ? -rc : rc;
+}
+
+/* Number of completions (>= 0) or -EIO. */
+static inline int rail_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    int rc = ibv_poll_cq(cq, n, wc);
+    return rc < 0 ? -5 /* EIO */ : rc;
+}
+
+const char *rail_verbs_mtu_str(enum ibv_mtu mtu);
+const char *rail_verbs_event_str(enum ibv_event_type type);
+
+#endif
