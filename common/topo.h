@@ -54,6 +54,7 @@ struct rail_gpu {
     int pcie_gen;    /* 1..6, 0 unknown: negotiated max of GPU link and its upstream port */
     int pcie_width;  /* lanes, 0 unknown */
     float pcie_gbps; /* GB/s of that link, NCCL units (Gen4 x16 = 24) */
+    bool gdr;        /* GPU allows GPUDirect RDMA (NCCL XML gpu gdr attr); unknown counts as true */
 };
 
 struct rail_nic {

@@ -1,0 +1,303 @@
+/* Root-prefixed /sys and /proc reader (see topo_sysfs.h). */
+#include "topo_sysfs.h"
+#include "topo.h"
+#include "topo_internal.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* root + path; root "/" or "" means the real file system. */
+static int join(const char *root, const char *path, char *out, size_t len)
+{
+    size_t rl;
+    int n;
+    if (!path || path[0] != '/')
+        return -EINVAL;
+    if (!root)
+        root = "";
+    rl = strlen(root);
+    while (rl > 0 && root[rl - 1] == '/')
+        rl--;
+    n = snprintf(out, len, "%.*s%s", (int)rl, root, path);
+    if (n < 0 || (size_t)n >= len)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len)
+{
+    char full[PATH_MAX];
+    ssize_t got;
+    size_t total = 0;
+    int fd, rc = join(root, path, full, sizeof(full));
+    if (rc)
+        return rc;
+    if (!buf || len < 2)
+        return -EINVAL;
+    fd = open(full, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    while (total < len - 1 && (got = read(fd, buf + total, len - 1 - total)) > 0)
+        total += (size_t)got;
+    if (got < 0) {
+        rc = -errno;
+        close(fd);
+        return rc;
+    }
+    /* One more byte available means the value did not fit. */
+    if (total == len - 1) {
+        char extra;
+        if (read(fd, &extra, 1) == 1) {
+            close(fd);
+            return -EFBIG;
+        }
+    }
+    close(fd);
+    buf[total] = '\0';
+    while (total > 0 && isspace((unsigned char)buf[total - 1]))
+        buf[--total] = '\0';
+    return (int)total;
+}
+
+bool rail_sysfs_exists(const char *root, const char *path)
+{
+    char full[PATH_MAX];
+    struct stat st;
+    return join(root, path, full, sizeof(full)) == 0 && stat(full, &st) == 0;
+}
+
+int rail_sysfs_realpath(const char *root, const char *path, char *out, size_t len)
+{
+    char full[PATH_MAX], resolved[PATH_MAX], root_real[PATH_MAX];
+    size_t rl;
+    int rc = join(root, path, full, sizeof(full));
+    if (rc)
+        return rc;
+    if (!realpath(root && *root ? root : "/", root_real))
+        return -errno;
+    if (!realpath(full, resolved))
+        return -errno;
+    rl = strlen(root_real);
+    if (strcmp(root_real, "/") == 0) {
+        rl = 0;
+    } else if (strncmp(resolved, root_real, rl) != 0 ||
+               (resolved[rl] != '/' && resolved[rl] != '\0')) {
+        return -EXDEV;
+    }
+    if (snprintf(out, len, "%s", resolved[rl] ? resolved + rl : "/") >= (int)len)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strverscmp((const char *)a, (const char *)b);
+}
+
+int rail_sysfs_list(const char *root, const char *dir, char (*names)[RAIL_SYSFS_NAME_LEN], int max)
+{
+    char full[PATH_MAX];
+    DIR *d;
+    struct dirent *e;
+    int n = 0, rc = join(root, dir, full, sizeof(full));
+    if (rc)
+        return rc;
+    if (!names || max < 0)
+        return -EINVAL;
+    d = opendir(full);
+    if (!d)
+        return -errno;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (strlen(e->d_name) >= RAIL_SYSFS_NAME_LEN)
+            continue;
+        if (n == max)
+            break;
+        snprintf(names[n++], RAIL_SYSFS_NAME_LEN, "%s", e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof(names[0]), cmp_names);
+    return n;
+}
+
+/* A name read from sysfs or the user that we paste into a path: no '/', not "." or "..". */
+static bool safe_component(const char *s)
+{
+    return s && *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0 &&
+           strlen(s) < RAIL_SYSFS_NAME_LEN;
+}
+
+int rail_ib_rate_text_mbps(const char *rate)
+{
+    /* Per-lane Gb/s the kernel uses for each speed name when it prints "rate". */
+    static const struct {
+        const char *name;
+        double gbps;
+    } speeds[] = {{"SDR", 2.5}, {"DDR", 5},  {"QDR", 10},  {"FDR10", 10}, {"FDR", 14},
+                  {"EDR", 25},  {"HDR", 50}, {"NDR", 100}, {"XDR", 200}};
+    const char *p = rate, *paren;
+    char *end;
+    double v;
+    if (!rate)
+        return -EINVAL;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (isdigit((unsigned char)*p)) {
+        v = strtod(p, &end);
+        while (*end == ' ')
+            end++;
+        if (strncmp(end, "Gb/sec", 6) == 0 && v > 0 && v <= 10000)
+            return (int)lround(v * 1000.0);
+    }
+    /* "(4X NDR)": lanes x per-lane speed. */
+    paren = strchr(rate, '(');
+    if (paren) {
+        long lanes = strtol(paren + 1, &end, 10);
+        if (lanes > 0 && lanes <= 32 && (*end == 'X' || *end == 'x') && end[1] == ' ') {
+            const char *name = end + 2;
+            for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++) {
+                size_t l = strlen(speeds[i].name);
+                if (strncmp(name, speeds[i].name, l) == 0 && name[l] == ')')
+                    return (int)lround(lanes * speeds[i].gbps * 1000.0);
+            }
+        }
+    }
+    return -EINVAL;
+}
+
+static int first_bit(unsigned v)
+{
+    for (int i = 0; i < 32; i++)
+        if (v & (1u << i))
+            return i;
+    return -1;
+}
+
+int rail_ib_speed_width_mbps(unsigned active_speed, unsigned active_speed_ex, unsigned active_width)
+{
+    /* NCCL net_ib: ibvSpeeds[firstBit(speed)] x ibvWidths[firstBit(width)]. */
+    static const int speeds[] = {2500, 5000, 10000, 10000, 14000, 25000, 50000, 100000, 200000};
+    static const int widths[] = {1, 4, 8, 12, 2};
+    unsigned speed = active_speed_ex ? active_speed_ex : active_speed;
+    int s = first_bit(speed), w = first_bit(active_width);
+    if (s < 0 || s >= (int)(sizeof(speeds) / sizeof(speeds[0])) || w < 0 ||
+        w >= (int)(sizeof(widths) / sizeof(widths[0])))
+        return 0;
+    return speeds[s] * widths[w];
+}
+
+int rail_sysfs_ib_port(const char *root, const char *dev, int port, struct rail_sysfs_ib_port *out)
+{
+    char dir[512], path[PATH_MAX], buf[128];
+    int rc;
+    if (!out || !safe_component(dev) || port < 1 || port > 255)
+        return -EINVAL;
+    out->speed_mbps = 0;
+    out->link_layer = RAIL_LINK_UNKNOWN;
+    out->state = -1;
+    out->active = true;
+    snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports/%d", dev, port);
+    if (!rail_sysfs_exists(root, dir))
+        return -ENOENT;
+    snprintf(path, sizeof(path), "%s/rate", dir);
+    if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0) {
+        rc = rail_ib_rate_text_mbps(buf);
+        if (rc > 0)
+            out->speed_mbps = rc;
+    }
+    snprintf(path, sizeof(path), "%s/link_layer", dir);
+    if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0) {
+        if (strcmp(buf, "InfiniBand") == 0)
+            out->link_layer = RAIL_LINK_IB;
+        else if (strcmp(buf, "Ethernet") == 0)
+            out->link_layer = RAIL_LINK_ETH;
+    }
+    snprintf(path, sizeof(path), "%s/state", dir);
+    if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0 && isdigit((unsigned char)buf[0])) {
+        out->state = atoi(buf);
+        out->active = out->state == 4; /* IBV_PORT_ACTIVE */
+    }
+    return 0;
+}
+
+static int read_link(const char *root, const char *dir, int *gen, int *width)
+{
+    char path[PATH_MAX], buf[64];
+    *gen = 0;
+    *width = 0;
+    snprintf(path, sizeof(path), "%s/max_link_speed", dir);
+    if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0)
+        *gen = rail_pcie_gen_from_text(buf);
+    snprintf(path, sizeof(path), "%s/max_link_width", dir);
+    if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0) {
+        char *end;
+        long w = strtol(buf, &end, 10);
+        if (*end == '\0' && w > 0 && w <= 32)
+            *width = (int)w;
+    }
+    return (*gen && *width) ? 0 : -ENOENT;
+}
+
+static bool is_bdf(const char *s)
+{
+    char tmp[16];
+    return rail_busid_normalize(s, tmp) == 0;
+}
+
+int rail_sysfs_pcie_link(const char *root, const char *busid, int *gen, int *width)
+{
+    char path[PATH_MAX], dev[PATH_MAX], *slash;
+    int g, w, pg, pw;
+    if (!gen || !width || !safe_component(busid) || !is_bdf(busid))
+        return -EINVAL;
+    *gen = *width = 0;
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", busid);
+    if (rail_sysfs_realpath(root, path, dev, sizeof(dev)) != 0)
+        return -ENOENT;
+    if (read_link(root, dev, &g, &w) != 0)
+        return -ENOENT;
+    /* The upstream port is the parent directory when that is a PCI function too. */
+    slash = strrchr(dev, '/');
+    if (slash && slash != dev) {
+        *slash = '\0';
+        if (is_bdf(strrchr(dev, '/') + 1) && read_link(root, dev, &pg, &pw) == 0) {
+            if (pg < g)
+                g = pg;
+            if (pw < w)
+                w = pw;
+        }
+    }
+    *gen = g;
+    *width = w;
+    return 0;
+}
+
+int rail_sysfs_pci_numa(const char *root, const char *busid)
+{
+    char path[PATH_MAX], buf[32], *end;
+    long v;
+    if (!safe_component(busid))
+        return -1;
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", busid);
+    if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0)
+        return -1;
+    v = strtol(buf, &end, 10);
+    return (*end == '\0' && v >= 0 && v < 4096) ? (int)v : -1;
+}
+
+bool rail_sysfs_peermem(const char *root)
+{
+    return rail_sysfs_exists(root, "/sys/kernel/mm/memory_peers/nv_mem/version") ||
+           rail_sysfs_exists(root, "/sys/kernel/mm/memory_peers/nv_mem_nc/version") ||
+           rail_sysfs_exists(root, "/sys/module/nvidia_peermem/version");
+}

@@ -1,0 +1,56 @@
+/* Root-prefixed access to /sys and /proc, and the facts the topology needs from them (IB port
+ * speed, link layer and state; PCIe max link; peer-memory GDR).
+ *
+ * Every path argument is absolute as seen on the node ("/sys/class/infiniband"); root is
+ * prepended ("/" in production, a fixture directory in tests: NCCL_RAIL_SYSFS_ROOT). Functions
+ * return 0 (or a count) on success and a negative errno otherwise. Nothing is cached. */
+#ifndef NCCL_RAIL_TOPO_SYSFS_H
+#define NCCL_RAIL_TOPO_SYSFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RAIL_SYSFS_NAME_LEN 256
+
+/* Read a small text file; trailing whitespace is removed. Returns the length or -errno
+ * (-ENAMETOOLONG when root + path does not fit, -EFBIG when the file does not fit in buf). */
+int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len);
+/* True when root + path exists (any file type, symlinks followed). */
+bool rail_sysfs_exists(const char *root, const char *path);
+/* realpath(root + path) with the root stripped again ("/sys/devices/pci0000:48/..."). Returns
+ * -EXDEV when the resolved path leaves the root. */
+int rail_sysfs_realpath(const char *root, const char *path, char *out, size_t len);
+/* Entry names of a directory (no "." or ".."), sorted in version order (mlx5_2 < mlx5_10).
+ * Returns the number stored (at most max) or -errno. */
+int rail_sysfs_list(const char *root, const char *dir, char (*names)[RAIL_SYSFS_NAME_LEN], int max);
+
+/* One IB/RoCE port as sysfs describes it: /sys/class/infiniband/<dev>/ports/<port>/. */
+struct rail_sysfs_ib_port {
+    int speed_mbps; /* from "rate" ("400 Gb/sec (4X NDR)"), 0 unknown */
+    int link_layer; /* enum rail_link_layer from "link_layer" */
+    int state;      /* IBV_PORT_* number from "state" ("4: ACTIVE"), -1 unknown */
+    bool active;    /* state == 4, or state unknown */
+};
+/* 0 when the port directory exists (individual files may still be missing: fields unknown),
+ * -EINVAL for a device name with '/' or "..", -ENOENT otherwise. */
+int rail_sysfs_ib_port(const char *root, const char *dev, int port, struct rail_sysfs_ib_port *out);
+
+/* PCIe link of a device the way NCCL reads it: min(max_link_speed/width of the device, of its
+ * upstream port). busid "0000:4d:00.0". gen 1..6, width in lanes. -ENOENT when unknown. */
+int rail_sysfs_pcie_link(const char *root, const char *busid, int *gen, int *width);
+/* numa_node of a PCI device (-1 when unknown or absent). */
+int rail_sysfs_pci_numa(const char *root, const char *busid);
+
+/* NCCL's peer-memory GDR check: nv_mem or nv_mem_nc memory_peers, or the nvidia_peermem module. */
+bool rail_sysfs_peermem(const char *root);
+
+/* Pure parsers (exported for tests and the net plugin). */
+/* "400 Gb/sec (4X NDR)" -> 400000 Mb/s; "(4X NDR)" alone also works. -EINVAL if unparsable. */
+int rail_ib_rate_text_mbps(const char *rate);
+/* Verbs port attributes -> Mb/s in NCCL's units (speed per lane x lanes): active_speed bit
+ * (1 SDR .. 128 NDR), active_speed_ex (0 or 256 XDR, wins when non-zero), active_width bit
+ * (1 1x, 2 4x, 4 8x, 8 12x, 16 2x). 0 when unknown. */
+int rail_ib_speed_width_mbps(unsigned active_speed, unsigned active_speed_ex,
+                             unsigned active_width);
+
+#endif

@@ -1,0 +1,266 @@
+/* hca_filter: NCCL_IB_HCA syntax (include/exclude, exact/prefix, ports, 2.30 extra fields),
+ * every malformed case, format/parse round trips and random strings. */
+#include <errno.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "hca_filter.h"
+
+static struct rail_hca_filter parse_ok(const char *spec)
+{
+    struct rail_hca_filter f;
+    char err[256] = "untouched";
+    int rc = rail_hca_filter_parse(spec, &f, err, sizeof(err));
+    CHECK_MSG(rc == 0, "'%s' rejected: %s", spec ? spec : "(null)", err);
+    CHECK_EQ_STR(err, "");
+    return f;
+}
+
+/* Parse must fail with -EINVAL, leave the match-all filter, and the reason must mention want. */
+static void parse_bad(const char *spec, const char *want)
+{
+    struct rail_hca_filter f;
+    f.n = 7;
+    char err[256] = "";
+    int rc = rail_hca_filter_parse(spec, &f, err, sizeof(err));
+    CHECK_MSG(rc == -EINVAL, "'%s' accepted (rc %d)", spec, rc);
+    CHECK_EQ_INT(f.n, 0);
+    CHECK_MSG(strstr(err, want) != NULL, "'%s': reason '%s' lacks '%s'", spec, err, want);
+}
+
+static void test_match_all(void)
+{
+    struct rail_hca_filter f = parse_ok(NULL);
+    CHECK_EQ_INT(f.n, 0);
+    CHECK(rail_hca_filter_match(&f, "mlx5_0", 1));
+    CHECK(rail_hca_filter_match(&f, "anything", RAIL_HCA_PORT_ANY));
+    f = parse_ok("");
+    CHECK(rail_hca_filter_match(&f, "mlx5_3", 2));
+    CHECK(rail_hca_filter_match(NULL, "mlx5_3", 2));
+    CHECK(!rail_hca_filter_match(&f, NULL, 1));
+}
+
+static void test_prefix_and_exact(void)
+{
+    struct rail_hca_filter f = parse_ok("mlx5_1");
+    CHECK_EQ_INT(f.n, 1);
+    CHECK(!f.exclude && !f.exact);
+    CHECK_EQ_STR(f.e[0].name, "mlx5_1");
+    CHECK_EQ_INT(f.e[0].port, RAIL_HCA_PORT_ANY);
+    CHECK(rail_hca_filter_match(&f, "mlx5_1", 1));
+    CHECK(rail_hca_filter_match(&f, "mlx5_10", 1)); /* prefix match, as NCCL */
+    CHECK(rail_hca_filter_match(&f, "mlx5_1", 2));
+    CHECK(!rail_hca_filter_match(&f, "mlx5_0", 1));
+    CHECK(!rail_hca_filter_match(&f, "mlx5_", 1)); /* shorter than the prefix */
+
+    f = parse_ok("=mlx5_1");
+    CHECK(f.exact && !f.exclude);
+    CHECK(rail_hca_filter_match(&f, "mlx5_1", 1));
+    CHECK(!rail_hca_filter_match(&f, "mlx5_10", 1));
+    CHECK(!rail_hca_filter_match(&f, "mlx5_", 1));
+
+    f = parse_ok("mlx5");
+    CHECK(rail_hca_filter_match(&f, "mlx5_bond_0", 1));
+    CHECK(!rail_hca_filter_match(&f, "rxe0", 1));
+
+    f = parse_ok("mlx5_0,rxe");
+    CHECK_EQ_INT(f.n, 2);
+    CHECK(rail_hca_filter_match(&f, "rxe0", 1));
+    CHECK(rail_hca_filter_match(&f, "mlx5_0", 1));
+    CHECK(!rail_hca_filter_match(&f, "mlx5_1", 1));
+}
+
+static void test_exclude(void)
+{
+    struct rail_hca_filter f = parse_ok("^mlx5_1");
+    CHECK(f.exclude && !f.exact);
+    CHECK(!rail_hca_filter_match(&f, "mlx5_1", 1));
+    CHECK(!rail_hca_filter_match(&f, "mlx5_10", 1));
+    CHECK(rail_hca_filter_match(&f, "mlx5_0", 1));
+
+    f = parse_ok("^=mlx5_1");
+    CHECK(f.exclude && f.exact);
+    CHECK(!rail_hca_filter_match(&f, "mlx5_1", 1));
+    CHECK(rail_hca_filter_match(&f, "mlx5_10", 1));
+
+    /* "=^x" is not the exclude form: '^' after '=' is a misplaced character. */
+    parse_bad("=^mlx5_1", "only allowed at the start");
+
+    /* Exclude with a port: only that port is excluded. */
+    f = parse_ok("^mlx5_0:1");
+    CHECK(!rail_hca_filter_match(&f, "mlx5_0", 1));
+    CHECK(rail_hca_filter_match(&f, "mlx5_0", 2));
+    CHECK(!rail_hca_filter_match(&f, "mlx5_0", RAIL_HCA_PORT_ANY));
+}
+
+static void test_ports(void)
+{
+    struct rail_hca_filter f = parse_ok("mlx5_0:1,mlx5_1:2");
+    CHECK_EQ_INT(f.e[0].port, 1);
+    CHECK_EQ_INT(f.e[1].port, 2);
+    CHECK(rail_hca_filter_match(&f, "mlx5_0", 1));
+    CHECK(!rail_hca_filter_match(&f, "mlx5_0", 2));
+    CHECK(rail_hca_filter_match(&f, "mlx5_1", 2));
+    CHECK(!rail_hca_filter_match(&f, "mlx5_1", 1));
+    CHECK(rail_hca_filter_match(&f, "mlx5_1", RAIL_HCA_PORT_ANY)); /* device-level question */
+    CHECK(rail_hca_filter_match(&f, "mlx5_10", 2));                /* prefix of mlx5_1, port 2 */
+    CHECK(!rail_hca_filter_match(&f, "mlx5_10", 1));
+
+    f = parse_ok("mlx5_0:255");
+    CHECK_EQ_INT(f.e[0].port, 255);
+    f = parse_ok("mlx5_0:007");
+    CHECK_EQ_INT(f.e[0].port, 7);
+
+    /* NCCL 2.30's name:port:rail:plane: extra fields ignored. */
+    f = parse_ok("mlx5_0:1:0:1,mlx5_1:1:1");
+    CHECK_EQ_INT(f.n, 2);
+    CHECK_EQ_STR(f.e[0].name, "mlx5_0");
+    CHECK_EQ_INT(f.e[0].port, 1);
+    CHECK_EQ_STR(f.e[1].name, "mlx5_1");
+    CHECK_EQ_INT(f.e[1].port, 1);
+    CHECK(!rail_hca_filter_match(&f, "mlx5_0", 2));
+}
+
+static void test_errors(void)
+{
+    parse_bad("^", "lists no HCA");
+    parse_bad("=", "lists no HCA");
+    parse_bad("^=", "lists no HCA");
+    parse_bad("mlx5_0,,mlx5_1", "entry 2");
+    parse_bad("mlx5_0,,mlx5_1", "empty HCA name");
+    parse_bad("mlx5_0,", "empty HCA name");
+    parse_bad(",mlx5_0", "entry 1");
+    parse_bad(":1", "empty HCA name");
+    parse_bad("^:1", "empty HCA name");
+    parse_bad("mlx5_0:", "port");
+    parse_bad("mlx5_0:0", "port");
+    parse_bad("mlx5_0:256", "port");
+    parse_bad("mlx5_0:1000", "port");
+    parse_bad("mlx5_0:x", "port");
+    parse_bad("mlx5_0:-1", "port");
+    parse_bad("mlx5_0:+1", "port");
+    parse_bad("mlx5_0:1a", "port");
+    parse_bad("mlx5_0: 1", "port");
+    parse_bad("mlx5_0::1", "port");
+    parse_bad("mlx5_0, mlx5_1", "white space");
+    parse_bad(" mlx5_0", "white space");
+    parse_bad("mlx5_0 ", "white space");
+    parse_bad("mlx5_0\n", "white space");
+    parse_bad("mlx\x01", "control");
+    parse_bad("mlx5_0,=mlx5_1", "only allowed at the start");
+    parse_bad("mlx5_0,^mlx5_1", "only allowed at the start");
+    parse_bad("^^mlx5_0", "only allowed at the start");
+    parse_bad("==mlx5_0", "only allowed at the start");
+
+    /* Name length: 63 characters fit, 64 do not. */
+    char name[80];
+    memset(name, 'a', 63);
+    name[63] = '\0';
+    struct rail_hca_filter f = parse_ok(name);
+    CHECK_EQ_INT((int)strlen(f.e[0].name), 63);
+    name[63] = 'a';
+    name[64] = '\0';
+    parse_bad(name, "longer than 63");
+
+    /* 32 entries fit, 33 do not. */
+    char list[512] = "";
+    for (int i = 0; i < 33; i++) {
+        char one[16];
+        snprintf(one, sizeof(one), "%smlx5_%d", i ? "," : "", i);
+        strcat(list, one);
+        if (i == 31) {
+            f = parse_ok(list);
+            CHECK_EQ_INT(f.n, 32);
+            CHECK(rail_hca_filter_match(&f, "mlx5_31", 1));
+        }
+    }
+    parse_bad(list, "more than 32");
+
+    /* NULL output and NULL/short error buffers are safe. */
+    CHECK_EQ_INT(rail_hca_filter_parse("mlx5_0", NULL, NULL, 0), -EINVAL);
+    CHECK_EQ_INT(rail_hca_filter_parse(",", &f, NULL, 0), -EINVAL);
+    char tiny[4];
+    CHECK_EQ_INT(rail_hca_filter_parse(",", &f, tiny, sizeof(tiny)), -EINVAL);
+    CHECK_EQ_INT((int)strlen(tiny), 3);
+}
+
+static void test_format(void)
+{
+    const char *specs[] = {"mlx5_0", "^=mlx5_1:2,mlx5_3", "=a,b:1,c:255", "^x"};
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        struct rail_hca_filter f = parse_ok(specs[i]);
+        char buf[256];
+        CHECK_EQ_INT(rail_hca_filter_format(&f, buf, sizeof(buf)), 0);
+        CHECK_EQ_STR(buf, specs[i]);
+    }
+    struct rail_hca_filter f = parse_ok("mlx5_0:1:0:1");
+    char buf[16];
+    CHECK_EQ_INT(rail_hca_filter_format(&f, buf, sizeof(buf)), 0);
+    CHECK_EQ_STR(buf, "mlx5_0:1");
+    f = parse_ok(NULL);
+    CHECK_EQ_INT(rail_hca_filter_format(&f, buf, sizeof(buf)), 0);
+    CHECK_EQ_STR(buf, "");
+    f = parse_ok("^=mlx5_0,mlx5_1");
+    CHECK_EQ_INT(rail_hca_filter_format(&f, buf, 8), -ENOSPC);
+    CHECK_EQ_STR(buf, "^=mlx5_");
+    CHECK_EQ_INT(rail_hca_filter_format(&f, buf, 2), -ENOSPC);
+    CHECK_EQ_STR(buf, "^");
+    CHECK_EQ_INT(rail_hca_filter_format(&f, buf, 15), -ENOSPC);
+    CHECK_EQ_INT(rail_hca_filter_format(&f, buf, 16), 0);
+    CHECK_EQ_STR(buf, "^=mlx5_0,mlx5_1");
+    CHECK_EQ_INT(rail_hca_filter_format(NULL, buf, sizeof(buf)), -EINVAL);
+    CHECK_EQ_INT(rail_hca_filter_format(&f, NULL, 4), -EINVAL);
+}
+
+/* Random strings over the syntax's alphabet: never crash; on success the filter round-trips
+ * through format and its entries are well formed; on failure there is a reason. */
+static void test_fuzz(void)
+{
+    uint32_t seed = 4242;
+    const char alphabet[] = "mlx5_01:,^= \t9x";
+    char spec[48];
+    int ok = 0;
+    for (int iter = 0; iter < 20000; iter++) {
+        seed = seed * 1103515245u + 12345u;
+        int len = (int)((seed >> 16) % (sizeof(spec) - 1));
+        for (int i = 0; i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            spec[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+        }
+        spec[len] = '\0';
+        struct rail_hca_filter f;
+        char err[128] = "";
+        int rc = rail_hca_filter_parse(spec, &f, err, sizeof(err));
+        if (rc != 0) {
+            CHECK_MSG(rc == -EINVAL && err[0], "'%s': rc %d, err '%s'", spec, rc, err);
+            continue;
+        }
+        ok++;
+        CHECK(f.n >= 0 && f.n <= RAIL_HCA_FILTER_MAX);
+        for (int i = 0; i < f.n; i++)
+            CHECK(f.e[i].name[0] &&
+                  (f.e[i].port == -1 || (f.e[i].port >= 1 && f.e[i].port <= 255)));
+        char buf[128];
+        struct rail_hca_filter g;
+        CHECK_EQ_INT(rail_hca_filter_format(&f, buf, sizeof(buf)), 0);
+        CHECK_EQ_INT(rail_hca_filter_parse(buf, &g, NULL, 0), 0);
+        CHECK(g.n == f.n && g.exclude == f.exclude && g.exact == f.exact);
+        for (int i = 0; i < f.n && i < g.n; i++)
+            CHECK(strcmp(f.e[i].name, g.e[i].name) == 0 && f.e[i].port == g.e[i].port);
+        (void)rail_hca_filter_match(&f, "mlx5_0", 1);
+    }
+    CHECK_MSG(ok > 100, "only %d random specs parsed; the fuzz does not reach the success path",
+              ok);
+}
+
+int main(void)
+{
+    test_match_all();
+    test_prefix_and_exact();
+    test_exclude();
+    test_ports();
+    test_errors();
+    test_format();
+    test_fuzz();
+    return check_report("test_net_hca_filter");
+}
