@@ -14,11 +14,11 @@
 #include "net_tagmap.h"
 #include "net_wire.h"
 
-#define RAIL_SEND_REQS 256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
-#define RAIL_RECV_REQS 32  /* NCCL_NET_MAX_REQUESTS irecvs per receive comm */
-#define RAIL_SEND_SQ   512 /* send WRs per QP on the sending side */
-#define RAIL_RECV_SQ   96  /* send WRs per QP on the receiving side (CTS + credit) */
-#define RAIL_RECV_RQ   288 /* receive WRs per QP on the receiving side */
+#define RAIL_SEND_REQS  256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
+#define RAIL_RECV_REQS  32  /* NCCL_NET_MAX_REQUESTS irecvs per receive comm */
+#define RAIL_SEND_SQ    512 /* send WRs per QP on the sending side */
+#define RAIL_RECV_SQ    96  /* send WRs per QP on the receiving side (CTS + credit) */
+#define RAIL_RECV_RQ    288 /* receive WRs per QP on the receiving side */
 #define RAIL_POLL_BATCH 16
 
 /* ---- devices (net_devices.c) ---- */
@@ -85,14 +85,15 @@ struct rail_comm {
     uint32_t magic;
     int nrails, nqps;
     struct rail_link link[RAIL_MAX_RAILS];
-    int fd;               /* out-of-band TCP connection, kept open to notice a dead peer */
-    atomic_int error;     /* first fatal error (-errno), sticky; async events may set it */
-    bool error_warned;    /* the error was already reported to NCCL once */
+    int fd;            /* out-of-band TCP connection, kept open to notice a dead peer */
+    atomic_int error;  /* first fatal error (-errno), sticky; async events may set it */
+    bool error_warned; /* the error was already reported to NCCL once */
     uint64_t next_check_ns;
-    unsigned rr;          /* rotation counter over QPs */
-    uint64_t peer_addr1;  /* S: peer's size records; R: peer's FIFO */
-    uint64_t peer_addr2;  /* S: peer's eager bounce slots */
-    char peer[64];        /* peer's out-of-band address, for messages */
+    uint64_t peer_gone_ns; /* when the peer's socket was first seen closed (0: open) */
+    unsigned rr;           /* rotation counter over QPs */
+    uint64_t peer_addr1;   /* S: peer's size records; R: peer's FIFO */
+    uint64_t peer_addr2;   /* S: peer's eager bounce slots */
+    char peer[64];         /* peer's out-of-band address, for messages */
 };
 
 /* Request header shared by both kinds, so test() can tell them apart. */
@@ -215,8 +216,8 @@ static inline int rail_wrid_idx(uint64_t id)
 uint64_t rail_now_ns(void);
 
 /* net_conn.c: per-rail resources. */
-int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq,
-                     int rq, char *err, size_t errlen);
+int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,
+                     char *err, size_t errlen);
 void rail_comm_destroy_links(struct rail_comm *c);
 int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count);
 

@@ -356,8 +356,10 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     if (cookie) {
         st = registry_take(cookie);
         if (!st) {
-            RAIL_WARN(NCCL_NET, "connect on %s: the handle refers to an unknown connection "
-                                "attempt (reused or corrupted handle)", d->name);
+            RAIL_WARN(NCCL_NET,
+                      "connect on %s: the handle refers to an unknown connection "
+                      "attempt (reused or corrupted handle)",
+                      d->name);
             return -EINVAL;
         }
     } else {
@@ -481,8 +483,8 @@ static int accept_step(struct rail_listen_comm *lc, struct rail_conn_state *st, 
             continue;
         case ST_RECV_READY:
             rc = rail_oob_recv(st->fd, &st->rx, RAIL_FRAME_READY, err, errlen);
-            if (rc == 1 && (st->rx.body_len != 8 ||
-                            rail_wire_checksum(st->rx.buf + RAIL_FRAME_HDR, 8) != st->rx.checksum)) {
+            if (rc == 1 && (st->rx.body_len != 8 || rail_wire_checksum(st->rx.buf + RAIL_FRAME_HDR,
+                                                                       8) != st->rx.checksum)) {
                 snprintf(err, errlen, "malformed READY frame");
                 rc = -EPROTO;
             }

@@ -52,8 +52,7 @@ int rail_net_test(void *request, int *done, int *sizes)
         return rail_send_test((struct rail_send_req *)h, done, sizes);
     if (h->magic == RAIL_RREQ_MAGIC)
         return rail_recv_test((struct rail_recv_req *)h, done, sizes);
-    RAIL_WARN(NCCL_NET, "test: %p is not a request in flight (completed or never issued)",
-              request);
+    RAIL_WARN(NCCL_NET, "test: %p is not a request in flight (completed or never issued)", request);
     return -EINVAL;
 }
 

@@ -88,7 +88,7 @@ static int check_memlock(char *why, size_t whylen)
 static char *pci_path(const char *ibdev)
 {
     char path[PATH_MAX], real[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/sys/class/infiniband/%s/device", sysfs_root(), ibdev);
+    snprintf(path, sizeof(path), "%s/sys/class/infiniband/%.63s/device", sysfs_root(), ibdev);
     if (!realpath(path, real))
         return NULL;
     return strdup(real);
@@ -98,7 +98,7 @@ static int sysfs_speed(const char *ibdev, int port)
 {
     char path[PATH_MAX], buf[128];
     FILE *f;
-    snprintf(path, sizeof(path), "%s/sys/class/infiniband/%s/ports/%d/rate", sysfs_root(), ibdev,
+    snprintf(path, sizeof(path), "%s/sys/class/infiniband/%.63s/ports/%d/rate", sysfs_root(), ibdev,
              port);
     f = fopen(path, "r");
     if (!f)
@@ -139,8 +139,8 @@ static int pick_gid(struct rail_dev *d, int tbl_len, char *why, size_t whylen)
         idx = rail_gid_select(tbl, n, af, ver, rail_param_str(RAIL_PARAM_IB_ADDR_RANGE), sel,
                               sizeof(sel));
         if (idx < 0) {
-            snprintf(why, whylen, "%s:%d: no usable RoCE GID (%s; set NCCL_IB_GID_INDEX)",
-                     d->ibdev, d->port, sel);
+            snprintf(why, whylen, "%s:%d: no usable RoCE GID (%s; set NCCL_IB_GID_INDEX)", d->ibdev,
+                     d->port, sel);
             return -ENOENT;
         }
         snprintf(how, sizeof(how), "auto: %s", sel);
@@ -151,8 +151,8 @@ static int pick_gid(struct rail_dev *d, int tbl_len, char *why, size_t whylen)
         return -ENOENT;
     }
     if (!rail_gid_is_valid(d->gid.raw)) {
-        snprintf(why, whylen, "%s:%d: GID index %d (%s) is empty or link-local", d->ibdev,
-                 d->port, idx, how);
+        snprintf(why, whylen, "%s:%d: GID index %d (%s) is empty or link-local", d->ibdev, d->port,
+                 idx, how);
         return -ENOENT;
     }
     if (n > idx && tbl[idx].present)
@@ -192,27 +192,27 @@ static int open_dev(const struct candidate *c, struct ibv_device *ibd, bool mult
     struct rail_dev *d = calloc(1, sizeof(*d));
     if (!d)
         return -ENOMEM;
-    snprintf(d->ibdev, sizeof(d->ibdev), "%s", c->ibdev);
+    snprintf(d->ibdev, sizeof(d->ibdev), "%.63s", c->ibdev);
     if (multiport)
-        snprintf(d->name, sizeof(d->name), "%s:%d", c->ibdev, c->port);
+        snprintf(d->name, sizeof(d->name), "%.63s:%d", c->ibdev, c->port);
     else
-        snprintf(d->name, sizeof(d->name), "%s", c->ibdev);
+        snprintf(d->name, sizeof(d->name), "%.63s", c->ibdev);
     d->port = c->port;
     d->ctx = ibv_open_device(ibd);
     if (!d->ctx) {
-        snprintf(why, whylen, "%s: ibv_open_device failed: %s", c->ibdev, strerror(errno));
+        snprintf(why, whylen, "%.63s: ibv_open_device failed: %s", c->ibdev, strerror(errno));
         free(d);
         return -ENODEV;
     }
     d->pd = ibv_alloc_pd(d->ctx);
     if (!d->pd) {
-        snprintf(why, whylen, "%s: ibv_alloc_pd failed: %s", c->ibdev, strerror(errno));
+        snprintf(why, whylen, "%.63s: ibv_alloc_pd failed: %s", c->ibdev, strerror(errno));
         ibv_close_device(d->ctx);
         free(d);
         return -ENODEV;
     }
     d->link_layer = c->pa.link_layer == IBV_LINK_LAYER_ETHERNET ? IBV_LINK_LAYER_ETHERNET
-                                                                  : IBV_LINK_LAYER_INFINIBAND;
+                                                                : IBV_LINK_LAYER_INFINIBAND;
     d->mtu = c->pa.active_mtu;
     d->lid = c->pa.lid;
     d->guid = be64toh(c->da.sys_image_guid);
@@ -286,7 +286,7 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
                 continue;
             }
             struct candidate *c = &cands[nc++];
-            snprintf(c->ibdev, sizeof(c->ibdev), "%s", name);
+            snprintf(c->ibdev, sizeof(c->ibdev), "%.63s", name);
             c->port = p;
             c->pa = pa;
             c->da = da;
@@ -347,8 +347,8 @@ static int discover(char *why, size_t whylen)
         struct rail_dev *d = NULL;
         char dwhy[512];
         if (!ibd || open_dev(&cands[i], ibd, multiport, &d, dwhy, sizeof(dwhy)) != 0) {
-            RAIL_INFO(NCCL_INIT | NCCL_NET, "skipping %s:%d: %s", cands[i].ibdev,
-                      cands[i].port, ibd ? dwhy : "device vanished");
+            RAIL_INFO(NCCL_INIT | NCCL_NET, "skipping %s:%d: %s", cands[i].ibdev, cands[i].port,
+                      ibd ? dwhy : "device vanished");
             continue;
         }
         d->index = g_ndevs;

@@ -13,7 +13,8 @@
 #include "net_oob.h"
 #include "net_verbs.h"
 
-#define HEALTH_PERIOD_NS 1000000ull /* 1 ms between socket and async-event checks */
+#define HEALTH_PERIOD_NS 1000000ull  /* 1 ms between socket and async-event checks */
+#define PEER_GRACE_NS    50000000ull /* 50 ms from a closed peer socket to the error */
 
 static const char *comm_kind(const struct rail_comm *c)
 {
@@ -105,8 +106,8 @@ static void handle_event(struct rail_dev *d, struct ibv_async_event *ev)
     case IBV_EVENT_PATH_MIG_ERR:
         c = ev->element.qp ? ev->element.qp->qp_context : NULL;
         if (c)
-            rail_comm_fail(c, -EIO, "%s port %d QP %#x: asynchronous event '%s'", d->name,
-                           d->port, ev->element.qp->qp_num, what);
+            rail_comm_fail(c, -EIO, "%s port %d QP %#x: asynchronous event '%s'", d->name, d->port,
+                           ev->element.qp->qp_num, what);
         break;
     case IBV_EVENT_CQ_ERR:
         c = ev->element.cq ? ev->element.cq->cq_context : NULL;
@@ -152,10 +153,17 @@ void rail_comm_health(struct rail_comm *c, bool want_peer)
         if (atomic_load(&d->fatal))
             rail_comm_fail(c, -EIO, "%s had a fatal device event", d->name);
     }
-    if (want_peer && rail_oob_peer_alive(c->fd) < 0)
-        rail_comm_fail(c, -ECONNRESET,
-                       "the peer closed its connection (process exited, crashed or closed the "
-                       "comm) with operations still pending");
+    /* A peer that completed our last transfer and then closed may be seen closed a moment
+     * before that transfer's completion is visible here: wait a short grace period (while
+     * the callers keep polling completions) before failing. */
+    if (want_peer && rail_oob_peer_alive(c->fd) < 0) {
+        if (!c->peer_gone_ns)
+            c->peer_gone_ns = now;
+        else if (now - c->peer_gone_ns >= PEER_GRACE_NS)
+            rail_comm_fail(c, -ECONNRESET,
+                           "the peer closed its connection (process exited, crashed or closed "
+                           "the comm) with operations still pending");
+    }
 }
 
 int rail_comm_error(struct rail_comm *c)

@@ -8,6 +8,7 @@
 
 #include "nccl/nccl_net.h"
 #include "net_plugin.h"
+#include "net_wire.h"
 #include "result.h"
 
 #define RAIL_EXPORT __attribute__((visibility("default")))
@@ -76,8 +77,8 @@ static ncclResult_t isend_v10(void *comm, void *data, size_t size, int tag, void
     return isend(comm, data, size, tag, mhandle, request);
 }
 
-static ncclResult_t irecv(void *comm, int n, void **data, size_t *sizes, int *tags,
-                          void **mhandles, void **request)
+static ncclResult_t irecv(void *comm, int n, void **data, size_t *sizes, int *tags, void **mhandles,
+                          void **request)
 {
     return rail_result(rail_net_irecv(comm, n, data, sizes, tags, mhandles, request));
 }
@@ -319,47 +320,59 @@ static ncclResult_t props_v6(int dev, ncclNetProperties_v6_t *out)
 /* ---- the exported tables ---- */
 
 #define COMMON_FIELDS                                                                              \
-    .name = RAIL_NET_NAME, .devices = devices, .regMrDmaBuf = reg_mr_dmabuf,                       \
-    .deregMr = dereg_mr, .iflush = iflush, .test = test, .closeSend = close_send,                  \
-    .closeRecv = close_recv, .closeListen = close_listen
+    .name = RAIL_NET_NAME, .devices = devices, .regMrDmaBuf = reg_mr_dmabuf, .deregMr = dereg_mr,  \
+    .iflush = iflush, .test = test, .closeSend = close_send, .closeRecv = close_recv,              \
+    .closeListen = close_listen
 
-RAIL_EXPORT const ncclNet_v12_t ncclNetPlugin_v12 = {
-    COMMON_FIELDS,        .init = init_v11,       .getProperties = props_v12,
-    .listen = listen_v11, .connect = connect_v11, .accept = accept_v11,
-    .regMr = reg_mr,      .isend = isend_v10,     .irecv = irecv_v10,
-    .getDeviceMr = NULL,  .irecvConsumed = NULL,  .makeVDevice = NULL,
-    .finalize = finalize_v11, .setNetAttr = set_net_attr};
+RAIL_EXPORT const ncclNet_v12_t ncclNetPlugin_v12 = {COMMON_FIELDS,
+                                                     .init = init_v11,
+                                                     .getProperties = props_v12,
+                                                     .listen = listen_v11,
+                                                     .connect = connect_v11,
+                                                     .accept = accept_v11,
+                                                     .regMr = reg_mr,
+                                                     .isend = isend_v10,
+                                                     .irecv = irecv_v10,
+                                                     .getDeviceMr = NULL,
+                                                     .irecvConsumed = NULL,
+                                                     .makeVDevice = NULL,
+                                                     .finalize = finalize_v11,
+                                                     .setNetAttr = set_net_attr};
 
-RAIL_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {
-    COMMON_FIELDS,        .init = init_v11,       .getProperties = props_v11,
-    .listen = listen_v11, .connect = connect_v11, .accept = accept_v11,
-    .regMr = reg_mr,      .isend = isend_v10,     .irecv = irecv_v10,
-    .getDeviceMr = NULL,  .irecvConsumed = NULL,  .makeVDevice = NULL,
-    .finalize = finalize_v11, .setNetAttr = set_net_attr};
+RAIL_EXPORT const ncclNet_v11_t ncclNetPlugin_v11 = {COMMON_FIELDS,
+                                                     .init = init_v11,
+                                                     .getProperties = props_v11,
+                                                     .listen = listen_v11,
+                                                     .connect = connect_v11,
+                                                     .accept = accept_v11,
+                                                     .regMr = reg_mr,
+                                                     .isend = isend_v10,
+                                                     .irecv = irecv_v10,
+                                                     .getDeviceMr = NULL,
+                                                     .irecvConsumed = NULL,
+                                                     .makeVDevice = NULL,
+                                                     .finalize = finalize_v11,
+                                                     .setNetAttr = set_net_attr};
 
 RAIL_EXPORT const ncclNet_v10_t ncclNetPlugin_v10 = {
-    COMMON_FIELDS,       .init = init_v10,       .getProperties = props_v9,
-    .listen = listen_v6, .connect = connect_v10, .accept = accept_v7,
-    .regMr = reg_mr,     .isend = isend_v10,     .irecv = irecv_v10,
-    .getDeviceMr = NULL, .irecvConsumed = NULL,  .makeVDevice = NULL};
+    COMMON_FIELDS,          .init = init_v10,    .getProperties = props_v9, .listen = listen_v6,
+    .connect = connect_v10, .accept = accept_v7, .regMr = reg_mr,           .isend = isend_v10,
+    .irecv = irecv_v10,     .getDeviceMr = NULL, .irecvConsumed = NULL,     .makeVDevice = NULL};
 
 RAIL_EXPORT const ncclNet_v9_t ncclNetPlugin_v9 = {
-    COMMON_FIELDS,       .init = init_v6,       .getProperties = props_v9,
-    .listen = listen_v6, .connect = connect_v7, .accept = accept_v7,
-    .regMr = reg_mr,     .isend = isend,        .irecv = irecv,
-    .getDeviceMr = NULL, .irecvConsumed = NULL, .makeVDevice = NULL};
+    COMMON_FIELDS,         .init = init_v6,     .getProperties = props_v9, .listen = listen_v6,
+    .connect = connect_v7, .accept = accept_v7, .regMr = reg_mr,           .isend = isend,
+    .irecv = irecv,        .getDeviceMr = NULL, .irecvConsumed = NULL,     .makeVDevice = NULL};
 
 RAIL_EXPORT const ncclNet_v8_t ncclNetPlugin_v8 = {
-    COMMON_FIELDS,       .init = init_v6,       .getProperties = props_v8,
-    .listen = listen_v6, .connect = connect_v7, .accept = accept_v7,
-    .regMr = reg_mr,     .isend = isend_int,    .irecv = irecv_int,
-    .getDeviceMr = NULL, .irecvConsumed = NULL};
+    COMMON_FIELDS,         .init = init_v6,     .getProperties = props_v8, .listen = listen_v6,
+    .connect = connect_v7, .accept = accept_v7, .regMr = reg_mr,           .isend = isend_int,
+    .irecv = irecv_int,    .getDeviceMr = NULL, .irecvConsumed = NULL};
 
 RAIL_EXPORT const ncclNet_v7_t ncclNetPlugin_v7 = {
-    COMMON_FIELDS,       .init = init_v6,       .getProperties = props_v7,
-    .listen = listen_v6, .connect = connect_v7, .accept = accept_v7,
-    .regMr = reg_mr_int, .isend = isend_int,    .irecv = irecv_int,
-    .getDeviceMr = NULL, .irecvConsumed = NULL};
+    COMMON_FIELDS,         .init = init_v6,     .getProperties = props_v7, .listen = listen_v6,
+    .connect = connect_v7, .accept = accept_v7, .regMr = reg_mr_int,       .isend = isend_int,
+    .irecv = irecv_int,    .getDeviceMr = NULL, .irecvConsumed = NULL};
 
 RAIL_EXPORT const ncclNet_v6_t ncclNetPlugin_v6 = {
     COMMON_FIELDS,       .init = init_v6,       .getProperties = props_v6,

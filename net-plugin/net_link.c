@@ -29,8 +29,8 @@ static int min_int(int a, int b)
     return a < b ? a : b;
 }
 
-int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq,
-                     int rq, char *err, size_t errlen)
+int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,
+                     char *err, size_t errlen)
 {
     struct rail_link *l = &c->link[rail];
     int rc, cqe;
@@ -106,8 +106,8 @@ int rail_region_reg(struct rail_comm *c, int slot, void *p, size_t size, bool re
     int access = IBV_ACCESS_LOCAL_WRITE | (remote ? IBV_ACCESS_REMOTE_WRITE : 0);
     for (int r = 0; r < c->nrails; r++) {
         struct rail_link *l = &c->link[r];
-        int rc = rail_verbs_reg_mr(l->dev->pd, p, size, access, &l->mr[slot], l->dev->name, err,
-                                   errlen);
+        int rc =
+            rail_verbs_reg_mr(l->dev->pd, p, size, access, &l->mr[slot], l->dev->name, err, errlen);
         if (rc < 0)
             return rc;
     }
@@ -148,8 +148,8 @@ int rail_link_check_peer(const struct rail_comm *c, const struct rail_meta *peer
     return 0;
 }
 
-int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl, int tc,
-                      char *err, size_t errlen)
+int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl, int tc, char *err,
+                      size_t errlen)
 {
     for (int r = 0; r < c->nrails; r++) {
         struct rail_link *l = &c->link[r];
@@ -171,8 +171,7 @@ int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl,
         memcpy(remote.gid.raw, pr->gid, 16);
         for (int q = 0; q < c->nqps; q++) {
             remote.qpn = pr->qpn[q];
-            int rc = rail_verbs_qp_connect(l->qps[q].qp, &path, &remote, l->dev->name, err,
-                                           errlen);
+            int rc = rail_verbs_qp_connect(l->qps[q].qp, &path, &remote, l->dev->name, err, errlen);
             if (rc < 0)
                 return rc;
         }

@@ -20,7 +20,7 @@ void rail_link_describe(const struct rail_comm *c, int rail, struct rail_meta_ra
 int rail_link_check_peer(const struct rail_comm *c, const struct rail_meta *peer, char *err,
                          size_t errlen);
 /* Moves every QP to RTS against the peer's QPs; keeps the peer's region keys. */
-int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl, int tc,
-                      char *err, size_t errlen);
+int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl, int tc, char *err,
+                      size_t errlen);
 
 #endif

@@ -126,10 +126,10 @@ static void on_eager(struct rail_recv_comm *r, unsigned b)
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     const struct rail_eager_hdr *h = bounce_hdr(r, b);
     if (rail_eager_hdr_check(h, r->eager_bytes, err, sizeof(err)) != 0 || h->seq < r->freed ||
-        h->seq >= r->freed + (uint64_t)r->eager_slots ||
-        h->seq % (uint64_t)r->eager_slots != b) {
-        rail_comm_fail(&r->base, -EPROTO, "bad eager message in slot %u (number %llu, %llu freed): %s",
-                       b, (unsigned long long)h->seq, (unsigned long long)r->freed,
+        h->seq >= r->freed + (uint64_t)r->eager_slots || h->seq % (uint64_t)r->eager_slots != b) {
+        rail_comm_fail(&r->base, -EPROTO,
+                       "bad eager message in slot %u (number %llu, %llu freed): %s", b,
+                       (unsigned long long)h->seq, (unsigned long long)r->freed,
                        err[0] ? err : "out of the credit window");
         return;
     }
@@ -138,8 +138,8 @@ static void on_eager(struct rail_recv_comm *r, unsigned b)
         for (int k = 0; k < r->nunexp; k++) {
             const struct rail_eager_hdr *o = bounce_hdr(r, r->unexp[k]);
             if (o->tag == h->tag && o->tag_index == h->tag_index) {
-                rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice",
-                               h->tag, h->tag_index);
+                rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", h->tag,
+                               h->tag_index);
                 return;
             }
         }
@@ -165,8 +165,9 @@ static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
 {
     struct rail_recv_req *q = r->by_slot[slot];
     if (!q || (int)entry >= q->n || q->e[entry].done) {
-        rail_comm_fail(&r->base, -EPROTO, "completion record for slot %u entry %u matches no "
-                                          "pending receive",
+        rail_comm_fail(&r->base, -EPROTO,
+                       "completion record for slot %u entry %u matches no "
+                       "pending receive",
                        slot, entry);
         return;
     }
@@ -181,8 +182,9 @@ static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
         return;
     }
     if (rec->size == RAIL_RECORD_TOO_BIG) {
-        RAIL_WARN(NCCL_NET, "the sender's message (tag %d) is larger than the %llu-byte receive "
-                            "buffer",
+        RAIL_WARN(NCCL_NET,
+                  "the sender's message (tag %d) is larger than the %llu-byte receive "
+                  "buffer",
                   e->tag, (unsigned long long)e->cap);
         q->error = -EINVAL;
     } else if (rec->size > e->cap) {
@@ -323,8 +325,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     wr.num_sge = 1;
     wr.opcode = IBV_WR_RDMA_WRITE;
     wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr =
-        r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+    wr.wr.rdma.remote_addr = r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
     wr.wr.rdma.rkey = l->peer_rkey1;
     rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
     if (rc < 0) {

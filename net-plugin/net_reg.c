@@ -26,8 +26,7 @@ static int dev_reg(void *cb_ctx, uintptr_t start, size_t len, int type, void **h
         int e = errno ? errno : ENOMEM;
         RAIL_WARN(NCCL_NET | NCCL_REG, "%s: ibv_reg_mr(%#lx, %zu bytes) failed: %s%s", d->name,
                   (unsigned long)start, len, strerror(e),
-                  e == ENOMEM || e == EPERM ? " (locked-memory limit? `ulimit -l unlimited`)"
-                                            : "");
+                  e == ENOMEM || e == EPERM ? " (locked-memory limit? `ulimit -l unlimited`)" : "");
         return -e;
     }
     *handle = mr;

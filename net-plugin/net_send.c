@@ -114,8 +114,7 @@ static void absorb(struct rail_send_comm *s)
             n = 0;
         for (int e = 0; e < n; e++) {
             s->shadow[slot][e].cts = tmp[e];
-            s->shadow[slot][e].resolved =
-                tmp[e].tag_index < rail_tagmap_get(&s->sent, tmp[e].tag);
+            s->shadow[slot][e].resolved = tmp[e].tag_index < rail_tagmap_get(&s->sent, tmp[e].tag);
         }
         s->shadow_n[slot] = (uint8_t)n;
         s->scan++;
@@ -166,8 +165,8 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
     struct rail_send_req *q;
 
     if (nchunks > 8) {
-        RAIL_WARN(NCCL_NET, "isend of %zu bytes exceeds 8 x the %zu-byte message limit of %s",
-                  size, chunk, l->dev->name);
+        RAIL_WARN(NCCL_NET, "isend of %zu bytes exceeds 8 x the %zu-byte message limit of %s", size,
+                  chunk, l->dev->name);
         return -E2BIG;
     }
     if (nchunks + 1 > (size_t)(l->qps[qp].sq_max - l->qps[qp].sq_out))
@@ -223,8 +222,9 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
     retire(s);
     if (too_big) {
         /* The record tells the receiver; this side reports the misuse too. */
-        RAIL_WARN(NCCL_NET, "isend of %zu bytes (tag %d) but the matching receive buffer holds "
-                            "%llu bytes",
+        RAIL_WARN(NCCL_NET,
+                  "isend of %zu bytes (tag %d) but the matching receive buffer holds "
+                  "%llu bytes",
                   size, tag, (unsigned long long)sh->cts.size);
         q->error = -EINVAL;
     }

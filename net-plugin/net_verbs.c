@@ -47,8 +47,7 @@ int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int 
     *qp = ibv_create_qp(pd, &attr);
     if (!*qp) {
         char what[96];
-        snprintf(what, sizeof(what), "ibv_create_qp(RC, %d send / %d recv WRs)", send_wr,
-                 recv_wr);
+        snprintf(what, sizeof(what), "ibv_create_qp(RC, %d send / %d recv WRs)", send_wr, recv_wr);
         return fail(0, err, errlen, dev, what);
     }
     return 0;
@@ -66,8 +65,8 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
     a.pkey_index = (uint16_t)path->pkey_index;
     a.port_num = (uint8_t)path->port;
     a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-    rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-                                   IBV_QP_ACCESS_FLAGS);
+    rc =
+        ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (rc)
         return fail(rc, err, errlen, dev, "ibv_modify_qp(INIT)");
 
@@ -89,9 +88,9 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
     } else {
         a.ah_attr.dlid = remote->lid;
     }
-    rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-                                   IBV_QP_MIN_RNR_TIMER);
+    rc = ibv_modify_qp(qp, &a,
+                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                           IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
     if (rc)
         return fail(rc, err, errlen, dev, "ibv_modify_qp(RTR)");
 
@@ -102,8 +101,9 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
     a.rnr_retry = 7;
     a.sq_psn = 0;
     a.max_rd_atomic = 1;
-    rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    rc = ibv_modify_qp(qp, &a,
+                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
     if (rc)
         return fail(rc, err, errlen, dev, "ibv_modify_qp(RTS)");
     return 0;
@@ -120,7 +120,8 @@ int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, str
         int rc = fail(0, err, errlen, dev, what);
         size_t used = strlen(err);
         if ((rc == -ENOMEM || rc == -EPERM) && used < errlen)
-            snprintf(err + used, errlen - used, " (locked-memory limit? try `ulimit -l unlimited`)");
+            snprintf(err + used, errlen - used,
+                     " (locked-memory limit? try `ulimit -l unlimited`)");
         return rc;
     }
     return 0;

@@ -1,0 +1,160 @@
+/* rail_net_it PLUGIN.so [--send-dev NAME] [--recv-dev NAME] [SCENARIO...]
+ * Runs each scenario as two processes (receive side on --recv-dev, send side on --send-dev),
+ * loading the plugin like NCCL does, and prints "PASS name" / "FAIL name" and a closing
+ * "N passed, M failed". Without scenario names every scenario runs. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "it_scenarios.h"
+
+#define SCENARIO_TIMEOUT_S 240
+
+static const struct it_scenario k_scenarios[] = {
+    {"sizes", it_sizes_recv, it_sizes_send, 0, 0, NULL},
+    {"sizes_no_eager", it_sizes_recv, it_sizes_send, 0, 0, "NCCL_RAIL_EAGER_MAX=0"},
+    {"sizes_4qps", it_sizes_recv, it_sizes_send, 0, 0, "NCCL_IB_QPS_PER_CONNECTION=4"},
+    {"multirecv", it_multi_recv, it_multi_send, 0, 0, NULL},
+    {"multirecv_no_eager", it_multi_recv, it_multi_send, 0, 0, "NCCL_RAIL_EAGER_MAX=0"},
+    {"inflight32", it_inflight_a, it_inflight_b, 0, 0, NULL},
+    {"recv_larger", it_larger_recv, it_larger_send, 0, 0, NULL},
+    {"listen_reuse", it_reuse_recv, it_reuse_send, 0, 0, NULL},
+    {"close_inflight", it_close_recv, it_close_send, 0, 0, NULL},
+    {"sender_killed", it_killsend_recv, it_killsend_send, 1, 0, NULL},
+    {"receiver_killed", it_killrecv_recv, it_killrecv_send, 0, 1, NULL},
+    {"garbage_handle", it_idle, it_garbage_send, 0, 0, NULL},
+    {"hostile_peer", it_hostile_recv, it_hostile_send, 0, 0, NULL},
+    {"versions", it_idle, it_versions, 0, 0, NULL},
+};
+#define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
+
+static const char *g_plugin, *g_send_dev = "rxe0", *g_recv_dev = "rxe1";
+
+static int run_side(const struct it_scenario *sc, int recv, int ctl)
+{
+    struct it_plugin p;
+    struct it_side s = {.p = &p, .ctl = ctl};
+    g_it_role = recv ? "recv" : "send";
+    if (sc->env)
+        putenv((char *)sc->env);
+    if (it_load(&p, g_plugin))
+        return 1;
+    s.dev = it_dev(&p, recv ? g_recv_dev : g_send_dev);
+    s.peer_dev = it_dev(&p, recv ? g_send_dev : g_recv_dev);
+    if (s.dev < 0)
+        return it_fail("device %s not found among %d", recv ? g_recv_dev : g_send_dev, p.ndev);
+    int rc = (recv ? sc->recv_side : sc->send_side)(&s);
+    it_unload(&p);
+    return rc;
+}
+
+static pid_t spawn(const struct it_scenario *sc, int recv, int ctl, int other)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(other);
+        _exit(run_side(sc, recv, ctl) ? 1 : 0);
+    }
+    return pid;
+}
+
+/* Waits for pid until the deadline; kills it after. Returns the wait status or -1. */
+static int reap(pid_t pid, double deadline)
+{
+    int st;
+    while (it_now() < deadline) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return st;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        usleep(20000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+static int side_ok(int st, int killed, const char *side, const char *name)
+{
+    if (st == -1) {
+        fprintf(stderr, "%s: %s side hung (killed after %d s)\n", name, side, SCENARIO_TIMEOUT_S);
+        return 0;
+    }
+    if (killed)
+        return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+    if (WIFSIGNALED(st)) {
+        fprintf(stderr, "%s: %s side died of signal %d\n", name, side, WTERMSIG(st));
+        return 0;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "%s: %s side exited with status %d\n", name, side,
+                WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        return 0;
+    }
+    return 1;
+}
+
+static int run_scenario(const struct it_scenario *sc)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return 0;
+    double t0 = it_now(), deadline = t0 + SCENARIO_TIMEOUT_S;
+    pid_t r = spawn(sc, 1, sv[0], sv[1]);
+    pid_t s = spawn(sc, 0, sv[1], sv[0]);
+    close(sv[0]);
+    close(sv[1]);
+    int rs = reap(r, deadline), ss = reap(s, deadline);
+    int ok = side_ok(rs, sc->recv_killed, "recv", sc->name) &
+             side_ok(ss, sc->send_killed, "send", sc->name);
+    printf("%s %s (%.1f s)\n", ok ? "PASS" : "FAIL", sc->name, it_now() - t0);
+    fflush(stdout);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    int passed = 0, failed = 0, any = 0;
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s PLUGIN.so [--send-dev N] [--recv-dev N] [SCENARIO...]\n",
+                argv[0]);
+        return 2;
+    }
+    g_plugin = argv[1];
+    signal(SIGPIPE, SIG_IGN);
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--send-dev") && i + 1 < argc)
+            g_send_dev = argv[++i];
+        else if (!strcmp(argv[i], "--recv-dev") && i + 1 < argc)
+            g_recv_dev = argv[++i];
+    }
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--send-dev") || !strcmp(argv[i], "--recv-dev")) {
+            i++;
+            continue;
+        }
+        int found = 0;
+        for (int k = 0; k < NSCENARIOS; k++) {
+            if (!strcmp(argv[i], k_scenarios[k].name)) {
+                found = any = 1;
+                run_scenario(&k_scenarios[k]) ? passed++ : failed++;
+            }
+        }
+        if (!found) {
+            fprintf(stderr, "unknown scenario '%s'\n", argv[i]);
+            failed++;
+            any = 1;
+        }
+    }
+    for (int k = 0; !any && k < NSCENARIOS; k++)
+        run_scenario(&k_scenarios[k]) ? passed++ : failed++;
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,51 @@
+/* Scenarios of the net plugin integration test. Each runs as two processes: the receive side
+ * (device --recv-dev) and the send side (device --send-dev), joined by a control socket. A side
+ * returns 0 on success; it_main.c forks, times out and reports. */
+#ifndef RAIL_IT_SCENARIOS_H
+#define RAIL_IT_SCENARIOS_H
+
+#include "it_util.h"
+
+struct it_side {
+    struct it_plugin *p; /* NULL for sides that do not load the plugin */
+    int dev;             /* this side's device */
+    int peer_dev;        /* the other side's device (for two-way scenarios) */
+    int ctl;
+};
+
+typedef int (*it_side_fn)(struct it_side *s);
+
+struct it_scenario {
+    const char *name;
+    it_side_fn recv_side, send_side;
+    int send_killed; /* the send side is expected to die by SIGKILL */
+    int recv_killed;
+    const char *env; /* "NAME=VALUE" set in both sides before loading, or NULL */
+};
+
+/* it_data.c */
+int it_sizes_recv(struct it_side *s);
+int it_sizes_send(struct it_side *s);
+int it_multi_recv(struct it_side *s);
+int it_multi_send(struct it_side *s);
+int it_inflight_a(struct it_side *s);
+int it_inflight_b(struct it_side *s);
+int it_larger_recv(struct it_side *s);
+int it_larger_send(struct it_side *s);
+int it_reuse_recv(struct it_side *s);
+int it_reuse_send(struct it_side *s);
+
+/* it_fault.c */
+int it_close_recv(struct it_side *s);
+int it_close_send(struct it_side *s);
+int it_killsend_recv(struct it_side *s);
+int it_killsend_send(struct it_side *s);
+int it_killrecv_recv(struct it_side *s);
+int it_killrecv_send(struct it_side *s);
+int it_garbage_send(struct it_side *s);
+int it_hostile_recv(struct it_side *s);
+int it_hostile_send(struct it_side *s);
+int it_versions(struct it_side *s);
+int it_idle(struct it_side *s);
+
+#endif

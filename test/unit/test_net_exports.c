@@ -1,0 +1,169 @@
+/* libnccl-net-rail.so loaded the way NCCL loads it (dlopen + dlsym of the versioned tables):
+ * every table is complete, the entry points survive NULL and bogus arguments with an error (and
+ * always write *request), and without RDMA hardware the plugin declines cleanly at init. The
+ * data path itself needs verbs and is covered by test/integration in the fabric VM. */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "nccl/nccl_net.h"
+
+static int g_warns, g_infos;
+static char g_last_info[1024];
+
+static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+                   const char *fmt, ...)
+{
+    (void)flags;
+    (void)file;
+    (void)line;
+    if (level == NCCL_LOG_WARN)
+        g_warns++;
+    if (level == NCCL_LOG_INFO) {
+        va_list ap;
+        g_infos++;
+        va_start(ap, fmt);
+        vsnprintf(g_last_info, sizeof(g_last_info), fmt, ap);
+        va_end(ap);
+    }
+}
+
+#define CHECK_FN(t, f) CHECK_MSG((t)->f != NULL, "%s missing", #f)
+
+static void check_tables(void *dl)
+{
+    const ncclNet_v6_t *v6 = dlsym(dl, "ncclNetPlugin_v6");
+    const ncclNet_v7_t *v7 = dlsym(dl, "ncclNetPlugin_v7");
+    const ncclNet_v8_t *v8 = dlsym(dl, "ncclNetPlugin_v8");
+    const ncclNet_v9_t *v9 = dlsym(dl, "ncclNetPlugin_v9");
+    const ncclNet_v10_t *v10 = dlsym(dl, "ncclNetPlugin_v10");
+    const ncclNet_v11_t *v11 = dlsym(dl, "ncclNetPlugin_v11");
+    const ncclNet_v12_t *v12 = dlsym(dl, "ncclNetPlugin_v12");
+
+    CHECK(v6 && v7 && v8 && v9 && v10 && v11 && v12);
+    if (!(v6 && v7 && v8 && v9 && v10 && v11 && v12))
+        return;
+#define CHECK_CORE(t)                                                                              \
+    do {                                                                                           \
+        CHECK(t->name &&strcmp(t->name, v11->name) == 0);                                          \
+        CHECK_FN(t, init);                                                                         \
+        CHECK_FN(t, devices);                                                                      \
+        CHECK_FN(t, getProperties);                                                                \
+        CHECK_FN(t, listen);                                                                       \
+        CHECK_FN(t, connect);                                                                      \
+        CHECK_FN(t, accept);                                                                       \
+        CHECK_FN(t, regMr);                                                                        \
+        CHECK_FN(t, regMrDmaBuf);                                                                  \
+        CHECK_FN(t, deregMr);                                                                      \
+        CHECK_FN(t, isend);                                                                        \
+        CHECK_FN(t, irecv);                                                                        \
+        CHECK_FN(t, iflush);                                                                       \
+        CHECK_FN(t, test);                                                                         \
+        CHECK_FN(t, closeSend);                                                                    \
+        CHECK_FN(t, closeRecv);                                                                    \
+        CHECK_FN(t, closeListen);                                                                  \
+    } while (0)
+    CHECK_CORE(v6);
+    CHECK_CORE(v7);
+    CHECK_CORE(v8);
+    CHECK_CORE(v9);
+    CHECK_CORE(v10);
+    CHECK_CORE(v11);
+    CHECK_CORE(v12);
+    CHECK_FN(v11, finalize);
+    CHECK_FN(v12, finalize);
+    CHECK(v11->name[0] != '\0');
+    /* The tuner tables travel in the same library (NCCL falls back to it for the tuner). */
+    CHECK(dlsym(dl, "ncclTunerPlugin_v5") != NULL);
+    /* Internal symbols stay hidden. */
+    CHECK(dlsym(dl, "rail_net_isend") == NULL);
+    CHECK(dlsym(dl, "rail_result") == NULL);
+}
+
+/* Bogus arguments: an error, never a crash, and *request always written. */
+static void check_bad_args(const ncclNet_v11_t *n)
+{
+    void *req = (void *)0x1, *comm = (void *)0x1;
+    int done = 7, bogus[64] = {0};
+    size_t size = 8;
+    int tag = 0;
+    void *data = bogus, *mh = NULL;
+    char handle[NCCL_NET_HANDLE_MAXSIZE];
+
+    CHECK(n->irecv(NULL, 1, &data, &size, &tag, &mh, NULL, &req) != ncclSuccess);
+    CHECK(req == NULL);
+    req = (void *)0x1;
+    CHECK(n->irecv(bogus, 1, &data, &size, &tag, &mh, NULL, &req) != ncclSuccess);
+    CHECK(req == NULL);
+    req = (void *)0x1;
+    CHECK(n->isend(bogus, data, size, tag, mh, NULL, &req) != ncclSuccess);
+    CHECK(req == NULL);
+    req = (void *)0x1;
+    CHECK(n->iflush(bogus, 1, &data, bogus, &mh, &req) != ncclSuccess);
+    CHECK(req == NULL);
+    CHECK(n->test(NULL, &done, NULL) != ncclSuccess);
+    CHECK_EQ_INT(done, 0);
+    CHECK(n->test(bogus, &done, NULL) != ncclSuccess);
+    CHECK(n->closeSend(NULL) == ncclSuccess);
+    CHECK(n->closeRecv(NULL) == ncclSuccess);
+    CHECK(n->closeListen(NULL) == ncclSuccess);
+    CHECK(n->closeSend(bogus) != ncclSuccess);
+    CHECK(n->deregMr(NULL, NULL) == ncclSuccess);
+    CHECK(n->deregMr(NULL, bogus) != ncclSuccess);
+    CHECK(n->regMr(bogus, bogus, 64, NCCL_PTR_HOST, &mh) != ncclSuccess);
+    CHECK(mh == NULL);
+    comm = (void *)0x1;
+    CHECK(n->accept(bogus, &comm, NULL) != ncclSuccess);
+    CHECK(comm == NULL);
+    memset(handle, 0, sizeof(handle));
+    comm = (void *)0x1;
+    CHECK(n->connect(NULL, 12345, handle, &comm, NULL) != ncclSuccess);
+    CHECK(comm == NULL);
+    CHECK(n->listen(NULL, 12345, handle, &comm) != ncclSuccess);
+    ncclNetProperties_v11_t props;
+    CHECK(n->getProperties(-1, &props) != ncclSuccess);
+    CHECK(n->finalize(NULL) == ncclSuccess);
+}
+
+int main(void)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/libnccl-net-rail.so", RAIL_BINARY_DIR);
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    CHECK_MSG(dl != NULL, "dlopen %s: %s", path, dlerror());
+    if (!dl)
+        return check_report("test_net_exports");
+    check_tables(dl);
+    const ncclNet_v11_t *n = dlsym(dl, "ncclNetPlugin_v11");
+    if (n) {
+        check_bad_args(n);
+        if (access("/dev/infiniband", F_OK) != 0) {
+            /* No RDMA here: init declines (NCCL moves on to the next plugin) with one INFO
+             * line saying why and how to fix it, and finalize copes with the failed init. */
+            ncclNetCommConfig_v11_t cfg = {-1};
+            void *ctx = (void *)0x1;
+            int ndev = -1;
+            g_infos = g_warns = 0;
+            CHECK(n->init(&ctx, 1, &cfg, logger, NULL) != ncclSuccess);
+            CHECK(ctx == NULL);
+            CHECK(n->finalize(ctx) == ncclSuccess);
+            CHECK_EQ_INT(g_infos, 1);
+            CHECK_EQ_INT(g_warns, 0);
+            CHECK(strstr(g_last_info, "/dev/infiniband") != NULL);
+            CHECK(strstr(g_last_info, "fix") != NULL);
+            /* Later calls repeat the verdict without logging it again. */
+            CHECK(n->init(&ctx, 2, &cfg, logger, NULL) != ncclSuccess);
+            CHECK(n->devices(&ndev) != ncclSuccess);
+            CHECK_EQ_INT(ndev, 0);
+            CHECK_EQ_INT(g_infos, 1);
+            const ncclNet_v8_t *v8 = dlsym(dl, "ncclNetPlugin_v8");
+            CHECK(v8 && v8->init(logger) != ncclSuccess);
+        } else {
+            printf("test_net_exports: /dev/infiniband present, decline checks skipped\n");
+        }
+    }
+    return check_report("test_net_exports");
+}
