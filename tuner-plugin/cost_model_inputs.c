@@ -1,6 +1,7 @@
 /* Topology -> model inputs: intra-node bandwidth per GPU, the effective bandwidth of the NICs
  * nearest to each GPU (penalised when data has to cross the CPU), the network latency by NIC type,
  * and whether the topology is known well enough to act on. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -91,6 +92,9 @@ static void derive_network(const struct rail_topo *t, int ngpus, struct cm_input
                 share[n]++;
     }
     float eff[RAIL_TOPO_MAX_NICS] = {0};
+    uint64_t efa_group[RAIL_TOPO_MAX_NICS]; /* GPUs an EFA device is nearest to, per channel NIC */
+    int efa_slot[RAIL_TOPO_MAX_NICS];
+    int n_efa = 0;
     in->n_nics = 0;
     in->lat_inter = 0.0f;
     in->props_lat = 0.0f;
@@ -99,13 +103,32 @@ static void derive_network(const struct rail_topo *t, int ngpus, struct cm_input
             continue;
         const struct rail_nic *nic = &t->nics[n];
         int p = RAIL_PATH_DIS;
-        for (int g = 0; g < ngpus; g++)
+        uint64_t gpus = 0;
+        for (int g = 0; g < ngpus; g++) {
             if (t->path[g][n] < p)
                 p = t->path[g][n];
+            if (best[g] < RAIL_PATH_DIS && t->path[g][n] == best[g])
+                gpus |= 1ull << g;
+        }
         eff[n] = nic_raw_gbps(nic) * path_factor(p, nic->gdr && t->gdr);
-        in->nics[in->n_nics].gbps = eff[n];
-        in->nics[in->n_nics].best_path = p;
-        in->n_nics++;
+        /* aws-ofi-nccl shows NCCL one device per GPU that stripes over that GPU's EFA rails, so
+         * EFA devices nearest to the same GPUs count as one NIC for the search. */
+        int slot = -1;
+        if (nic_is_efa(nic))
+            for (int i = 0; i < n_efa; i++)
+                if (efa_group[i] == gpus)
+                    slot = efa_slot[i];
+        if (slot >= 0) {
+            in->nics[slot].gbps += eff[n];
+        } else {
+            if (nic_is_efa(nic)) {
+                efa_group[n_efa] = gpus;
+                efa_slot[n_efa++] = in->n_nics;
+            }
+            in->nics[in->n_nics].gbps = eff[n];
+            in->nics[in->n_nics].best_path = p;
+            in->n_nics++;
+        }
         if (nic_model_latency(nic) > in->lat_inter)
             in->lat_inter = nic_model_latency(nic);
         if (nic_props_latency(nic) > in->props_lat)

@@ -31,7 +31,7 @@ struct cm_inputs {
     float bw_inter;  /* per GPU, penalised share of the nearest NICs */
     float lat_inter; /* µs, the project's estimate by NIC type */
     float props_lat; /* µs, what NCCL adds itself (the net plugin's props.latency) */
-    int n_nics;      /* NICs used (nearest to a used GPU) */
+    int n_nics;      /* NICs used (nearest to a used GPU; EFA rails of the same GPUs fused) */
     struct cm_nic_eff nics[RAIL_TOPO_MAX_NICS];
     int cpu_vendor;
 };

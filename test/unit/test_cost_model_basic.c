@@ -19,7 +19,8 @@ static const struct setup k_setups[] = {
     {"a10gx1", topo_a10g, 1, 8},      {"a10gx2", topo_a10g, 2, 8},
     {"t4x1", topo_t4, 1, 4},          {"t4x3", topo_t4, 3, 4},
     {"1gpux8", topo_one_gpu, 8, 1},   {"1gpux2", topo_one_gpu, 2, 1},
-    {"h100 4 of 8", topo_h100, 1, 4},
+    {"h100 4 of 8", topo_h100, 1, 4}, {"p5x1", topo_p5, 1, 8},
+    {"p5x4", topo_p5, 4, 8},
 };
 #define NSETUPS ((int)(sizeof(k_setups) / sizeof(k_setups[0])))
 

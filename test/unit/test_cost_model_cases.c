@@ -190,6 +190,16 @@ static void test_published_cases(void)
     CHECK(m.refinements & RAIL_REFINE_NVLS_AR_BW);
     expect_pick(&m, AR, GiB, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE);
 
+    /* p5: 32x100G EFA, four rails per GPU, shown to NCCL as one 400G device per GPU by
+     * aws-ofi-nccl: like 8x400G for the search, with EFA's 75 µs latency. */
+    build(topo_p5, 2, &m);
+    CHECK_NEAR(m.bw_inter, 50.0, 1e-4);
+    CHECK_NEAR(m.lat_inter_us, 75.0, 1e-4);
+    CHECK_EQ_INT(m.graphs[NCCL_ALGO_RING].nchannels, 8);
+    CHECK_EQ_INT(m.graphs[NCCL_ALGO_NVLS_TREE].nchannels, 8);
+    CHECK_NEAR(m.graphs[NCCL_ALGO_NVLS_TREE].bw_inter, 48.0, 1e-4);
+    expect_pick(&m, AR, GiB, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE);
+
     /* PCIe-only: Ring/Tree with LL and Simple. */
     build(topo_a10g, 1, &m);
     expect_pick(&m, AR, 8, NCCL_ALGO_RING, NCCL_PROTO_LL);

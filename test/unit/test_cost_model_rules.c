@@ -86,16 +86,16 @@ static void no_nvswitch(struct rail_topo *t)
 static void test_all_rules(void)
 {
     static struct rail_model m;
-    void (*makers[])(struct rail_topo *) = {topo_h100, topo_h100_roce, topo_b200,  topo_p4d,
-                                            topo_a10g, topo_t4,        no_nvswitch};
-    const char *names[] = {"h100", "roce", "b200", "p4d", "a10g", "t4", "h100-no-nvswitch"};
+    void (*makers[])(struct rail_topo *) = {topo_h100, topo_h100_roce, topo_b200, topo_p4d,
+                                            topo_p5,   topo_a10g,      topo_t4,   no_nvswitch};
+    const char *names[] = {"h100", "roce", "b200", "p4d", "p5", "a10g", "t4", "h100-no-nvswitch"};
     int nodes[] = {1, 2, 3, 4, 16};
     for (int i = 0; i < (int)(sizeof(makers) / sizeof(makers[0])); i++)
         for (int n = 0; n < 5; n++)
             for (int cn = 0; cn < 2; cn++) {
                 char name[64];
                 snprintf(name, sizeof(name), "%s x%d%s", names[i], nodes[n], cn ? " collnet" : "");
-                run(name, makers[i], nodes[n], i == 5 ? 4 : 8, cn, &m);
+                run(name, makers[i], nodes[n], makers[i] == topo_t4 ? 4 : 8, cn, &m);
             }
     for (int n = 2; n <= 16; n *= 2)
         run("1gpu", topo_one_gpu, n, 1, false, &m);

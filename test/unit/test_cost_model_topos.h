@@ -124,6 +124,24 @@ static inline void topo_p4d(struct rail_topo *t)
     t->gdr = true;
 }
 
+/* 8xH100 (p5.48xlarge): NVSwitch, 32x100G EFA, four per GPU at PIX. */
+static inline void topo_p5(struct rail_topo *t)
+{
+    topo_common(t, "test-p5");
+    topo_add_gpus(t, 8, 90, 5, 48.0f);
+    topo_nvswitch(t, 4, 18, 20.6f);
+    for (int i = 0; i < 32; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "rdmap%ds0", 16 + i);
+        topo_add_nic(t, name, 100000, RAIL_LINK_UNKNOWN, true, false);
+    }
+    topo_set_paths(t, 1);
+    for (int g = 0; g < 8; g++)
+        for (int n = 0; n < 32; n++)
+            t->path[g][n] = n / 4 == g ? RAIL_PATH_PIX : t->path[g][n / 4];
+    t->gdr = true;
+}
+
 /* 8xA10G (g5.48xlarge): PCIe Gen4 only, one 100G EFA, no GPUDirect RDMA. */
 static inline void topo_a10g(struct rail_topo *t)
 {
