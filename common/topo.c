@@ -291,6 +291,7 @@ void rail_topo_finalize(struct rail_topo *t)
 {
     float min_bw = -1.0f;
     int gen = 0;
+    t->inferred = rail_topo_complete(t);
     for (int g = 0; g < t->n_gpus; g++) {
         const struct rail_gpu *gpu = &t->gpus[g];
         float bw = gpu->nvlinks > 0 ? (float)gpu->nvlinks * rail_nvlink_bw_per_link(gpu->sm) : 0;

@@ -55,6 +55,7 @@ struct rail_gpu {
     int pcie_width;  /* lanes, 0 unknown */
     float pcie_gbps; /* GB/s of that link, NCCL units (Gen4 x16 = 24) */
     bool gdr;        /* GPU allows GPUDirect RDMA (NCCL XML gpu gdr attr); unknown counts as true */
+    uint16_t pci_vendor, pci_device; /* 0 when the source does not say */
 };
 
 struct rail_nic {
@@ -70,6 +71,7 @@ struct rail_nic {
     bool active;      /* port ACTIVE (unknown counts as active) */
     bool gdr;         /* GPUDirect RDMA possible for this NIC (peermem/dma-buf) */
     bool virtual_nic; /* not a PCI device (EFA in a VM XML, rxe, ...) */
+    uint16_t pci_vendor, pci_device; /* 0 when the source does not say */
 };
 
 struct rail_topo {
@@ -88,7 +90,15 @@ struct rail_topo {
     int n_numa;      /* NUMA nodes seen, 0 unknown */
     float inter_cpu_bw; /* GB/s of the CPU-CPU link (NCCL's table), 0 unknown */
     bool gdr;           /* GDR possible for at least one GPU/NIC pair at <= PXB */
+    unsigned inferred;  /* RAIL_TOPO_INFERRED_*: facts completed from PCI ids (topo_complete.c) */
 };
+
+/* Facts a source left out and rail_topo_complete() filled in from PCI device ids. */
+#define RAIL_TOPO_INFERRED_NVLINK    0x1u /* NVLink count / NVSwitch of a known baseboard */
+#define RAIL_TOPO_INFERRED_NIC_SPEED 0x2u /* NIC port speed of a known adapter */
+/* Fill facts the source did not give, from PCI ids of known products; returns what was filled.
+ * Called by every loader; never overrides a fact the source gave. */
+unsigned rail_topo_complete(struct rail_topo *t);
 
 /* Derived per-GPU network facts the cost model uses. */
 struct rail_gpu_net {

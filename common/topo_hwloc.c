@@ -160,6 +160,8 @@ static void load_gpus(struct hw_ctx *c, struct rail_topo *t)
     for (int g = 0; g < n; g++) {
         struct rail_gpu *gpu = &t->gpus[g];
         busid_of(found[g], gpu->busid);
+        gpu->pci_vendor = found[g]->attr->pcidev.vendor_id;
+        gpu->pci_device = found[g]->attr->pcidev.device_id;
         gpu->sm = rail_sm_from_pci_device(found[g]->attr->pcidev.vendor_id,
                                           found[g]->attr->pcidev.device_id);
         gpu->numa = numa_of(c, found[g], gpu->busid);
@@ -282,6 +284,8 @@ static int load_nics(struct hw_ctx *c, struct rail_topo *t)
             nic->active = true;
             nic->virtual_nic = pci == NULL;
             if (pci) {
+                nic->pci_vendor = pci->attr->pcidev.vendor_id;
+                nic->pci_device = pci->attr->pcidev.device_id;
                 busid_of(pci, nic->busid);
                 pcie_of(c, pci, nic->busid, &nic->pcie_gen, &nic->pcie_width, &nic->pcie_gbps);
             }

@@ -201,7 +201,9 @@ static int add_gpu(struct parse_ctx *c, const xmlNode *pci, const xmlNode *gpu_e
                 return fail_at(c, l, "GPU %s has more than %d NVLinks", busid, MAX_NVLINKS_PER_GPU);
         }
     }
-    g->sm = sm ? (int)sm : rail_sm_from_pci_device((uint16_t)(id >> 48), (uint16_t)(id >> 32));
+    g->pci_vendor = (uint16_t)(id >> 48);
+    g->pci_device = (uint16_t)(id >> 32);
+    g->sm = sm ? (int)sm : rail_sm_from_pci_device(g->pci_vendor, g->pci_device);
     g->gdr = gdr != 0;
     c->gpu_chain[c->n_gpus] = pos->chain;
     c->n_gpus++;
@@ -228,6 +230,8 @@ static int add_nic(struct parse_ctx *c, const xmlNode *pci, const xmlNode *net,
     if (pci && (rc = pci_link(c, pci, &n->pcie_gen, &n->pcie_width, &n->pcie_gbps)) < 0)
         return rc;
     n->virtual_nic = pci == NULL;
+    n->pci_vendor = (uint16_t)(id >> 48);
+    n->pci_device = (uint16_t)(id >> 32);
     if (strncmp(class_str, "0x0207", 6) == 0)
         n->link_layer = RAIL_LINK_IB;
     else if (strncmp(class_str, "0x0200", 6) == 0 && (id >> 48) != 0x1d0f) /* not EFA */

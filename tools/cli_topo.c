@@ -33,7 +33,9 @@ void cli_topo_print_summary(FILE *f, const struct rail_topo *t)
     for (int g = 0; g < t->n_gpus; g++)
         if (t->gpus[g].sm && (!sm || t->gpus[g].sm < sm))
             sm = t->gpus[g].sm;
-    fprintf(f, "topology: %s\n", t->origin);
+    fprintf(f, "topology: %s%s%s%s\n", t->origin, t->inferred ? " (completed from PCI ids:" : "",
+            t->inferred & RAIL_TOPO_INFERRED_NVLINK ? " NVLink" : "",
+            t->inferred ? (t->inferred & RAIL_TOPO_INFERRED_NIC_SPEED ? " NIC speed)" : ")") : "");
     fprintf(f, "  GPUs: %d (sm%d)", t->n_gpus, sm);
     if (t->nvlink_gen)
         fprintf(f, ", NVLink%d %.1f GB/s per GPU%s", t->nvlink_gen, (double)t->nvlink_bw,

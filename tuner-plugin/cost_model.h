@@ -1,6 +1,12 @@
 /* The cost model: predicted time of every (collective, algorithm, protocol) for a communicator on
  * a topology. Pure C, no I/O, deterministic (no timing, no randomness), so every rank agrees.
- * Every constant and its source is documented in docs/cost-model.md. */
+ * Every constant and its source is documented in docs/cost-model.md.
+ *
+ * Two tables are built from the same topology-derived inputs:
+ *  - nccl_lat/nccl_bw: NCCL 2.28.9's own model (src/graph/tuning.cc), re-implemented faithfully
+ *    and fed with an emulation of NCCL's topology search (what NCCL would predict);
+ *  - lat/bw: the project's model = the NCCL table plus documented refinements where the topology
+ *    says more than NCCL's model (what the tuner acts on). */
 #ifndef NCCL_RAIL_COST_MODEL_H
 #define NCCL_RAIL_COST_MODEL_H
 
@@ -19,27 +25,59 @@ struct rail_comm_shape {
     int nnodes;
     int min_rpn; /* ranks per node (nvlDomainInfo in v5; nranks/nnodes otherwise) */
     int max_rpn;
+    bool collnet; /* CollNet (SHARP) usable; the tuner cannot know it, so normally false */
+};
+
+/* One emulated result of NCCL's topology search for an algorithm (NCCL's ncclTopoGraph). */
+struct rail_model_graph {
+    int nchannels;
+    float bw_intra;  /* GB/s per channel */
+    float bw_inter;  /* GB/s per channel */
+    int type_intra;  /* enum rail_path */
+    int type_inter;  /* enum rail_path */
+    float lat_inter; /* µs, the net device latency NCCL adds (props.latency) */
+};
+
+/* Refinements the project applied on top of NCCL's model (bits of rail_model.refinements). */
+enum rail_refinement {
+    RAIL_REFINE_NVLS_AR_BW = 1u << 0,   /* single-node NVLS AllReduce bandwidth from NVLink */
+    RAIL_REFINE_NVLS_AGRS_BW = 1u << 1, /* single-node NVLS AllGather/ReduceScatter bandwidth */
+    RAIL_REFINE_LL128_NVLINK = 1u << 2, /* Ring LL128 latency on all-NVLink single node */
+    RAIL_REFINE_BW_TREE = 1u << 3,      /* Blackwell multi-node Tree AllReduce bandwidth */
 };
 
 struct rail_model {
     struct rail_comm_shape shape;
     int sm;          /* min GPU compute capability of the topology */
+    int sm_max;      /* max GPU compute capability */
     int compcap_idx; /* NCCL_*_COMPCAP_IDX */
     bool confident;  /* false: topology too unknown, the tuner must not act */
     /* Per (coll, algo, proto): latency in µs and algorithm bandwidth in GB/s; bw 0 = unsupported
      * by the model (NCCL may still offer it: the tuner then falls back to its next choice). */
     float lat[RAIL_NUM_COLLS][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
     float bw[RAIL_NUM_COLLS][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+    /* NCCL 2.28.9's own prediction from the same inputs (for explain and tests). */
+    float nccl_lat[RAIL_NUM_COLLS][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+    float nccl_bw[RAIL_NUM_COLLS][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
     /* Channel suggestion per algo/proto (0 = keep NCCL's). */
     int nchannels[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
     /* Inputs kept for explain/logging. */
     float bw_intra;     /* GB/s per GPU inside the node (NVLink or PCIe) */
-    float bw_inter;     /* GB/s per GPU to the network (nearest NICs, rails × speed) */
+    float bw_inter;     /* GB/s per GPU to the network (nearest NICs, rails × speed, penalised) */
     float lat_inter_us; /* extra network latency from NIC type */
-    char why[160];      /* one line: why not confident, or a summary of the inputs */
+    struct rail_model_graph graphs[NCCL_NUM_ALGORITHMS]; /* emulated search, per algorithm */
+    int comm_nchannels;   /* NCCL's comm->nChannels (ring plateau test) */
+    int cpu_vendor;       /* enum rail_cpu_vendor */
+    bool nvlink;          /* GPUs talk over NVLink (typeIntra NVL) */
+    bool nvls_fabric;     /* NVSwitch present (NCCL's nvsCount > 0) */
+    bool nvls;            /* NVLS usable: NVSwitch, sm >= 90, >= 2 GPUs */
+    bool pat;             /* PAT enabled (NCCL_PAT_ENABLE=2 auto: 1 GPU per node) */
+    unsigned refinements; /* enum rail_refinement bits applied to lat/bw */
+    char why[160];        /* one line: why not confident, or a summary of the inputs */
 };
 
-/* Build the model. constants may be NULL (NCCL's 2.28.9 defaults are used). Returns 0. */
+/* Build the model. constants may be NULL (NCCL's 2.28.9 defaults are used). Returns 0, or -EINVAL
+ * when m or shape is NULL (t may be NULL: the model is then built, not confident). */
 int rail_model_build(struct rail_model *m, const struct rail_topo *t,
                      const struct rail_comm_shape *shape, const ncclTunerConstants_v5_t *constants);
 
@@ -47,15 +85,28 @@ int rail_model_build(struct rail_model *m, const struct rail_topo *t,
 float rail_model_time(const struct rail_model *m, int coll, int algo, int proto, size_t nbytes,
                       int num_pipe_ops);
 
+/* The same for NCCL 2.28.9's own model (nccl_lat/nccl_bw) fed with the same inputs. */
+float rail_model_nccl_time(const struct rail_model *m, int coll, int algo, int proto, size_t nbytes,
+                           int num_pipe_ops);
+
+/* The fastest combination by rail_model_time (ties: first in algo, proto order, as NCCL).
+ * Returns its time, or -1 (algo/proto set to -1) when none is possible. */
+float rail_model_pick(const struct rail_model *m, int coll, size_t nbytes, int num_pipe_ops,
+                      int *algo, int *proto);
+/* The same with NCCL's own model. */
+float rail_model_nccl_pick(const struct rail_model *m, int coll, size_t nbytes, int num_pipe_ops,
+                           int *algo, int *proto);
+
 /* NCCL 2.28.9's default tuning constants (what v5 init receives). */
 void rail_model_default_constants(ncclTunerConstants_v5_t *c);
 
 /* v5 init: refine NCCL's own constants where the topology says more and doing so is safe
- * (documented in docs/cost-model.md). Returns the number of entries changed. */
+ * (documented in docs/cost-model.md). Only entries still holding NCCL's default are changed, so
+ * calling it twice changes nothing more. Returns the number of entries changed. */
 int rail_model_tune_constants(const struct rail_model *m, const struct rail_topo *t,
                               ncclTunerConstants_v5_t *c);
 
-/* Names as NCCL prints them. */
+/* Names as NCCL prints them ("?" when out of range). */
 const char *rail_coll_name(int coll);   /* "AllReduce" */
 const char *rail_algo_name(int algo);   /* "Ring", "NVLSTree", ... */
 const char *rail_proto_name(int proto); /* "LL", "LL128", "Simple" */

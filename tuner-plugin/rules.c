@@ -463,7 +463,7 @@ int rail_rules_load(const char *path, bool lenient, struct rail_rules *out, char
                     size_t errlen)
 {
     char buf[RAIL_RULES_MAX_LINE + 2], why[512];
-    struct raw_line rl;
+    struct raw_line rl = {0, 0};
     struct rail_rule rule;
     struct stat st;
     int lineno = 0, cap = 0, rc = 0;

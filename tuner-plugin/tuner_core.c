@@ -59,10 +59,13 @@ static int load_rules(struct rail_tuner *t, const struct rail_tuner_opts *o)
     int rc;
 
     if (!path) {
-        /* NCCL's example tuner reads ./nccl_tuner.conf by default; a missing one is fine. */
+        /* NCCL's example tuner reads ./nccl_tuner.conf by default; a missing one is fine. Nobody
+         * pointed us at that file, so a bad line in it is skipped with a WARN instead of failing
+         * the job (NCCL's example silently accepted such lines). */
         if (access(DEFAULT_RULES_FILE, R_OK) != 0)
             return 0;
         path = DEFAULT_RULES_FILE;
+        lenient = true;
     }
     rc = rail_rules_load(path, lenient, &t->rules, err, sizeof(err));
     if (rc < 0) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "cost_model.h"
@@ -355,6 +356,35 @@ static void test_rules_strict(void)
     t->destroy(ctx);
     unsetenv("NCCL_RAIL_CONFIG_LENIENT");
     unsetenv("NCCL_TUNER_CONFIG_FILE");
+
+    /* The implicit ./nccl_tuner.conf (NCCL's example default) never fails init: bad lines in a
+     * file nobody named are skipped with a WARN, good lines apply. */
+    {
+        char dir[] = "/tmp/rail-tuner-abi-XXXXXX", cwd[4096];
+        FILE *f;
+        float tab[7][3];
+        int nch = 0;
+        CHECK(getcwd(cwd, sizeof(cwd)) != NULL && mkdtemp(dir) != NULL && chdir(dir) == 0);
+        f = fopen("nccl_tuner.conf", "w");
+        CHECK(f != NULL);
+        if (f) {
+            fputs(
+                "allreduce,0,4294967295,tree,ll128,2,-1,-1\nallreduce,0,100,warp,simple,-1,-1,-1\n",
+                f);
+            fclose(f);
+        }
+        warns = g_log_warns;
+        ctx = NULL;
+        CHECK_EQ_INT(t->init(16, 2, test_logger, &ctx), ncclSuccess);
+        CHECK(g_log_warns > warns);
+        fill_table(tab, 0x1fffff);
+        t->getCollInfo(ctx, ncclFuncAllReduce, 1 << 20, 1, (float **)(void *)tab, 7, 3, 0, &nch);
+        CHECK(tab[NCCL_ALGO_TREE][NCCL_PROTO_LL128] == 0.0f);
+        t->destroy(ctx);
+        unlink("nccl_tuner.conf");
+        CHECK(chdir(cwd) == 0);
+        rmdir(dir);
+    }
     unsetenv("NCCL_RAIL_TOPO_PROFILE");
     dlclose(h);
 }
