@@ -26,7 +26,7 @@
 #define GID_TBL_MAX   256
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool g_done;
+static atomic_bool g_done; /* set once, after g_result/g_devs are final */
 static int g_result;
 static int g_ndevs;
 static struct rail_dev *g_devs[RAIL_MAX_DEVS];
@@ -329,7 +329,7 @@ static int discover(char *why, size_t whylen)
     }
     nc = list_ports(list, n, &filter, cands, RAIL_MAX_DEVS, skipped, sizeof(skipped));
     if (nc == 0) {
-        snprintf(why, whylen, "no usable RDMA port: %s%s", skipped,
+        snprintf(why, whylen, "no usable RDMA port:%s%s", skipped,
                  hca && *hca ? " (check NCCL_IB_HCA)" : "");
         ibv_free_device_list(list);
         return -ENODEV;
@@ -371,7 +371,7 @@ int rail_devices_init(void)
     if (!g_done) {
         why[0] = '\0';
         g_result = discover(why, sizeof(why));
-        g_done = true;
+        atomic_store(&g_done, true);
         if (g_result < 0) {
             RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin declines: %s", why);
         } else {

@@ -381,3 +381,64 @@ int it_reuse_send(struct it_side *s)
     }
     return 0;
 }
+
+/* ---- receive buffers smaller than the message: an error, never an overflow ---- */
+
+static const size_t k_too_big[] = {5000, 100000}; /* eager, rendezvous */
+
+int it_smaller_recv(struct it_side *s)
+{
+    struct it_plugin *p = s->p;
+    void *rc;
+    if (it_accept(p, s->dev, s->ctl, NULL, &rc))
+        return 1;
+    for (int i = 0; i < 2; i++) {
+        struct it_buf b;
+        void *req, *data;
+        size_t cap = 1000;
+        int tag = 2, sz[64];
+        if (it_buf_alloc(p, rc, &b, cap + GUARD))
+            return 1;
+        data = b.p;
+        if (it_irecv(p, rc, 1, &data, &cap, &tag, &b.mh, &req))
+            return 1;
+        int r = it_wait(p, req, sz);
+        if (r <= 0)
+            return it_fail("%zu bytes into a 1000-byte buffer: test returned %d", k_too_big[i], r);
+        if (check_guard(&b, 0, cap + GUARD))
+            return 1;
+        it_buf_free(p, rc, &b);
+        if (it_ctl_signal(s->ctl, 'R'))
+            return 1;
+    }
+    /* The connection still works afterwards. */
+    if (recv_one(s, rc, 3000, 3000, 2, 33))
+        return 1;
+    return p->net->closeRecv(rc) != ncclSuccess;
+}
+
+int it_smaller_send(struct it_side *s)
+{
+    struct it_plugin *p = s->p;
+    void *sc;
+    if (it_connect(p, s->dev, s->ctl, &sc))
+        return 1;
+    for (int i = 0; i < 2; i++) {
+        struct it_buf b;
+        void *req;
+        int sz[1];
+        if (it_buf_alloc(p, sc, &b, k_too_big[i]) ||
+            it_isend(p, sc, b.p, k_too_big[i], 2, b.mh, &req))
+            return 1;
+        int r = it_wait(p, req, sz);
+        /* An eager send cannot know; a rendezvous send reports the mismatch too. */
+        if (i == 1 && r <= 0)
+            return it_fail("rendezvous send into a smaller buffer: test returned %d", r);
+        if (it_ctl_wait(s->ctl, 'R'))
+            return 1;
+        it_buf_free(p, sc, &b);
+    }
+    if (send_one(s, sc, 3000, 2, 33, 0))
+        return 1;
+    return p->net->closeSend(sc) != ncclSuccess;
+}

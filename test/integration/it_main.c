@@ -16,20 +16,24 @@
 #define SCENARIO_TIMEOUT_S 240
 
 static const struct it_scenario k_scenarios[] = {
-    {"sizes", it_sizes_recv, it_sizes_send, 0, 0, NULL},
-    {"sizes_no_eager", it_sizes_recv, it_sizes_send, 0, 0, "NCCL_RAIL_EAGER_MAX=0"},
-    {"sizes_4qps", it_sizes_recv, it_sizes_send, 0, 0, "NCCL_IB_QPS_PER_CONNECTION=4"},
-    {"multirecv", it_multi_recv, it_multi_send, 0, 0, NULL},
-    {"multirecv_no_eager", it_multi_recv, it_multi_send, 0, 0, "NCCL_RAIL_EAGER_MAX=0"},
-    {"inflight32", it_inflight_a, it_inflight_b, 0, 0, NULL},
-    {"recv_larger", it_larger_recv, it_larger_send, 0, 0, NULL},
-    {"listen_reuse", it_reuse_recv, it_reuse_send, 0, 0, NULL},
-    {"close_inflight", it_close_recv, it_close_send, 0, 0, NULL},
-    {"sender_killed", it_killsend_recv, it_killsend_send, 1, 0, NULL},
-    {"receiver_killed", it_killrecv_recv, it_killrecv_send, 0, 1, NULL},
-    {"garbage_handle", it_idle, it_garbage_send, 0, 0, NULL},
-    {"hostile_peer", it_hostile_recv, it_hostile_send, 0, 0, NULL},
-    {"versions", it_idle, it_versions, 0, 0, NULL},
+    {"sizes", it_sizes_recv, it_sizes_send, 0, 0, NULL, NULL},
+    {"sizes_no_eager", it_sizes_recv, it_sizes_send, 0, 0, "NCCL_RAIL_EAGER_MAX=0", NULL},
+    {"sizes_4qps", it_sizes_recv, it_sizes_send, 0, 0, "NCCL_IB_QPS_PER_CONNECTION=4", NULL},
+    {"multirecv", it_multi_recv, it_multi_send, 0, 0, NULL, NULL},
+    {"multirecv_no_eager", it_multi_recv, it_multi_send, 0, 0, "NCCL_RAIL_EAGER_MAX=0", NULL},
+    {"inflight32", it_inflight_a, it_inflight_b, 0, 0, NULL, NULL},
+    {"recv_larger", it_larger_recv, it_larger_send, 0, 0, NULL, NULL},
+    {"recv_smaller", it_smaller_recv, it_smaller_send, 0, 0, NULL, NULL},
+    {"listen_reuse", it_reuse_recv, it_reuse_send, 0, 0, NULL, NULL},
+    {"close_inflight", it_close_recv, it_close_send, 0, 0, NULL, NULL},
+    {"sender_killed", it_killsend_recv, it_killsend_send, 1, 0, NULL, NULL},
+    {"receiver_killed", it_killrecv_recv, it_killrecv_send, 0, 1, NULL, NULL},
+    {"garbage_handle", it_idle, it_garbage_send, 0, 0, NULL, NULL},
+    {"hostile_peer", it_hostile_recv, it_hostile_send, 0, 0, NULL, NULL},
+    {"versions", it_idle, it_versions, 0, 0, NULL, NULL},
+    {"shim_v8", it_v8_recv, it_v8_send, 0, 0, NULL, NULL},
+    {"socket_ifname", it_ifname_recv, it_ifname_send, 0, 0, "NCCL_SOCKET_IFNAME==veth3", NULL},
+    {"decline_hca_filter", it_idle, it_idle, 0, 0, "NCCL_IB_HCA=^rxe", "NCCL_IB_HCA"},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
 
@@ -42,6 +46,8 @@ static int run_side(const struct it_scenario *sc, int recv, int ctl)
     g_it_role = recv ? "recv" : "send";
     if (sc->env)
         putenv((char *)sc->env);
+    if (sc->decline)
+        return it_load_declines(g_plugin, sc->decline);
     if (it_load(&p, g_plugin))
         return 1;
     s.dev = it_dev(&p, recv ? g_recv_dev : g_send_dev);

@@ -20,7 +20,8 @@ struct it_scenario {
     it_side_fn recv_side, send_side;
     int send_killed; /* the send side is expected to die by SIGKILL */
     int recv_killed;
-    const char *env; /* "NAME=VALUE" set in both sides before loading, or NULL */
+    const char *env;     /* "NAME=VALUE" set in both sides before loading, or NULL */
+    const char *decline; /* init must fail with an INFO line containing this (both sides) */
 };
 
 /* it_data.c */
@@ -32,6 +33,8 @@ int it_inflight_a(struct it_side *s);
 int it_inflight_b(struct it_side *s);
 int it_larger_recv(struct it_side *s);
 int it_larger_send(struct it_side *s);
+int it_smaller_recv(struct it_side *s);
+int it_smaller_send(struct it_side *s);
 int it_reuse_recv(struct it_side *s);
 int it_reuse_send(struct it_side *s);
 
@@ -47,5 +50,11 @@ int it_hostile_recv(struct it_side *s);
 int it_hostile_send(struct it_side *s);
 int it_versions(struct it_side *s);
 int it_idle(struct it_side *s);
+
+/* it_shim.c */
+int it_v8_recv(struct it_side *s);
+int it_v8_send(struct it_side *s);
+int it_ifname_recv(struct it_side *s);
+int it_ifname_send(struct it_side *s);
 
 #endif

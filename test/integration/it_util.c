@@ -29,6 +29,8 @@ double it_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static char g_last_info[2048];
+
 static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
                    const char *fmt, ...)
 {
@@ -38,6 +40,11 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
     if (verbose < 0) {
         const char *v = getenv("RAIL_IT_VERBOSE");
         verbose = v && *v == '1';
+    }
+    if (level == NCCL_LOG_INFO) {
+        va_start(ap, fmt);
+        vsnprintf(g_last_info, sizeof(g_last_info), fmt, ap);
+        va_end(ap);
     }
     if (level > NCCL_LOG_WARN && !verbose)
         return;
@@ -63,6 +70,24 @@ int it_load(struct it_plugin *p, const char *path)
         return it_fail("init failed");
     if (p->net->devices(&p->ndev) != ncclSuccess || p->ndev <= 0)
         return it_fail("devices() gave %d", p->ndev);
+    return 0;
+}
+
+int it_load_declines(const char *path, const char *why)
+{
+    ncclNetCommConfig_v11_t cfg = {NCCL_NET_TRAFFIC_CLASS_UNDEF};
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL), *ctx = NULL;
+    const ncclNet_v11_t *net = dl ? dlsym(dl, "ncclNetPlugin_v11") : NULL;
+    if (!net)
+        return it_fail("cannot load %s", path);
+    g_last_info[0] = '\0';
+    if (net->init(&ctx, 1, &cfg, logger, NULL) == ncclSuccess)
+        return it_fail("init succeeded, expected a decline (%s)", why);
+    if (net->finalize(ctx) != ncclSuccess)
+        return it_fail("finalize after the failed init");
+    if (!strstr(g_last_info, why))
+        return it_fail("decline message '%s' does not mention '%s'", g_last_info, why);
+    fprintf(stderr, "[%s] declined: %s\n", g_it_role, g_last_info);
     return 0;
 }
 
