@@ -20,12 +20,17 @@
 
 enum { ST_CONNECTING = 1, ST_SEND_META, ST_RECV_META, ST_SEND_READY, ST_RECV_READY };
 
+/* A connecting peer sends its metadata at once and READY right after our answer: one that stays
+ * silent this long is stuck or hostile, and must not block the listen comm forever. */
+#define ACCEPT_HANDSHAKE_NS (60ull * 1000000000ull)
+
 struct rail_conn_state {
     uint64_t cookie;
     struct rail_conn_state *next;
     int stage;
     int fd;
     int sl, tc;
+    uint64_t deadline_ns;   /* accept: the peer must finish the handshake by then */
     struct rail_comm *comm; /* send comm (connect) or receive comm (accept, after META_S) */
     struct rail_oob_tx tx;
     struct rail_oob_rx rx;
@@ -43,108 +48,11 @@ struct rail_listen_comm {
 static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rail_conn_state *g_connects;
 
-/* ---- comm lifetime ---- */
-
-static void comm_free(struct rail_comm *c)
-{
-    if (!c)
-        return;
-    rail_comm_destroy_links(c);
-    if (c->magic == RAIL_SEND_MAGIC) {
-        struct rail_send_comm *s = (struct rail_send_comm *)c;
-        free(s->fifo);
-        free(s->local);
-        rail_tagmap_free(&s->sent);
-    } else if (c->magic == RAIL_RECV_MAGIC) {
-        struct rail_recv_comm *r = (struct rail_recv_comm *)c;
-        free(r->records);
-        free(r->bounce);
-        free(r->staging);
-        rail_tagmap_free(&r->posted);
-    }
-    rail_oob_close(&c->fd);
-    c->magic = RAIL_DEAD_MAGIC;
-    free(c);
-}
-
-static int send_comm_create(struct rail_dev *dev, int nqps, struct rail_send_comm **out, char *err,
-                            size_t errlen)
-{
-    struct rail_send_comm *s = calloc(1, sizeof(*s));
-    int rc;
-    if (!s)
-        return -ENOMEM;
-    s->base.magic = RAIL_SEND_MAGIC;
-    s->base.nrails = 1;
-    s->base.nqps = nqps;
-    s->base.fd = -1;
-    rail_send_init_state(s);
-    rc = rail_link_create(&s->base, 0, dev, nqps, RAIL_SEND_SQ, 1, err, errlen);
-    if (rc == 0)
-        rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
-    if (rc == 0)
-        rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION, true, err, errlen);
-    if (rc == 0)
-        rc = rail_region_alloc((size_t)RAIL_SEND_REQS * RAIL_LOCAL_STRIDE, &s->local);
-    if (rc == 0)
-        rc = rail_region_reg(&s->base, 1, s->local, (size_t)RAIL_SEND_REQS * RAIL_LOCAL_STRIDE,
-                             false, err, errlen);
-    if (rc < 0) {
-        if (rc == -ENOMEM && !err[0])
-            snprintf(err, errlen, "out of memory for the send comm");
-        comm_free(&s->base);
-        return rc;
-    }
-    *out = s;
-    return 0;
-}
-
-static int recv_comm_create(struct rail_dev *dev, int nqps, struct rail_recv_comm **out, char *err,
-                            size_t errlen)
-{
-    struct rail_recv_comm *r = calloc(1, sizeof(*r));
-    long long eager = rail_param_int(RAIL_PARAM_EAGER_MAX);
-    int rc;
-    if (!r)
-        return -ENOMEM;
-    r->base.magic = RAIL_RECV_MAGIC;
-    r->base.nrails = 1;
-    r->base.nqps = nqps;
-    r->base.fd = -1;
-    r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
-    r->eager_slots = eager > 0 ? RAIL_EAGER_SLOTS : 0;
-    r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
-    rail_recv_init_state(r);
-    rc = rail_link_create(&r->base, 0, dev, nqps, RAIL_RECV_SQ, RAIL_RECV_RQ, err, errlen);
-    if (rc == 0)
-        rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
-    if (rc == 0)
-        rc = rail_region_reg(&r->base, 0, r->records, RAIL_RECORDS_SIZE, true, err, errlen);
-    if (rc == 0 && r->eager_slots) {
-        size_t len = (size_t)r->eager_slots * r->slot_stride;
-        rc = rail_region_alloc(len, &r->bounce);
-        if (rc == 0)
-            rc = rail_region_reg(&r->base, 1, r->bounce, len, true, err, errlen);
-    }
-    if (rc == 0)
-        rc = rail_region_alloc(RAIL_STAGING_SIZE, &r->staging);
-    if (rc == 0)
-        rc = rail_region_reg(&r->base, 2, r->staging, RAIL_STAGING_SIZE, false, err, errlen);
-    if (rc < 0) {
-        if (rc == -ENOMEM && !err[0])
-            snprintf(err, errlen, "out of memory for the receive comm");
-        comm_free(&r->base);
-        return rc;
-    }
-    *out = r;
-    return 0;
-}
-
 static void state_free(struct rail_conn_state *st)
 {
     if (!st)
         return;
-    comm_free(st->comm);
+    rail_comm_free(st->comm);
     rail_oob_close(&st->fd);
     free(st);
 }
@@ -216,7 +124,7 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_dev *d,
     st->fd = -1;
     st->sl = sl >= 0 ? (int)sl : 0;
     st->tc = tc >= 0 ? (int)tc : (ctx && ctx->traffic_class >= 0 ? ctx->traffic_class & 255 : 0);
-    rc = send_comm_create(d, nqps, &s, err, errlen);
+    rc = rail_send_comm_create(d, nqps, &s, err, errlen);
     if (rc < 0) {
         free(st);
         return rc;
@@ -415,7 +323,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
         snprintf(err, errlen, "peer stripes over %d rails, this device has 1", m->nrails);
         return -EPROTO;
     }
-    rc = recv_comm_create(lc->dev, m->nqps, &r, err, errlen);
+    rc = rail_recv_comm_create(lc->dev, m->nqps, &r, err, errlen);
     if (rc < 0)
         return rc;
     st->comm = &r->base;
@@ -464,8 +372,10 @@ static int accept_step(struct rail_listen_comm *lc, struct rail_conn_state *st, 
         switch (st->stage) {
         case ST_CONNECTING:
             rc = rail_oob_accept(lc->fd, &st->fd, err, errlen);
-            if (rc == 1)
+            if (rc == 1) {
                 st->stage = ST_RECV_META;
+                st->deadline_ns = rail_now_ns() + ACCEPT_HANDSHAKE_NS;
+            }
             continue;
         case ST_RECV_META:
             rc = rail_oob_recv(st->fd, &st->rx, RAIL_FRAME_META_S, err, errlen);
@@ -494,6 +404,11 @@ static int accept_step(struct rail_listen_comm *lc, struct rail_conn_state *st, 
         default:
             return -EINVAL;
         }
+    }
+    if (rc == 0 && st->stage != ST_CONNECTING && rail_now_ns() > st->deadline_ns) {
+        snprintf(err, errlen, "the peer did not complete the handshake within %llu s",
+                 ACCEPT_HANDSHAKE_NS / 1000000000ull);
+        rc = -ETIMEDOUT;
     }
     return rc;
 }
@@ -556,7 +471,7 @@ int rail_net_close_send(void *send_comm)
         RAIL_WARN(NCCL_NET, "closeSend: %p is not a send comm of this plugin", send_comm);
         return -EINVAL;
     }
-    comm_free(c);
+    rail_comm_free(c);
     return 0;
 }
 
@@ -569,6 +484,6 @@ int rail_net_close_recv(void *recv_comm)
         RAIL_WARN(NCCL_NET, "closeRecv: %p is not a receive comm of this plugin", recv_comm);
         return -EINVAL;
     }
-    comm_free(c);
+    rail_comm_free(c);
     return 0;
 }

@@ -10,6 +10,7 @@
 #include "net_comm.h"
 #include "net_link.h"
 #include "net_verbs.h"
+#include "net_oob.h"
 #include "params.h"
 
 uint64_t rail_now_ns(void)
@@ -191,5 +192,102 @@ int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count)
         if (rc < 0)
             return rc;
     }
+    return 0;
+}
+
+/* ---- send and receive comms ---- */
+
+void rail_comm_free(struct rail_comm *c)
+{
+    if (!c)
+        return;
+    rail_comm_destroy_links(c);
+    if (c->magic == RAIL_SEND_MAGIC) {
+        struct rail_send_comm *s = (struct rail_send_comm *)c;
+        free(s->fifo);
+        free(s->local);
+        rail_tagmap_free(&s->sent);
+    } else if (c->magic == RAIL_RECV_MAGIC) {
+        struct rail_recv_comm *r = (struct rail_recv_comm *)c;
+        free(r->records);
+        free(r->bounce);
+        free(r->staging);
+        rail_tagmap_free(&r->posted);
+    }
+    rail_oob_close(&c->fd);
+    c->magic = RAIL_DEAD_MAGIC;
+    free(c);
+}
+
+int rail_send_comm_create(struct rail_dev *dev, int nqps, struct rail_send_comm **out, char *err,
+                          size_t errlen)
+{
+    struct rail_send_comm *s = calloc(1, sizeof(*s));
+    int rc;
+    if (!s)
+        return -ENOMEM;
+    s->base.magic = RAIL_SEND_MAGIC;
+    s->base.nrails = 1;
+    s->base.nqps = nqps;
+    s->base.fd = -1;
+    rail_send_init_state(s);
+    rc = rail_link_create(&s->base, 0, dev, nqps, RAIL_SEND_SQ, 1, err, errlen);
+    if (rc == 0)
+        rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
+    if (rc == 0)
+        rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION, true, err, errlen);
+    if (rc == 0)
+        rc = rail_region_alloc((size_t)RAIL_SEND_REQS * RAIL_LOCAL_STRIDE, &s->local);
+    if (rc == 0)
+        rc = rail_region_reg(&s->base, 1, s->local, (size_t)RAIL_SEND_REQS * RAIL_LOCAL_STRIDE,
+                             false, err, errlen);
+    if (rc < 0) {
+        if (rc == -ENOMEM && !err[0])
+            snprintf(err, errlen, "out of memory for the send comm");
+        rail_comm_free(&s->base);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int rail_recv_comm_create(struct rail_dev *dev, int nqps, struct rail_recv_comm **out, char *err,
+                          size_t errlen)
+{
+    struct rail_recv_comm *r = calloc(1, sizeof(*r));
+    long long eager = rail_param_int(RAIL_PARAM_EAGER_MAX);
+    int rc;
+    if (!r)
+        return -ENOMEM;
+    r->base.magic = RAIL_RECV_MAGIC;
+    r->base.nrails = 1;
+    r->base.nqps = nqps;
+    r->base.fd = -1;
+    r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
+    r->eager_slots = eager > 0 ? RAIL_EAGER_SLOTS : 0;
+    r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
+    rail_recv_init_state(r);
+    rc = rail_link_create(&r->base, 0, dev, nqps, RAIL_RECV_SQ, RAIL_RECV_RQ, err, errlen);
+    if (rc == 0)
+        rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
+    if (rc == 0)
+        rc = rail_region_reg(&r->base, 0, r->records, RAIL_RECORDS_SIZE, true, err, errlen);
+    if (rc == 0 && r->eager_slots) {
+        size_t len = (size_t)r->eager_slots * r->slot_stride;
+        rc = rail_region_alloc(len, &r->bounce);
+        if (rc == 0)
+            rc = rail_region_reg(&r->base, 1, r->bounce, len, true, err, errlen);
+    }
+    if (rc == 0)
+        rc = rail_region_alloc(RAIL_STAGING_SIZE, &r->staging);
+    if (rc == 0)
+        rc = rail_region_reg(&r->base, 2, r->staging, RAIL_STAGING_SIZE, false, err, errlen);
+    if (rc < 0) {
+        if (rc == -ENOMEM && !err[0])
+            snprintf(err, errlen, "out of memory for the receive comm");
+        rail_comm_free(&r->base);
+        return rc;
+    }
+    *out = r;
     return 0;
 }

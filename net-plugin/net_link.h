@@ -23,4 +23,15 @@ int rail_link_check_peer(const struct rail_comm *c, const struct rail_meta *peer
 int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl, int tc, char *err,
                       size_t errlen);
 
+/* A send comm on dev with nqps QPs: FIFO/credit region (mr[0], remotely writable) and the
+ * per-request local sources (mr[1]). */
+int rail_send_comm_create(struct rail_dev *dev, int nqps, struct rail_send_comm **out, char *err,
+                          size_t errlen);
+/* A receive comm: size records (mr[0]) and eager bounce slots (mr[1]), both remotely
+ * writable, and the CTS staging area (mr[2]). */
+int rail_recv_comm_create(struct rail_dev *dev, int nqps, struct rail_recv_comm **out, char *err,
+                          size_t errlen);
+/* Destroys QPs, CQs and registrations, frees the regions, closes the socket. NULL is fine. */
+void rail_comm_free(struct rail_comm *c);
+
 #endif
