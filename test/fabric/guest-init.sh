@@ -69,10 +69,12 @@ for i in 0 1 2 3; do
   echo 1 >/proc/sys/net/ipv4/conf/veth$i/accept_local
 done
 
-# Both ends of a rail live in one network namespace, so by default the kernel
-# routes 10.0.1.1 -> 10.0.1.2 through lo (the 'local' table is consulted
-# first), where no rxe device listens: QP connection setup then times out.
-# Rules (lower pref first):
+# Both ends of a rail live in one network namespace, so the peer's address is
+# local. rxe pins its output netdev, so its packets do leave through the veth;
+# the receiving veth then needs accept_local=1 (set above), or it drops them.
+# Lookups that pin no netdev (rdma_cm with a source address, a socket bound to
+# A<i>) would still resolve the peer via lo; these rules send them through
+# the veth too (lower pref first):
 #   10  packets that arrived on a veth: normal local delivery
 #   20  from A<i> to A<peer>: a per-pair table that sends them out of veth<i>
 #   100 everything else: the local table, moved down from pref 0
