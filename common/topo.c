@@ -310,19 +310,23 @@ void rail_topo_finalize(struct rail_topo *t)
                 t->gdr = true;
 }
 
+int rail_topo_gpu_best_path(const struct rail_topo *t, int g)
+{
+    int best = RAIL_PATH_DIS;
+    for (int n = 0; n < t->n_nics && n < RAIL_TOPO_MAX_NICS; n++)
+        if (t->nics[n].active && t->path[g][n] < best)
+            best = t->path[g][n];
+    return best;
+}
+
 int rail_topo_gpu_net(const struct rail_topo *t, int gpu, struct rail_gpu_net *out)
 {
     int best[RAIL_TOPO_MAX_GPUS];
     if (!t || !out || gpu < 0 || gpu >= t->n_gpus || t->n_gpus > RAIL_TOPO_MAX_GPUS ||
         t->n_nics < 0 || t->n_nics > RAIL_TOPO_MAX_NICS)
         return -EINVAL;
-    /* Best (lowest) path class of every GPU over the active NICs. */
-    for (int g = 0; g < t->n_gpus; g++) {
-        best[g] = RAIL_PATH_DIS;
-        for (int n = 0; n < t->n_nics; n++)
-            if (t->nics[n].active && t->path[g][n] < best[g])
-                best[g] = t->path[g][n];
-    }
+    for (int g = 0; g < t->n_gpus; g++)
+        best[g] = rail_topo_gpu_best_path(t, g);
     out->best_path = best[gpu];
     out->n_nearest = 0;
     out->nearest_gbps = 0.0f;
