@@ -1,5 +1,6 @@
 /* Root-prefixed /sys and /proc reader (see topo_sysfs.h). */
 #include "topo_sysfs.h"
+#include "ib_speed.h"
 #include "topo.h"
 #include "topo_internal.h"
 
@@ -8,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,65 +137,6 @@ static bool safe_component(const char *s)
            strlen(s) < RAIL_SYSFS_NAME_LEN;
 }
 
-int rail_ib_rate_text_mbps(const char *rate)
-{
-    /* Per-lane Gb/s the kernel uses for each speed name when it prints "rate". */
-    static const struct {
-        const char *name;
-        double gbps;
-    } speeds[] = {{"SDR", 2.5}, {"DDR", 5},  {"QDR", 10},  {"FDR10", 10}, {"FDR", 14},
-                  {"EDR", 25},  {"HDR", 50}, {"NDR", 100}, {"XDR", 200}};
-    const char *p = rate, *paren;
-    char *end;
-    double v;
-    if (!rate)
-        return -EINVAL;
-    while (isspace((unsigned char)*p))
-        p++;
-    if (isdigit((unsigned char)*p)) {
-        v = strtod(p, &end);
-        while (*end == ' ')
-            end++;
-        if (strncmp(end, "Gb/sec", 6) == 0 && v > 0 && v <= 10000)
-            return (int)lround(v * 1000.0);
-    }
-    /* "(4X NDR)": lanes x per-lane speed. */
-    paren = strchr(rate, '(');
-    if (paren) {
-        long lanes = strtol(paren + 1, &end, 10);
-        if (lanes > 0 && lanes <= 32 && (*end == 'X' || *end == 'x') && end[1] == ' ') {
-            const char *name = end + 2;
-            for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++) {
-                size_t l = strlen(speeds[i].name);
-                if (strncmp(name, speeds[i].name, l) == 0 && name[l] == ')')
-                    return (int)lround(lanes * speeds[i].gbps * 1000.0);
-            }
-        }
-    }
-    return -EINVAL;
-}
-
-static int first_bit(unsigned v)
-{
-    for (int i = 0; i < 32; i++)
-        if (v & (1u << i))
-            return i;
-    return -1;
-}
-
-int rail_ib_speed_width_mbps(unsigned active_speed, unsigned active_speed_ex, unsigned active_width)
-{
-    /* NCCL net_ib: ibvSpeeds[firstBit(speed)] x ibvWidths[firstBit(width)]. */
-    static const int speeds[] = {2500, 5000, 10000, 10000, 14000, 25000, 50000, 100000, 200000};
-    static const int widths[] = {1, 4, 8, 12, 2};
-    unsigned speed = active_speed_ex ? active_speed_ex : active_speed;
-    int s = first_bit(speed), w = first_bit(active_width);
-    if (s < 0 || s >= (int)(sizeof(speeds) / sizeof(speeds[0])) || w < 0 ||
-        w >= (int)(sizeof(widths) / sizeof(widths[0])))
-        return 0;
-    return speeds[s] * widths[w];
-}
-
 int rail_sysfs_ib_port(const char *root, const char *dev, int port, struct rail_sysfs_ib_port *out)
 {
     char dir[512], path[PATH_MAX], buf[128];
@@ -211,7 +152,7 @@ int rail_sysfs_ib_port(const char *root, const char *dev, int port, struct rail_
         return -ENOENT;
     snprintf(path, sizeof(path), "%s/rate", dir);
     if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0) {
-        rc = rail_ib_rate_text_mbps(buf);
+        rc = rail_ib_rate_parse(buf);
         if (rc > 0)
             out->speed_mbps = rc;
     }
