@@ -249,17 +249,6 @@ int rail_busid_normalize(const char *in, char out[16])
     return 0;
 }
 
-int rail_topo_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
-
 int rail_bcm_switch_gen(uint64_t id, int level)
 {
     uint64_t masked = id & ~(uint64_t)0xfff;

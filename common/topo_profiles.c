@@ -7,6 +7,7 @@
  * NIC names are synthetic (GPU group k at bus 0x18 + 0x10 k, its NICs on the following buses):
  * the cost model does not use them. NVLink bandwidth follows from sm and link count through
  * NCCL's per-link numbers (rail_nvlink_bw_per_link). Inter-CPU bandwidth is NCCL's table. */
+#include "strutil.h"
 #include "topo.h"
 #include "topo_internal.h"
 
@@ -211,7 +212,7 @@ int rail_topo_load_profile(const char *name, struct rail_topo *t, char *err, siz
 {
     char known[128] = "";
     if (!t)
-        return rail_topo_fail(err, errlen, "no topology to fill");
+        return rail_fail(err, errlen, "no topology to fill");
     for (size_t i = 0; name && i < N_PROFILES; i++)
         if (strcasecmp(name, g_profiles[i].name) == 0) {
             build(&g_profiles[i], t);
@@ -221,6 +222,6 @@ int rail_topo_load_profile(const char *name, struct rail_topo *t, char *err, siz
         size_t l = strlen(known);
         snprintf(known + l, sizeof(known) - l, "%s%s", i ? ", " : "", g_profiles[i].name);
     }
-    return rail_topo_fail(err, errlen, "unknown topology profile '%s' (known: %s)",
-                          name ? name : "(null)", known);
+    return rail_fail(err, errlen, "unknown topology profile '%s' (known: %s)",
+                     name ? name : "(null)", known);
 }
