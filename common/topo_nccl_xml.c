@@ -98,17 +98,13 @@ static int attr(const xmlNode *n, const char *name, char *buf, size_t len)
 static int attr_int(struct parse_ctx *c, const xmlNode *n, const char *name, long lo, long hi,
                     long *out)
 {
-    char buf[64], *end;
-    long v;
+    char buf[64];
     int rc = attr(n, name, buf, sizeof(buf));
     if (rc == 0)
         return 0;
-    errno = 0;
-    v = rc > 0 ? strtol(buf, &end, 0) : 0;
-    if (rc < 0 || errno || end == buf || *end != '\0' || v < lo || v > hi)
+    if (rc < 0 || rail_parse_long(buf, 0, lo, hi, out) != 0)
         return fail_at(c, n, "<%s> %s=\"%s\" is not an integer in [%ld, %ld]",
                        (const char *)n->name, name, rc < 0 ? "(too long)" : buf, lo, hi);
-    *out = v;
     return 1;
 }
 

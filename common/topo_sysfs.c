@@ -1,6 +1,7 @@
 /* Root-prefixed /sys and /proc reader (see topo_sysfs.h). */
 #include "topo_sysfs.h"
 #include "ib_speed.h"
+#include "strutil.h"
 #include "topo.h"
 #include "topo_internal.h"
 
@@ -180,12 +181,10 @@ static int read_link(const char *root, const char *dir, int *gen, int *width)
     if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0)
         *gen = rail_pcie_gen_from_text(buf);
     snprintf(path, sizeof(path), "%s/max_link_width", dir);
-    if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0) {
-        char *end;
-        long w = strtol(buf, &end, 10);
-        if (*end == '\0' && w > 0 && w <= 32)
-            *width = (int)w;
-    }
+    long w;
+    if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0 &&
+        rail_parse_long(buf, 10, 1, 32, &w) == 0)
+        *width = (int)w;
     return (*gen && *width) ? 0 : -ENOENT;
 }
 
@@ -225,15 +224,15 @@ int rail_sysfs_pcie_link(const char *root, const char *busid, int *gen, int *wid
 
 int rail_sysfs_pci_numa(const char *root, const char *busid)
 {
-    char path[PATH_MAX], buf[32], *end;
+    char path[PATH_MAX], buf[32];
     long v;
     if (!safe_component(busid))
         return -1;
     snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", busid);
-    if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0)
+    if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
+        rail_parse_long(buf, 10, 0, 4095, &v) != 0)
         return -1;
-    v = strtol(buf, &end, 10);
-    return (*end == '\0' && v >= 0 && v < 4096) ? (int)v : -1;
+    return (int)v;
 }
 
 bool rail_sysfs_peermem(const char *root)

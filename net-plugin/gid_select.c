@@ -102,15 +102,13 @@ int rail_gid_range_parse(const char *cidr, int af, struct rail_gid_range *r, cha
     if (inet_pton(af, addr, bin) != 1)
         return rail_fail(err, errlen, "address range '%s': '%s' is not an %s address", q, addr,
                          fam);
-    const char *p = slash + 1;
-    int plen = 0, ndig = 0, max = af == AF_INET ? 32 : 128;
-    for (; isdigit((unsigned char)*p) && ndig < 4; p++, ndig++)
-        plen = plen * 10 + (*p - '0');
-    if (ndig == 0 || *p || plen > max)
+    int max = af == AF_INET ? 32 : 128;
+    uint64_t plen;
+    if (rail_parse_digits(slash + 1, strlen(slash + 1), 4, (uint64_t)max, &plen) != 0)
         return rail_fail(err, errlen, "address range '%s': prefix length must be a number 0..%d", q,
                          max);
     r->af = af;
-    r->prefixlen = plen;
+    r->prefixlen = (int)plen;
     memcpy(r->addr, bin, af == AF_INET ? 4 : 16);
     return 0;
 }
@@ -278,13 +276,8 @@ static int parse_type(const char *s)
 /* Decimal slot name ("0".."999999"), or -1. */
 static int slot_number(const char *name)
 {
-    int v = 0, n = 0;
-    for (; isdigit((unsigned char)*name); name++, n++) {
-        if (n == 6)
-            return -1;
-        v = v * 10 + (*name - '0');
-    }
-    return (n == 0 || *name) ? -1 : v;
+    uint64_t v;
+    return rail_parse_digits(name, strlen(name), 6, UINT64_MAX, &v) == 0 ? (int)v : -1;
 }
 
 static bool dev_name_ok(const char *dev)
@@ -363,12 +356,8 @@ static int parse_override(const char *s, size_t n, int idx, struct rail_gid_over
                              "entry %d ('%s'): white space or control character in name", idx + 1,
                              q);
     }
-    const char *p = colon + 1, *end = s + n;
-    long v = 0;
-    int ndig = 0;
-    for (; p < end && isdigit((unsigned char)*p) && ndig < 6; p++, ndig++)
-        v = v * 10 + (*p - '0');
-    if (ndig == 0 || p != end || v > RAIL_GID_INDEX_MAX)
+    uint64_t v;
+    if (rail_parse_digits(colon + 1, n - name_len - 1, 6, RAIL_GID_INDEX_MAX, &v) != 0)
         return rail_fail(err, errlen, "entry %d ('%s'): GID index must be a number 0..%d", idx + 1,
                          q, RAIL_GID_INDEX_MAX);
     memcpy(o->dev, s, name_len);

@@ -43,17 +43,10 @@ static int parse_entry(const char *s, size_t n, int idx, struct rail_hca_filter_
     const char *pe = memchr(pp, ':', (size_t)(end - pp));
     if (!pe)
         pe = end;
-    int port = 0;
-    bool ok = pe > pp && pe - pp <= 3;
-    for (const char *c = pp; ok && c < pe; c++) {
-        if (!isdigit((unsigned char)*c))
-            ok = false;
-        else
-            port = port * 10 + (*c - '0');
-    }
-    if (!ok || port < 1 || port > 255)
+    uint64_t port;
+    if (rail_parse_digits(pp, (size_t)(pe - pp), 3, 255, &port) != 0 || port < 1)
         return rail_fail(err, errlen, "entry %d ('%s'): port must be a number 1..255", idx + 1, q);
-    e->port = port;
+    e->port = (int)port;
     return 0;
 }
 

@@ -119,22 +119,6 @@ static void quote(char *dst, size_t dstlen, const char *s, size_t len)
 #define FIELD_ARGS(i) (i) + 1, k_columns[i]
 #define QUOTED(q, f)  (quote((q), sizeof(q), (f).s, (f).len), (q))
 
-/* Digits only, no sign; false on overflow or anything else. */
-static bool parse_digits(struct field f, size_t ndigits, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (ndigits == 0)
-        return false;
-    for (size_t i = 0; i < ndigits; i++) {
-        unsigned d = (unsigned)(f.s[i] - '0');
-        if (d > 9 || v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
-}
-
 static int parse_bytes(int i, struct field f, uint64_t *out, char *err, size_t errlen)
 {
     char q[200];
@@ -180,7 +164,8 @@ static int parse_bytes(int i, struct field f, uint64_t *out, char *err, size_t e
                              "bad byte count %s; expected digits with an optional K, M or G "
                              "suffix, or *",
                              FIELD_ARGS(i), QUOTED(q, f));
-    if (!parse_digits(f, nd, out) || (shift && *out > (UINT64_MAX >> shift)))
+    if (rail_parse_digits(f.s, nd, SIZE_MAX, UINT64_MAX, out) != 0 ||
+        (shift && *out > (UINT64_MAX >> shift)))
         return rail_fail(err, errlen, FIELD_FMT "byte count %s is larger than 2^64-1",
                          FIELD_ARGS(i), QUOTED(q, f));
     *out <<= shift;
@@ -202,7 +187,8 @@ static int parse_int(int i, struct field f, int lo, int hi, const char *range, i
         if (f.s[k] < '0' || f.s[k] > '9')
             return rail_fail(err, errlen, FIELD_FMT "bad number %s; expected %s", FIELD_ARGS(i),
                              QUOTED(q, f), range);
-    if (!parse_digits(f, f.len, &v) || v < (uint64_t)lo || v > (uint64_t)hi)
+    if (rail_parse_digits(f.s, f.len, SIZE_MAX, UINT64_MAX, &v) != 0 || v < (uint64_t)lo ||
+        v > (uint64_t)hi)
         return rail_fail(err, errlen, FIELD_FMT "%s is out of range; expected %s", FIELD_ARGS(i),
                          QUOTED(q, f), range);
     *out = (int)v;

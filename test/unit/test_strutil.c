@@ -1,8 +1,10 @@
-/* strutil: error-buffer writers and the printable copy used in messages. */
+/* strutil: error-buffer writers, the printable copy used in messages, strict number parsing. */
 #include "check.h"
 #include "strutil.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 
 static void test_set_err(void)
 {
@@ -57,9 +59,75 @@ static void test_quote(void)
     rail_quote(NULL, 8, "abc", 3);
 }
 
+static void test_parse_digits(void)
+{
+    uint64_t v = 77;
+    CHECK_EQ_INT(rail_parse_digits("255", 3, 3, 255, &v), 0);
+    CHECK_EQ_INT(v, 255);
+    CHECK_EQ_INT(rail_parse_digits("0", 1, 3, 255, &v), 0);
+    CHECK_EQ_INT(v, 0);
+    CHECK_EQ_INT(rail_parse_digits("12:3", 2, 3, 255, &v), 0); /* only s[0..n) counts */
+    CHECK_EQ_INT(v, 12);
+    CHECK_EQ_INT(rail_parse_digits("007", 3, 3, 255, &v), 0);
+    CHECK_EQ_INT(v, 7);
+    v = 77;
+    CHECK_EQ_INT(rail_parse_digits("256", 3, 3, 255, &v), -EINVAL);  /* above max */
+    CHECK_EQ_INT(rail_parse_digits("0007", 4, 3, 255, &v), -EINVAL); /* too many digits */
+    CHECK_EQ_INT(rail_parse_digits("", 0, 3, 255, &v), -EINVAL);     /* no digit */
+    CHECK_EQ_INT(rail_parse_digits("1a", 2, 3, 255, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_digits("+1", 2, 3, 255, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_digits("-1", 2, 3, 255, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_digits(" 1", 2, 3, 255, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_digits("1 ", 2, 3, 255, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_digits("1\0", 2, 3, 255, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_digits(NULL, 1, 3, 255, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_digits("5", 1, 3, 4, &v), -EINVAL); /* a single digit above max */
+    CHECK_EQ_INT(v, 77);                                        /* untouched by every failure */
+    /* The whole uint64_t range, and overflow by one. */
+    CHECK_EQ_INT(rail_parse_digits("18446744073709551615", 20, SIZE_MAX, UINT64_MAX, &v), 0);
+    CHECK(v == UINT64_MAX);
+    CHECK_EQ_INT(rail_parse_digits("18446744073709551616", 20, SIZE_MAX, UINT64_MAX, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_digits("99999999999999999999999", 23, SIZE_MAX, UINT64_MAX, &v),
+                 -EINVAL);
+    CHECK(v == UINT64_MAX);
+}
+
+static void test_parse_long(void)
+{
+    long v = 77;
+    CHECK_EQ_INT(rail_parse_long("16", 10, 1, 32, &v), 0);
+    CHECK_EQ_INT(v, 16);
+    CHECK_EQ_INT(rail_parse_long(" +8", 10, 1, 32, &v), 0); /* as strtol: blanks, sign */
+    CHECK_EQ_INT(v, 8);
+    CHECK_EQ_INT(rail_parse_long("0x10de", 0, 0, 0xffff, &v), 0);
+    CHECK_EQ_INT(v, 0x10de);
+    CHECK_EQ_INT(rail_parse_long("-1", 0, -1, 1, &v), 0);
+    CHECK_EQ_INT(v, -1);
+    v = 77;
+    CHECK_EQ_INT(rail_parse_long("33", 10, 1, 32, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_long("0", 10, 1, 32, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_long("", 10, 0, 32, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_long("  ", 10, 0, 32, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_long("16 ", 10, 1, 32, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_long("16x", 10, 1, 32, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_long("0x10", 10, 0, 32, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_long(NULL, 10, 0, 32, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_long("99999999999999999999", 10, LONG_MIN, LONG_MAX, &v), -EINVAL);
+    CHECK_EQ_INT(rail_parse_long("-99999999999999999999", 10, LONG_MIN, LONG_MAX, &v), -EINVAL);
+    CHECK_EQ_INT(v, 77);
+    /* errno is left as the caller had it. */
+    errno = EAGAIN;
+    CHECK_EQ_INT(rail_parse_long("99999999999999999999", 10, 0, 1, &v), -EINVAL);
+    CHECK_EQ_INT(errno, EAGAIN);
+    CHECK_EQ_INT(rail_parse_long("1", 10, 0, 1, &v), 0);
+    CHECK_EQ_INT(errno, EAGAIN);
+}
+
 int main(void)
 {
     test_set_err();
     test_quote();
+    test_parse_digits();
+    test_parse_long();
     return check_report("test_strutil");
 }
