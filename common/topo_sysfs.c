@@ -37,7 +37,7 @@ static int join(const char *root, const char *path, char *out, size_t len)
 int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len)
 {
     char full[PATH_MAX];
-    ssize_t got;
+    ssize_t got = 0;
     size_t total = 0;
     int fd, rc = join(root, path, full, sizeof(full));
     if (rc)
@@ -47,8 +47,13 @@ int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len)
     fd = open(full, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    while (total < len - 1 && (got = read(fd, buf + total, len - 1 - total)) > 0)
-        total += (size_t)got;
+    while (total < len - 1) {
+        got = read(fd, buf + total, len - 1 - total);
+        if (got > 0)
+            total += (size_t)got;
+        else if (got == 0 || errno != EINTR)
+            break;
+    }
     if (got < 0) {
         rc = -errno;
         close(fd);

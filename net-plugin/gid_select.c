@@ -1,17 +1,16 @@
 /* RoCE GID selection, sysfs GID table reader and NCCL_RAIL_GID_INDEX parser (see gid_select.h). */
 #include "gid_select.h"
 #include "strutil.h"
+#include "topo_sysfs.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 static const uint8_t zero_gid[16];
 
@@ -236,34 +235,6 @@ int rail_gid_select(const struct rail_gid_entry *tbl, int n, int af, int roce_ve
 
 /* ---- sysfs ---- */
 
-/* Read up to len-1 bytes of path into buf (NUL-terminated, trailing white space removed).
- * Returns the length or -errno. */
-static int read_small(const char *path, char *buf, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    size_t got = 0;
-    while (got < len - 1) {
-        ssize_t r = read(fd, buf + got, len - 1 - got);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            return -e;
-        }
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    buf[got] = '\0';
-    while (got > 0 && isspace((unsigned char)buf[got - 1]))
-        buf[--got] = '\0';
-    return (int)got;
-}
-
 static int parse_type(const char *s)
 {
     if (strcmp(s, "RoCE v2") == 0)
@@ -294,12 +265,13 @@ int rail_gid_read_sysfs(const char *root, const char *dev, int port, struct rail
         return -EINVAL;
     if (!root)
         root = "";
-    char base[PATH_MAX], path[PATH_MAX + 64];
-    int w = snprintf(base, sizeof(base), "%s/sys/class/infiniband/%s/ports/%d", root, dev, port);
-    if (w < 0 || (size_t)w >= sizeof(base) - 32)
+    /* port_dir: as seen on the node (rail_sysfs_read adds root); gids: with root, for opendir. */
+    char port_dir[RAIL_GID_DEV_NAME_MAX + 64], gids[PATH_MAX], path[sizeof(port_dir) + 32];
+    snprintf(port_dir, sizeof(port_dir), "/sys/class/infiniband/%s/ports/%d", dev, port);
+    int w = snprintf(gids, sizeof(gids), "%s%s/gids", root, port_dir);
+    if (w < 0 || (size_t)w >= sizeof(gids) - 32)
         return -ENAMETOOLONG;
-    snprintf(path, sizeof(path), "%s/gids", base);
-    DIR *d = opendir(path);
+    DIR *d = opendir(gids);
     if (!d)
         return -errno;
     int n = 0;
@@ -316,13 +288,14 @@ int rail_gid_read_sysfs(const char *root, const char *dev, int port, struct rail
         struct rail_gid_entry *e = &tbl[i];
         memset(e, 0, sizeof(*e));
         char buf[128];
-        snprintf(path, sizeof(path), "%s/gids/%d", base, i);
-        if (read_small(path, buf, sizeof(buf)) <= 0 || inet_pton(AF_INET6, buf, e->gid) != 1) {
+        snprintf(path, sizeof(path), "%s/gids/%d", port_dir, i);
+        if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
+            inet_pton(AF_INET6, buf, e->gid) != 1) {
             memset(e->gid, 0, sizeof(e->gid));
             continue;
         }
-        snprintf(path, sizeof(path), "%s/gid_attrs/types/%d", base, i);
-        if (read_small(path, buf, sizeof(buf)) <= 0) {
+        snprintf(path, sizeof(path), "%s/gid_attrs/types/%d", port_dir, i);
+        if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0) {
             memset(e->gid, 0, sizeof(e->gid));
             continue;
         }
