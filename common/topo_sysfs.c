@@ -136,11 +136,15 @@ int rail_sysfs_list(const char *root, const char *dir, char (*names)[RAIL_SYSFS_
     return n;
 }
 
-/* A name read from sysfs or the user that we paste into a path: no '/', not "." or "..". */
-static bool safe_component(const char *s)
+bool rail_sysfs_name_ok(const char *s, size_t max_len)
 {
     return s && *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0 &&
-           strlen(s) < RAIL_SYSFS_NAME_LEN;
+           strlen(s) < max_len;
+}
+
+static bool safe_component(const char *s)
+{
+    return rail_sysfs_name_ok(s, RAIL_SYSFS_NAME_LEN);
 }
 
 int rail_sysfs_ib_port(const char *root, const char *dev, int port, struct rail_sysfs_ib_port *out)

@@ -20,6 +20,9 @@ bool rail_sysfs_exists(const char *root, const char *path);
 /* realpath(root + path) with the root stripped again ("/sys/devices/pci0000:48/..."). Returns
  * -EXDEV when the resolved path leaves the root. */
 int rail_sysfs_realpath(const char *root, const char *path, char *out, size_t len);
+/* A name (from sysfs or the user) that is safe to paste into a path as one component: not empty,
+ * no '/', not "." or "..", shorter than max_len. */
+bool rail_sysfs_name_ok(const char *name, size_t max_len);
 /* Entry names of a directory (no "." or ".."), sorted in version order (mlx5_2 < mlx5_10).
  * Returns the number stored (at most max) or -errno. */
 int rail_sysfs_list(const char *root, const char *dir, char (*names)[RAIL_SYSFS_NAME_LEN], int max);

@@ -251,17 +251,11 @@ static int slot_number(const char *name)
     return rail_parse_digits(name, strlen(name), 6, UINT64_MAX, &v) == 0 ? (int)v : -1;
 }
 
-static bool dev_name_ok(const char *dev)
-{
-    if (!dev || !*dev || strchr(dev, '/') || strcmp(dev, ".") == 0 || strcmp(dev, "..") == 0)
-        return false;
-    return strlen(dev) < RAIL_GID_DEV_NAME_MAX;
-}
-
 int rail_gid_read_sysfs(const char *root, const char *dev, int port, struct rail_gid_entry *tbl,
                         int max)
 {
-    if (!dev_name_ok(dev) || port < 1 || port > 255 || max < 0 || (max > 0 && !tbl))
+    if (!rail_sysfs_name_ok(dev, RAIL_GID_DEV_NAME_MAX) || port < 1 || port > 255 || max < 0 ||
+        (max > 0 && !tbl))
         return -EINVAL;
     if (!root)
         root = "";

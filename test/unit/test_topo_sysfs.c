@@ -70,6 +70,17 @@ static void test_file_access(void)
     CHECK_EQ_STR(names[2], "mlx5_2");
     CHECK_EQ_INT(rail_sysfs_list(ROOT, "/sys/class/infiniband", names, 2), 2);
     CHECK_EQ_INT(rail_sysfs_list(ROOT, "/sys/class/nothing", names, 8), -ENOENT);
+
+    /* Names pasted into paths: one plain component, shorter than the limit. */
+    CHECK(rail_sysfs_name_ok("mlx5_0", 7));
+    CHECK(rail_sysfs_name_ok("...", 8)); /* only "." and ".." are special */
+    CHECK(!rail_sysfs_name_ok("mlx5_0", 6));
+    CHECK(!rail_sysfs_name_ok("../mlx5_0", 64));
+    CHECK(!rail_sysfs_name_ok("mlx5/0", 64));
+    CHECK(!rail_sysfs_name_ok(".", 64));
+    CHECK(!rail_sysfs_name_ok("..", 64));
+    CHECK(!rail_sysfs_name_ok("", 64));
+    CHECK(!rail_sysfs_name_ok(NULL, 64));
 }
 
 static void test_ib_ports(void)
