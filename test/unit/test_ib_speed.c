@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "fuzz.h"
 #include "ib_speed.h"
 
 static void test_tables(void)
@@ -187,13 +188,7 @@ static void test_fuzz(void)
     const char alphabet[] = "0123456789. Gb/sec()XNDRHE\n\t-+x";
     char buf[40];
     for (int iter = 0; iter < 20000; iter++) {
-        seed = seed * 1103515245u + 12345u;
-        int len = (int)((seed >> 16) % (sizeof(buf) - 1));
-        for (int i = 0; i < len; i++) {
-            seed = seed * 1103515245u + 12345u;
-            buf[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
-        }
-        buf[len] = '\0';
+        fuzz_string(&seed, alphabet, buf, sizeof(buf));
         int r = rail_ib_rate_parse(buf);
         CHECK_MSG(r == -EINVAL || (r >= 0 && r <= 1000000000), "'%s' -> %d", buf, r);
     }

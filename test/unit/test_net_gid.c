@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fuzz.h"
 #include "gid_select.h"
 
 #define FIXTURE_ROOT RAIL_FIXTURES "/sysfs/synthetic-xe8640-like"
@@ -475,13 +476,7 @@ static void test_overrides(void)
     char spec[40];
     int ok = 0;
     for (int iter = 0; iter < 20000; iter++) {
-        seed = seed * 1103515245u + 12345u;
-        int len = (int)((seed >> 16) % (sizeof(spec) - 1));
-        for (int i = 0; i < len; i++) {
-            seed = seed * 1103515245u + 12345u;
-            spec[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
-        }
-        spec[len] = '\0';
+        fuzz_string(&seed, alphabet, spec, sizeof(spec));
         err[0] = '\0';
         int rc = rail_gid_overrides_parse(spec, &o, err, sizeof(err));
         if (rc) {
@@ -496,19 +491,13 @@ static void test_overrides(void)
     CHECK_MSG(ok > 50, "only %d random override lists parsed", ok);
 }
 
-static unsigned rnd(uint32_t *seed)
-{
-    *seed = *seed * 1103515245u + 12345u;
-    return (*seed >> 16) & 0x7fff;
-}
-
 /* Random tables: the pick is always in [0, n); the checked selection returns a usable slot or
  * -ENOENT; and for AF_INET the result is the rule's net effect: the first in-range RoCE v2
  * IPv4-family GID, unless index 0 is itself a v2 IPv4-family GID. */
 static void test_fuzz(void)
 {
     uint32_t seed = 7;
-#define RND() rnd(&seed)
+#define RND() ((fuzz_step(&seed) >> 16) & 0x7fff)
     const char *addrs[] = {LL,        V4, V4B, V6, "::", "fe80:0:0:1::9", "ff0e::ffff:239.0.0.1",
                            "0.0.0.0", ""};
     const char *ranges[] = {NULL, "10.0.0.0/8", "192.168.0.0/16", "0.0.0.0/0", "239.0.0.0/8"};
