@@ -12,6 +12,7 @@
 #include "check.h"
 #include "fuzz.h"
 #include "gid_select.h"
+#include "tmpfiles.h"
 
 #define FIXTURE_ROOT RAIL_FIXTURES "/sysfs/synthetic-xe8640-like"
 
@@ -308,41 +309,16 @@ static void test_format(void)
 
 /* ---- temporary sysfs trees ---- */
 
-static void put_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    CHECK_MSG(f != NULL, "cannot create %s", path);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
-/* mkdir -p */
-static void make_dirs(const char *path)
-{
-    char tmp[512];
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    for (char *s = tmp + 1; *s; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(tmp, 0755);
-            *s = '/';
-        }
-    }
-    CHECK_MSG(mkdir(tmp, 0755) == 0 || errno == EEXIST, "mkdir %s", tmp);
-}
-
 static void test_sysfs_variants(void)
 {
     char root[] = "/tmp/rail-gid-XXXXXX";
     CHECK(mkdtemp(root) != NULL);
-    char base[256], p[512], cmd[512];
+    char base[256], p[512];
     snprintf(base, sizeof(base), "%s/sys/class/infiniband/rxe0/ports/1", root);
     snprintf(p, sizeof(p), "%s/gids", base);
-    make_dirs(p);
+    tmp_mkdirs(p);
     snprintf(p, sizeof(p), "%s/gid_attrs/types", base);
-    make_dirs(p);
+    tmp_mkdirs(p);
     const struct {
         int i;
         const char *gid, *type; /* NULL = no file */
@@ -360,18 +336,18 @@ static void test_sysfs_variants(void)
     for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
         if (files[k].gid) {
             snprintf(p, sizeof(p), "%s/gids/%d", base, files[k].i);
-            put_file(p, files[k].gid);
+            tmp_put(p, files[k].gid);
         }
         if (files[k].type) {
             snprintf(p, sizeof(p), "%s/gid_attrs/types/%d", base, files[k].i);
-            put_file(p, files[k].type);
+            tmp_put(p, files[k].type);
         }
     }
     /* Slot 7: a directory where the file should be (unreadable); and a stray non-numeric name. */
     snprintf(p, sizeof(p), "%s/gids/7", base);
     CHECK_EQ_INT(mkdir(p, 0755), 0);
     snprintf(p, sizeof(p), "%s/gids/README", base);
-    put_file(p, "not a slot");
+    tmp_put(p, "not a slot");
 
     struct rail_gid_entry t[16];
     int n = rail_gid_read_sysfs(root, "rxe0", 1, t, 16);
@@ -395,11 +371,10 @@ static void test_sysfs_variants(void)
     snprintf(root2, sizeof(root2), "%s/", root);
     CHECK_EQ_INT(rail_gid_read_sysfs(root2, "rxe0", 1, t, 16), 10);
     snprintf(p, sizeof(p), "%s/sys/class/infiniband/rxe1/ports/1/gids", root);
-    make_dirs(p);
+    tmp_mkdirs(p);
     CHECK_EQ_INT(rail_gid_read_sysfs(root, "rxe1", 1, t, 16), 0);
 
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-    CHECK_EQ_INT(system(cmd), 0);
+    tmp_remove_tree(root);
 }
 
 /* ---- NCCL_RAIL_GID_INDEX ---- */
