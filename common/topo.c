@@ -45,37 +45,35 @@ float rail_pcie_gbps(int gen, int width)
     return (float)width * (float)per_lane[gen] / 80.0f;
 }
 
+/* NVLink generation by compute capability (the first sm of each generation) with NCCL's per-link
+ * bandwidth for it (topo.h ncclTopoNVLinkBw), newest first. */
+static const struct {
+    int sm_min, gen;
+    float bw;
+} g_nvlink_gens[] = {
+    {100, 5, 40.1f}, {90, 4, 20.6f}, {80, 3, 20.0f}, {70, 2, 20.0f}, {60, 1, 18.0f}};
+
+static int nvlink_gen_index(int sm)
+{
+    for (size_t i = 0; i < sizeof(g_nvlink_gens) / sizeof(g_nvlink_gens[0]); i++)
+        if (sm >= g_nvlink_gens[i].sm_min)
+            return (int)i;
+    return -1;
+}
+
 float rail_nvlink_bw_per_link(int sm)
 {
-    /* NCCL topo.h ncclTopoNVLinkBw; unknown or pre-Pascal falls back to SM80 as NCCL does. */
-    if (sm >= 100)
-        return 40.1f;
-    if (sm >= 90)
-        return 20.6f;
+    /* NCCL: SM86 has 12 GB/s links; unknown or pre-Pascal falls back to SM80's 20. */
+    int i = nvlink_gen_index(sm);
     if (sm == 86)
         return 12.0f;
-    if (sm >= 80)
-        return 20.0f;
-    if (sm >= 70)
-        return 20.0f;
-    if (sm >= 60)
-        return 18.0f;
-    return 20.0f;
+    return i < 0 ? 20.0f : g_nvlink_gens[i].bw;
 }
 
 int rail_nvlink_gen_from_sm(int sm)
 {
-    if (sm >= 100)
-        return 5;
-    if (sm >= 90)
-        return 4;
-    if (sm >= 80)
-        return 3;
-    if (sm >= 70)
-        return 2;
-    if (sm >= 60)
-        return 1;
-    return 0;
+    int i = nvlink_gen_index(sm);
+    return i < 0 ? 0 : g_nvlink_gens[i].gen;
 }
 
 /* NVIDIA PCI device ids (pci.ids names in comments) -> compute capability x 10. */
@@ -247,17 +245,6 @@ int rail_busid_normalize(const char *in, char out[16])
     }
     out[sizeof(pattern) - 1] = '\0';
     return 0;
-}
-
-int rail_topo_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
 }
 
 int rail_bcm_switch_gen(uint64_t id, int level)

@@ -1,6 +1,7 @@
 /* NCCL topology XML loader: the 9 public files (counts, sm, NVSwitch, NIC speeds, path classes)
  * and malformed or hostile inputs (clean -EINVAL with a reason, never a crash or overflow). */
 #include "check.h"
+#include "tmpfiles.h"
 #include "topo.h"
 
 #include <errno.h>
@@ -392,11 +393,6 @@ int main(void)
     test_bcm_flattening();
     test_malformed();
     test_limits_and_hostile();
-    {
-        char cmd[300];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_tmpdir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", g_tmpdir);
-    }
+    tmp_remove_tree(g_tmpdir);
     return check_report("test_topo_nccl_xml");
 }
