@@ -61,7 +61,8 @@ static void test_counts(void)
         int gpus, nics, sm, nvswitch, nic_speed, n_numa, cpu;
     } cases[] = {
         {"aws_g5.48xlarge_8xA10G_EFA.xml", 0, 0, 0, 0, 0, 2, RAIL_CPU_UNKNOWN},
-        {"aws_p4d.24xlarge_8xA100_4xEFA.xml", 8, 4, 80, 1, 100000, 2, RAIL_CPU_INTEL}, /* completed */
+        {"aws_p4d.24xlarge_8xA100_4xEFA.xml", 8, 4, 80, 1, 100000, 2,
+         RAIL_CPU_INTEL}, /* completed */
         {"aws_p4de.24xlarge_8xA100_4xEFA.xml", 8, 4, 80, 1, 100000, 2, RAIL_CPU_INTEL},
         {"aws_p5.48xlarge_8xH100_32xEFA.xml", 0, 0, 0, 0, 0, 2, RAIL_CPU_AMD},
         {"azure_ndv2-topo.xml", 8, 1, 0, 0, 0, 2, RAIL_CPU_INTEL},
