@@ -45,37 +45,35 @@ float rail_pcie_gbps(int gen, int width)
     return (float)width * (float)per_lane[gen] / 80.0f;
 }
 
+/* NVLink generation by compute capability (the first sm of each generation) with NCCL's per-link
+ * bandwidth for it (topo.h ncclTopoNVLinkBw), newest first. */
+static const struct {
+    int sm_min, gen;
+    float bw;
+} g_nvlink_gens[] = {
+    {100, 5, 40.1f}, {90, 4, 20.6f}, {80, 3, 20.0f}, {70, 2, 20.0f}, {60, 1, 18.0f}};
+
+static int nvlink_gen_index(int sm)
+{
+    for (size_t i = 0; i < sizeof(g_nvlink_gens) / sizeof(g_nvlink_gens[0]); i++)
+        if (sm >= g_nvlink_gens[i].sm_min)
+            return (int)i;
+    return -1;
+}
+
 float rail_nvlink_bw_per_link(int sm)
 {
-    /* NCCL topo.h ncclTopoNVLinkBw; unknown or pre-Pascal falls back to SM80 as NCCL does. */
-    if (sm >= 100)
-        return 40.1f;
-    if (sm >= 90)
-        return 20.6f;
+    /* NCCL: SM86 has 12 GB/s links; unknown or pre-Pascal falls back to SM80's 20. */
+    int i = nvlink_gen_index(sm);
     if (sm == 86)
         return 12.0f;
-    if (sm >= 80)
-        return 20.0f;
-    if (sm >= 70)
-        return 20.0f;
-    if (sm >= 60)
-        return 18.0f;
-    return 20.0f;
+    return i < 0 ? 20.0f : g_nvlink_gens[i].bw;
 }
 
 int rail_nvlink_gen_from_sm(int sm)
 {
-    if (sm >= 100)
-        return 5;
-    if (sm >= 90)
-        return 4;
-    if (sm >= 80)
-        return 3;
-    if (sm >= 70)
-        return 2;
-    if (sm >= 60)
-        return 1;
-    return 0;
+    int i = nvlink_gen_index(sm);
+    return i < 0 ? 0 : g_nvlink_gens[i].gen;
 }
 
 /* NVIDIA PCI device ids (pci.ids names in comments) -> compute capability x 10. */
@@ -249,17 +247,6 @@ int rail_busid_normalize(const char *in, char out[16])
     return 0;
 }
 
-int rail_topo_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
-
 int rail_bcm_switch_gen(uint64_t id, int level)
 {
     uint64_t masked = id & ~(uint64_t)0xfff;
@@ -310,19 +297,23 @@ void rail_topo_finalize(struct rail_topo *t)
                 t->gdr = true;
 }
 
+int rail_topo_gpu_best_path(const struct rail_topo *t, int g)
+{
+    int best = RAIL_PATH_DIS;
+    for (int n = 0; n < t->n_nics && n < RAIL_TOPO_MAX_NICS; n++)
+        if (t->nics[n].active && t->path[g][n] < best)
+            best = t->path[g][n];
+    return best;
+}
+
 int rail_topo_gpu_net(const struct rail_topo *t, int gpu, struct rail_gpu_net *out)
 {
     int best[RAIL_TOPO_MAX_GPUS];
     if (!t || !out || gpu < 0 || gpu >= t->n_gpus || t->n_gpus > RAIL_TOPO_MAX_GPUS ||
         t->n_nics < 0 || t->n_nics > RAIL_TOPO_MAX_NICS)
         return -EINVAL;
-    /* Best (lowest) path class of every GPU over the active NICs. */
-    for (int g = 0; g < t->n_gpus; g++) {
-        best[g] = RAIL_PATH_DIS;
-        for (int n = 0; n < t->n_nics; n++)
-            if (t->nics[n].active && t->path[g][n] < best[g])
-                best[g] = t->path[g][n];
-    }
+    for (int g = 0; g < t->n_gpus; g++)
+        best[g] = rail_topo_gpu_best_path(t, g);
     out->best_path = best[gpu];
     out->n_nearest = 0;
     out->nearest_gbps = 0.0f;

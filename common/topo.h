@@ -107,6 +107,9 @@ struct rail_gpu_net {
     float nearest_gbps; /* sum of nearest NICs' speed in GB/s, divided by GPUs sharing them */
 };
 
+/* Best (lowest) path class from GPU g to any active NIC; RAIL_PATH_DIS when none. */
+int rail_topo_gpu_best_path(const struct rail_topo *t, int g);
+
 /* Fill out[gpu] for every GPU; a NIC shared by k GPUs counts 1/k for each. Returns 0 or -EINVAL. */
 int rail_topo_gpu_net(const struct rail_topo *t, int gpu, struct rail_gpu_net *out);
 

@@ -3,6 +3,7 @@
  * logged (INFO, NCCL_INIT|NCCL_TUNING) so that a user can see why a source was skipped. */
 #include "log.h"
 #include "params.h"
+#include "strutil.h"
 #include "topo.h"
 #include "topo_internal.h"
 #include "topo_sysfs.h"
@@ -97,7 +98,7 @@ int rail_topo_discover(struct rail_topo *t, char *err, size_t errlen)
     int rc;
 
     if (!t)
-        return rail_topo_fail(err, errlen, "no topology to fill");
+        return rail_fail(err, errlen, "no topology to fill");
     if (!sysfs_root)
         sysfs_root = "/";
     if (try_profile(t, topo_file) == 0) {
@@ -136,5 +137,5 @@ int rail_topo_discover(struct rail_topo *t, char *err, size_t errlen)
         return 0;
     }
     RAIL_WARN(LOG_FLAGS, "no topology: %s", herr);
-    return rail_topo_fail(err, errlen, "%s", herr);
+    return rail_fail(err, errlen, "%s", herr);
 }

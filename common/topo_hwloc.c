@@ -10,6 +10,7 @@
  * sysfs under sysfs_root, read only when that root describes the same machine as the topology:
  * the live node, or an explicit non-"/" root (a fixture next to its XML or HWLOC_FSROOT). */
 #include "log.h"
+#include "strutil.h"
 #include "topo.h"
 #include "topo_internal.h"
 #include "topo_sysfs.h"
@@ -340,29 +341,28 @@ int rail_topo_load_hwloc(const char *xml_path_or_null, const char *sysfs_root, s
     int rc = 0;
 
     if (!t)
-        return rail_topo_fail(err, errlen, "no topology to fill");
+        return rail_fail(err, errlen, "no topology to fill");
     if (!sysfs_root || !*sysfs_root)
         sysfs_root = "/";
     if (xml && stat(xml, &st) != 0)
-        return rail_topo_fail(err, errlen, "hwloc XML %s: %s", xml, strerror(errno));
+        return rail_fail(err, errlen, "hwloc XML %s: %s", xml, strerror(errno));
     if (xml && !S_ISREG(st.st_mode))
-        return rail_topo_fail(err, errlen, "hwloc XML %s: not a regular file", xml);
+        return rail_fail(err, errlen, "hwloc XML %s: not a regular file", xml);
     c = calloc(1, sizeof(*c));
     if (!c)
-        return rail_topo_fail(err, errlen, "out of memory");
+        return rail_fail(err, errlen, "out of memory");
     c->root = sysfs_root;
     if (hwloc_topology_init(&c->topo) != 0) {
         free(c);
-        return rail_topo_fail(err, errlen, "hwloc_topology_init failed");
+        return rail_fail(err, errlen, "hwloc_topology_init failed");
     }
     /* I/O objects are filtered out by default, for XML loads too. */
     hwloc_topology_set_io_types_filter(c->topo, HWLOC_TYPE_FILTER_KEEP_ALL);
     if (xml && hwloc_topology_set_xml(c->topo, xml) != 0)
-        rc = rail_topo_fail(err, errlen, "hwloc cannot read %s: %s", xml, strerror(errno));
+        rc = rail_fail(err, errlen, "hwloc cannot read %s: %s", xml, strerror(errno));
     else if (hwloc_topology_load(c->topo) != 0)
-        rc = rail_topo_fail(err, errlen, "hwloc could not load the topology of %s: %s",
-                            xml ? xml : (env_xml && *env_xml ? env_xml : "this node"),
-                            strerror(errno));
+        rc = rail_fail(err, errlen, "hwloc could not load the topology of %s: %s",
+                       xml ? xml : (env_xml && *env_xml ? env_xml : "this node"), strerror(errno));
     if (rc == 0) {
         c->use_sysfs = hwloc_topology_is_thissystem(c->topo) || strcmp(sysfs_root, "/") != 0;
         const char *fsroot = getenv("HWLOC_FSROOT");
@@ -378,7 +378,7 @@ int rail_topo_load_hwloc(const char *xml_path_or_null, const char *sysfs_root, s
         load_nvlinks(c, t);
         rc = load_nics(c, t);
         if (rc)
-            rail_topo_fail(err, errlen, "out of memory");
+            rail_fail(err, errlen, "out of memory");
     }
     if (rc == 0) {
         for (int g = 0; g < t->n_gpus; g++)

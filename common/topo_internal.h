@@ -4,7 +4,6 @@
 
 #include "topo.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 
 /* Deepest PCI switch chain the classifier follows (real servers have 1-3 levels). */
@@ -57,9 +56,5 @@ int rail_busid_normalize(const char *in, char out[16]);
  * that the caller can decide GDR for them from the node (peermem). */
 int rail_topo_load_nccl_xml_ex(const char *path, struct rail_topo *t, uint64_t *nic_gdr_unknown,
                                char *err, size_t errlen);
-
-/* printf into err (when err && errlen) and return -EINVAL. */
-int rail_topo_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 #endif

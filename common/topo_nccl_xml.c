@@ -16,12 +16,14 @@
  * Path classes follow NCCL's ncclTopoSetPaths on the resulting tree, including the flattening
  * of two-level Broadcom PEX switches. */
 #include "log.h"
+#include "strutil.h"
 #include "topo.h"
 #include "topo_internal.h"
 
 #include <errno.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +72,7 @@ static int fail_at(struct parse_ctx *c, const xmlNode *n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return rail_topo_fail(c->err, c->errlen, "%s:%ld: %s", c->path, n ? xmlGetLineNo(n) : 0L, msg);
+    return rail_fail(c->err, c->errlen, "%s:%ld: %s", c->path, n ? xmlGetLineNo(n) : 0L, msg);
 }
 
 static bool is_elem(const xmlNode *n, const char *name)
@@ -96,17 +98,13 @@ static int attr(const xmlNode *n, const char *name, char *buf, size_t len)
 static int attr_int(struct parse_ctx *c, const xmlNode *n, const char *name, long lo, long hi,
                     long *out)
 {
-    char buf[64], *end;
-    long v;
+    char buf[64];
     int rc = attr(n, name, buf, sizeof(buf));
     if (rc == 0)
         return 0;
-    errno = 0;
-    v = rc > 0 ? strtol(buf, &end, 0) : 0;
-    if (rc < 0 || errno || end == buf || *end != '\0' || v < lo || v > hi)
+    if (rc < 0 || rail_parse_long(buf, 0, lo, hi, out) != 0)
         return fail_at(c, n, "<%s> %s=\"%s\" is not an integer in [%ld, %ld]",
                        (const char *)n->name, name, rc < 0 ? "(too long)" : buf, lo, hi);
-    *out = v;
     return 1;
 }
 
@@ -389,17 +387,17 @@ static int parse_file(struct parse_ctx *c)
     int rc = 0;
 
     if (stat(c->path, &st) != 0)
-        return rail_topo_fail(c->err, c->errlen, "%s: %s", c->path, strerror(errno));
+        return rail_fail(c->err, c->errlen, "%s: %s", c->path, strerror(errno));
     if (!S_ISREG(st.st_mode))
-        return rail_topo_fail(c->err, c->errlen, "%s: not a regular file", c->path);
+        return rail_fail(c->err, c->errlen, "%s: not a regular file", c->path);
     if (st.st_size == 0)
-        return rail_topo_fail(c->err, c->errlen, "%s: empty file", c->path);
+        return rail_fail(c->err, c->errlen, "%s: empty file", c->path);
     if (st.st_size > MAX_FILE_BYTES)
-        return rail_topo_fail(c->err, c->errlen, "%s: %lld bytes, larger than the %d accepted",
-                              c->path, (long long)st.st_size, MAX_FILE_BYTES);
+        return rail_fail(c->err, c->errlen, "%s: %lld bytes, larger than the %d accepted", c->path,
+                         (long long)st.st_size, MAX_FILE_BYTES);
     pctx = xmlNewParserCtxt();
     if (!pctx)
-        return rail_topo_fail(c->err, c->errlen, "%s: out of memory", c->path);
+        return rail_fail(c->err, c->errlen, "%s: out of memory", c->path);
     /* No network, no entity expansion, no DTD loading, no libxml2 output on stderr. */
     doc = xmlCtxtReadFile(pctx, c->path, NULL,
                           XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
@@ -410,14 +408,14 @@ static int parse_file(struct parse_ctx *c)
             snprintf(msg, sizeof(msg), "%s", e->message);
             msg[strcspn(msg, "\n")] = '\0';
         }
-        rc = rail_topo_fail(c->err, c->errlen, "%s:%d: not well-formed XML: %s", c->path,
-                            e ? e->line : 0, msg);
+        rc = rail_fail(c->err, c->errlen, "%s:%d: not well-formed XML: %s", c->path,
+                       e ? e->line : 0, msg);
         xmlFreeParserCtxt(pctx);
         return rc;
     }
     root = xmlDocGetRootElement(doc);
     if (!root)
-        rc = rail_topo_fail(c->err, c->errlen, "%s: no root element", c->path);
+        rc = rail_fail(c->err, c->errlen, "%s: no root element", c->path);
     else if (!is_elem(root, "system"))
         rc = fail_at(c, root, "root element is <%s>, expected <system> (NCCL topology XML)",
                      (const char *)root->name);
@@ -443,10 +441,10 @@ int rail_topo_load_nccl_xml_ex(const char *path, struct rail_topo *t, uint64_t *
     struct parse_ctx *c;
     int order[RAIL_TOPO_MAX_GPUS], rc;
     if (!path || !*path || !t)
-        return rail_topo_fail(err, errlen, "no NCCL topology file given");
+        return rail_fail(err, errlen, "no NCCL topology file given");
     c = calloc(1, sizeof(*c));
     if (!c)
-        return rail_topo_fail(err, errlen, "out of memory");
+        return rail_fail(err, errlen, "out of memory");
     c->path = path;
     c->err = err;
     c->errlen = errlen;

@@ -1,5 +1,7 @@
 /* Root-prefixed /sys and /proc reader (see topo_sysfs.h). */
 #include "topo_sysfs.h"
+#include "ib_speed.h"
+#include "strutil.h"
 #include "topo.h"
 #include "topo_internal.h"
 
@@ -8,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ static int join(const char *root, const char *path, char *out, size_t len)
 int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len)
 {
     char full[PATH_MAX];
-    ssize_t got;
+    ssize_t got = 0;
     size_t total = 0;
     int fd, rc = join(root, path, full, sizeof(full));
     if (rc)
@@ -46,8 +47,13 @@ int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len)
     fd = open(full, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    while (total < len - 1 && (got = read(fd, buf + total, len - 1 - total)) > 0)
-        total += (size_t)got;
+    while (total < len - 1) {
+        got = read(fd, buf + total, len - 1 - total);
+        if (got > 0)
+            total += (size_t)got;
+        else if (got == 0 || errno != EINTR)
+            break;
+    }
     if (got < 0) {
         rc = -errno;
         close(fd);
@@ -130,70 +136,15 @@ int rail_sysfs_list(const char *root, const char *dir, char (*names)[RAIL_SYSFS_
     return n;
 }
 
-/* A name read from sysfs or the user that we paste into a path: no '/', not "." or "..". */
-static bool safe_component(const char *s)
+bool rail_sysfs_name_ok(const char *s, size_t max_len)
 {
     return s && *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0 &&
-           strlen(s) < RAIL_SYSFS_NAME_LEN;
+           strlen(s) < max_len;
 }
 
-int rail_ib_rate_text_mbps(const char *rate)
+static bool safe_component(const char *s)
 {
-    /* Per-lane Gb/s the kernel uses for each speed name when it prints "rate". */
-    static const struct {
-        const char *name;
-        double gbps;
-    } speeds[] = {{"SDR", 2.5}, {"DDR", 5},  {"QDR", 10},  {"FDR10", 10}, {"FDR", 14},
-                  {"EDR", 25},  {"HDR", 50}, {"NDR", 100}, {"XDR", 200}};
-    const char *p = rate, *paren;
-    char *end;
-    double v;
-    if (!rate)
-        return -EINVAL;
-    while (isspace((unsigned char)*p))
-        p++;
-    if (isdigit((unsigned char)*p)) {
-        v = strtod(p, &end);
-        while (*end == ' ')
-            end++;
-        if (strncmp(end, "Gb/sec", 6) == 0 && v > 0 && v <= 10000)
-            return (int)lround(v * 1000.0);
-    }
-    /* "(4X NDR)": lanes x per-lane speed. */
-    paren = strchr(rate, '(');
-    if (paren) {
-        long lanes = strtol(paren + 1, &end, 10);
-        if (lanes > 0 && lanes <= 32 && (*end == 'X' || *end == 'x') && end[1] == ' ') {
-            const char *name = end + 2;
-            for (size_t i = 0; i < sizeof(speeds) / sizeof(speeds[0]); i++) {
-                size_t l = strlen(speeds[i].name);
-                if (strncmp(name, speeds[i].name, l) == 0 && name[l] == ')')
-                    return (int)lround(lanes * speeds[i].gbps * 1000.0);
-            }
-        }
-    }
-    return -EINVAL;
-}
-
-static int first_bit(unsigned v)
-{
-    for (int i = 0; i < 32; i++)
-        if (v & (1u << i))
-            return i;
-    return -1;
-}
-
-int rail_ib_speed_width_mbps(unsigned active_speed, unsigned active_speed_ex, unsigned active_width)
-{
-    /* NCCL net_ib: ibvSpeeds[firstBit(speed)] x ibvWidths[firstBit(width)]. */
-    static const int speeds[] = {2500, 5000, 10000, 10000, 14000, 25000, 50000, 100000, 200000};
-    static const int widths[] = {1, 4, 8, 12, 2};
-    unsigned speed = active_speed_ex ? active_speed_ex : active_speed;
-    int s = first_bit(speed), w = first_bit(active_width);
-    if (s < 0 || s >= (int)(sizeof(speeds) / sizeof(speeds[0])) || w < 0 ||
-        w >= (int)(sizeof(widths) / sizeof(widths[0])))
-        return 0;
-    return speeds[s] * widths[w];
+    return rail_sysfs_name_ok(s, RAIL_SYSFS_NAME_LEN);
 }
 
 int rail_sysfs_ib_port(const char *root, const char *dev, int port, struct rail_sysfs_ib_port *out)
@@ -211,7 +162,7 @@ int rail_sysfs_ib_port(const char *root, const char *dev, int port, struct rail_
         return -ENOENT;
     snprintf(path, sizeof(path), "%s/rate", dir);
     if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0) {
-        rc = rail_ib_rate_text_mbps(buf);
+        rc = rail_ib_rate_parse(buf);
         if (rc > 0)
             out->speed_mbps = rc;
     }
@@ -239,12 +190,10 @@ static int read_link(const char *root, const char *dir, int *gen, int *width)
     if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0)
         *gen = rail_pcie_gen_from_text(buf);
     snprintf(path, sizeof(path), "%s/max_link_width", dir);
-    if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0) {
-        char *end;
-        long w = strtol(buf, &end, 10);
-        if (*end == '\0' && w > 0 && w <= 32)
-            *width = (int)w;
-    }
+    long w;
+    if (rail_sysfs_read(root, path, buf, sizeof(buf)) > 0 &&
+        rail_parse_long(buf, 10, 1, 32, &w) == 0)
+        *width = (int)w;
     return (*gen && *width) ? 0 : -ENOENT;
 }
 
@@ -284,15 +233,15 @@ int rail_sysfs_pcie_link(const char *root, const char *busid, int *gen, int *wid
 
 int rail_sysfs_pci_numa(const char *root, const char *busid)
 {
-    char path[PATH_MAX], buf[32], *end;
+    char path[PATH_MAX], buf[32];
     long v;
     if (!safe_component(busid))
         return -1;
     snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", busid);
-    if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0)
+    if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
+        rail_parse_long(buf, 10, 0, 4095, &v) != 0)
         return -1;
-    v = strtol(buf, &end, 10);
-    return (*end == '\0' && v >= 0 && v < 4096) ? (int)v : -1;
+    return (int)v;
 }
 
 bool rail_sysfs_peermem(const char *root)

@@ -20,13 +20,16 @@ bool rail_sysfs_exists(const char *root, const char *path);
 /* realpath(root + path) with the root stripped again ("/sys/devices/pci0000:48/..."). Returns
  * -EXDEV when the resolved path leaves the root. */
 int rail_sysfs_realpath(const char *root, const char *path, char *out, size_t len);
+/* A name (from sysfs or the user) that is safe to paste into a path as one component: not empty,
+ * no '/', not "." or "..", shorter than max_len. */
+bool rail_sysfs_name_ok(const char *name, size_t max_len);
 /* Entry names of a directory (no "." or ".."), sorted in version order (mlx5_2 < mlx5_10).
  * Returns the number stored (at most max) or -errno. */
 int rail_sysfs_list(const char *root, const char *dir, char (*names)[RAIL_SYSFS_NAME_LEN], int max);
 
 /* One IB/RoCE port as sysfs describes it: /sys/class/infiniband/<dev>/ports/<port>/. */
 struct rail_sysfs_ib_port {
-    int speed_mbps; /* from "rate" ("400 Gb/sec (4X NDR)"), 0 unknown */
+    int speed_mbps; /* from "rate" ("400 Gb/sec (4X NDR)", rail_ib_rate_parse), 0 unknown */
     int link_layer; /* enum rail_link_layer from "link_layer" */
     int state;      /* IBV_PORT_* number from "state" ("4: ACTIVE"), -1 unknown */
     bool active;    /* state == 4, or state unknown */
@@ -43,14 +46,5 @@ int rail_sysfs_pci_numa(const char *root, const char *busid);
 
 /* NCCL's peer-memory GDR check: nv_mem or nv_mem_nc memory_peers, or the nvidia_peermem module. */
 bool rail_sysfs_peermem(const char *root);
-
-/* Pure parsers (exported for tests and the net plugin). */
-/* "400 Gb/sec (4X NDR)" -> 400000 Mb/s; "(4X NDR)" alone also works. -EINVAL if unparsable. */
-int rail_ib_rate_text_mbps(const char *rate);
-/* Verbs port attributes -> Mb/s in NCCL's units (speed per lane x lanes): active_speed bit
- * (1 SDR .. 128 NDR), active_speed_ex (0 or 256 XDR, wins when non-zero), active_width bit
- * (1 1x, 2 4x, 4 8x, 8 12x, 16 2x). 0 when unknown. */
-int rail_ib_speed_width_mbps(unsigned active_speed, unsigned active_speed_ex,
-                             unsigned active_width);
 
 #endif

@@ -1,40 +1,16 @@
 /* RoCE GID selection, sysfs GID table reader and NCCL_RAIL_GID_INDEX parser (see gid_select.h). */
 #include "gid_select.h"
+#include "strutil.h"
+#include "topo_sysfs.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* Printable copy of s[0..n) for messages: at most 40 characters, others shown as '?'. */
-static void quote(char *out, size_t outlen, const char *s, size_t n)
-{
-    size_t max = outlen - 4, o = 0;
-    for (size_t i = 0; i < n && o < max; i++)
-        out[o++] = isprint((unsigned char)s[i]) ? s[i] : '?';
-    if (n > max)
-        out[o++] = '.', out[o++] = '.', out[o++] = '.';
-    out[o] = '\0';
-}
 
 static const uint8_t zero_gid[16];
 
@@ -104,45 +80,34 @@ int rail_gid_format(const uint8_t gid[16], char *buf, size_t len)
 int rail_gid_range_parse(const char *cidr, int af, struct rail_gid_range *r, char *err,
                          size_t errlen)
 {
-    if (err && errlen)
-        err[0] = '\0';
-    if (!r || !cidr || (af != AF_INET && af != AF_INET6)) {
-        set_err(err, errlen, "address range: bad arguments");
-        return -EINVAL;
-    }
+    rail_clear_err(err, errlen);
+    if (!r || !cidr || (af != AF_INET && af != AF_INET6))
+        return rail_fail(err, errlen, "address range: bad arguments");
     memset(r, 0, sizeof(*r));
     char q[48];
     size_t len = strlen(cidr);
-    quote(q, sizeof(q), cidr, len);
+    rail_quote(q, sizeof(q), cidr, len);
     const char *fam = af == AF_INET ? "AF_INET" : "AF_INET6";
     char addr[INET6_ADDRSTRLEN + 8];
     const char *slash = strchr(cidr, '/');
-    if (!slash) {
-        set_err(err, errlen, "address range '%s': expected <address>/<prefix length>", q);
-        return -EINVAL;
-    }
+    if (!slash)
+        return rail_fail(err, errlen, "address range '%s': expected <address>/<prefix length>", q);
     size_t alen = (size_t)(slash - cidr);
-    if (alen == 0 || alen >= sizeof(addr)) {
-        set_err(err, errlen, "address range '%s': bad address", q);
-        return -EINVAL;
-    }
+    if (alen == 0 || alen >= sizeof(addr))
+        return rail_fail(err, errlen, "address range '%s': bad address", q);
     memcpy(addr, cidr, alen);
     addr[alen] = '\0';
     uint8_t bin[16] = {0};
-    if (inet_pton(af, addr, bin) != 1) {
-        set_err(err, errlen, "address range '%s': '%s' is not an %s address", q, addr, fam);
-        return -EINVAL;
-    }
-    const char *p = slash + 1;
-    int plen = 0, ndig = 0, max = af == AF_INET ? 32 : 128;
-    for (; isdigit((unsigned char)*p) && ndig < 4; p++, ndig++)
-        plen = plen * 10 + (*p - '0');
-    if (ndig == 0 || *p || plen > max) {
-        set_err(err, errlen, "address range '%s': prefix length must be a number 0..%d", q, max);
-        return -EINVAL;
-    }
+    if (inet_pton(af, addr, bin) != 1)
+        return rail_fail(err, errlen, "address range '%s': '%s' is not an %s address", q, addr,
+                         fam);
+    int max = af == AF_INET ? 32 : 128;
+    uint64_t plen;
+    if (rail_parse_digits(slash + 1, strlen(slash + 1), 4, (uint64_t)max, &plen) != 0)
+        return rail_fail(err, errlen, "address range '%s': prefix length must be a number 0..%d", q,
+                         max);
     r->af = af;
-    r->prefixlen = plen;
+    r->prefixlen = (int)plen;
     memcpy(r->addr, bin, af == AF_INET ? 4 : 16);
     return 0;
 }
@@ -225,20 +190,13 @@ static void describe_slot(const struct rail_gid_entry *e, char *buf, size_t len)
 int rail_gid_select(const struct rail_gid_entry *tbl, int n, int af, int roce_version,
                     const char *addr_range, char *why, size_t whylen)
 {
-    if (why && whylen)
-        why[0] = '\0';
-    if (af != AF_INET && af != AF_INET6) {
-        set_err(why, whylen, "address family %d is neither AF_INET nor AF_INET6", af);
-        return -EINVAL;
-    }
-    if (roce_version != 1 && roce_version != 2) {
-        set_err(why, whylen, "RoCE version %d is neither 1 nor 2", roce_version);
-        return -EINVAL;
-    }
-    if (n < 0 || (n > 0 && !tbl)) {
-        set_err(why, whylen, "bad GID table (n=%d)", n);
-        return -EINVAL;
-    }
+    rail_clear_err(why, whylen);
+    if (af != AF_INET && af != AF_INET6)
+        return rail_fail(why, whylen, "address family %d is neither AF_INET nor AF_INET6", af);
+    if (roce_version != 1 && roce_version != 2)
+        return rail_fail(why, whylen, "RoCE version %d is neither 1 nor 2", roce_version);
+    if (n < 0 || (n > 0 && !tbl))
+        return rail_fail(why, whylen, "bad GID table (n=%d)", n);
     struct rail_gid_range range, *rp = NULL;
     if (addr_range && *addr_range) {
         int rc = rail_gid_range_parse(addr_range, af, &range, why, whylen);
@@ -247,12 +205,12 @@ int rail_gid_select(const struct rail_gid_entry *tbl, int n, int af, int roce_ve
         rp = &range;
     }
     if (n == 0) {
-        set_err(why, whylen, "empty GID table");
+        rail_set_err(why, whylen, "empty GID table");
         return -ENOENT;
     }
     int idx = rail_gid_select_nccl(tbl, n, af, roce_version, rp);
     if (idx < 0) {
-        set_err(why, whylen, "GID selection failed");
+        rail_set_err(why, whylen, "GID selection failed");
         return idx;
     }
     const struct rail_gid_entry *e = &tbl[idx];
@@ -262,47 +220,20 @@ int rail_gid_select(const struct rail_gid_entry *tbl, int n, int af, int roce_ve
     bool usable = e->present && rail_gid_is_valid(e->gid) && rail_gid_family(e->gid) == af &&
                   rail_gid_in_range(rp, e->gid);
     if (!usable) {
-        set_err(why, whylen, "no valid %s GID%s%s among %d entries (NCCL would use index %d: %s)",
-                fam, rp ? " in " : "", rp ? addr_range : "", n, idx, desc);
+        rail_set_err(why, whylen,
+                     "no valid %s GID%s%s among %d entries (NCCL would use index %d: %s)", fam,
+                     rp ? " in " : "", rp ? addr_range : "", n, idx, desc);
         return -ENOENT;
     }
     if (e->roce_version == roce_version)
-        set_err(why, whylen, "index %d: %s", idx, desc);
+        rail_set_err(why, whylen, "index %d: %s", idx, desc);
     else
-        set_err(why, whylen, "index %d: %s (no valid RoCE v%d %s GID%s%s)", idx, desc, roce_version,
-                fam, rp ? " in " : "", rp ? addr_range : "");
+        rail_set_err(why, whylen, "index %d: %s (no valid RoCE v%d %s GID%s%s)", idx, desc,
+                     roce_version, fam, rp ? " in " : "", rp ? addr_range : "");
     return idx;
 }
 
 /* ---- sysfs ---- */
-
-/* Read up to len-1 bytes of path into buf (NUL-terminated, trailing white space removed).
- * Returns the length or -errno. */
-static int read_small(const char *path, char *buf, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    size_t got = 0;
-    while (got < len - 1) {
-        ssize_t r = read(fd, buf + got, len - 1 - got);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            return -e;
-        }
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    buf[got] = '\0';
-    while (got > 0 && isspace((unsigned char)buf[got - 1]))
-        buf[--got] = '\0';
-    return (int)got;
-}
 
 static int parse_type(const char *s)
 {
@@ -316,35 +247,25 @@ static int parse_type(const char *s)
 /* Decimal slot name ("0".."999999"), or -1. */
 static int slot_number(const char *name)
 {
-    int v = 0, n = 0;
-    for (; isdigit((unsigned char)*name); name++, n++) {
-        if (n == 6)
-            return -1;
-        v = v * 10 + (*name - '0');
-    }
-    return (n == 0 || *name) ? -1 : v;
-}
-
-static bool dev_name_ok(const char *dev)
-{
-    if (!dev || !*dev || strchr(dev, '/') || strcmp(dev, ".") == 0 || strcmp(dev, "..") == 0)
-        return false;
-    return strlen(dev) < RAIL_GID_DEV_NAME_MAX;
+    uint64_t v;
+    return rail_parse_digits(name, strlen(name), 6, UINT64_MAX, &v) == 0 ? (int)v : -1;
 }
 
 int rail_gid_read_sysfs(const char *root, const char *dev, int port, struct rail_gid_entry *tbl,
                         int max)
 {
-    if (!dev_name_ok(dev) || port < 1 || port > 255 || max < 0 || (max > 0 && !tbl))
+    if (!rail_sysfs_name_ok(dev, RAIL_GID_DEV_NAME_MAX) || port < 1 || port > 255 || max < 0 ||
+        (max > 0 && !tbl))
         return -EINVAL;
     if (!root)
         root = "";
-    char base[PATH_MAX], path[PATH_MAX + 64];
-    int w = snprintf(base, sizeof(base), "%s/sys/class/infiniband/%s/ports/%d", root, dev, port);
-    if (w < 0 || (size_t)w >= sizeof(base) - 32)
+    /* port_dir: as seen on the node (rail_sysfs_read adds root); gids: with root, for opendir. */
+    char port_dir[RAIL_GID_DEV_NAME_MAX + 64], gids[PATH_MAX], path[sizeof(port_dir) + 32];
+    snprintf(port_dir, sizeof(port_dir), "/sys/class/infiniband/%s/ports/%d", dev, port);
+    int w = snprintf(gids, sizeof(gids), "%s%s/gids", root, port_dir);
+    if (w < 0 || (size_t)w >= sizeof(gids) - 32)
         return -ENAMETOOLONG;
-    snprintf(path, sizeof(path), "%s/gids", base);
-    DIR *d = opendir(path);
+    DIR *d = opendir(gids);
     if (!d)
         return -errno;
     int n = 0;
@@ -361,13 +282,14 @@ int rail_gid_read_sysfs(const char *root, const char *dev, int port, struct rail
         struct rail_gid_entry *e = &tbl[i];
         memset(e, 0, sizeof(*e));
         char buf[128];
-        snprintf(path, sizeof(path), "%s/gids/%d", base, i);
-        if (read_small(path, buf, sizeof(buf)) <= 0 || inet_pton(AF_INET6, buf, e->gid) != 1) {
+        snprintf(path, sizeof(path), "%s/gids/%d", port_dir, i);
+        if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
+            inet_pton(AF_INET6, buf, e->gid) != 1) {
             memset(e->gid, 0, sizeof(e->gid));
             continue;
         }
-        snprintf(path, sizeof(path), "%s/gid_attrs/types/%d", base, i);
-        if (read_small(path, buf, sizeof(buf)) <= 0) {
+        snprintf(path, sizeof(path), "%s/gid_attrs/types/%d", port_dir, i);
+        if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0) {
             memset(e->gid, 0, sizeof(e->gid));
             continue;
         }
@@ -383,43 +305,28 @@ static int parse_override(const char *s, size_t n, int idx, struct rail_gid_over
                           size_t errlen)
 {
     char q[48];
-    quote(q, sizeof(q), s, n);
+    rail_quote(q, sizeof(q), s, n);
     const char *colon = memchr(s, ':', n);
-    if (n == 0) {
-        set_err(err, errlen, "entry %d is empty", idx + 1);
-        return -EINVAL;
-    }
-    if (!colon) {
-        set_err(err, errlen, "entry %d ('%s'): expected <device>:<gid index>", idx + 1, q);
-        return -EINVAL;
-    }
+    if (n == 0)
+        return rail_fail(err, errlen, "entry %d is empty", idx + 1);
+    if (!colon)
+        return rail_fail(err, errlen, "entry %d ('%s'): expected <device>:<gid index>", idx + 1, q);
     size_t name_len = (size_t)(colon - s);
-    if (name_len == 0) {
-        set_err(err, errlen, "entry %d ('%s'): empty device name", idx + 1, q);
-        return -EINVAL;
-    }
-    if (name_len >= RAIL_GID_DEV_NAME_MAX) {
-        set_err(err, errlen, "entry %d ('%s'): device name longer than %d characters", idx + 1, q,
-                RAIL_GID_DEV_NAME_MAX - 1);
-        return -EINVAL;
-    }
+    if (name_len == 0)
+        return rail_fail(err, errlen, "entry %d ('%s'): empty device name", idx + 1, q);
+    if (name_len >= RAIL_GID_DEV_NAME_MAX)
+        return rail_fail(err, errlen, "entry %d ('%s'): device name longer than %d characters",
+                         idx + 1, q, RAIL_GID_DEV_NAME_MAX - 1);
     for (size_t i = 0; i < name_len; i++) {
-        if (!isgraph((unsigned char)s[i])) {
-            set_err(err, errlen, "entry %d ('%s'): white space or control character in name",
-                    idx + 1, q);
-            return -EINVAL;
-        }
+        if (!isgraph((unsigned char)s[i]))
+            return rail_fail(err, errlen,
+                             "entry %d ('%s'): white space or control character in name", idx + 1,
+                             q);
     }
-    const char *p = colon + 1, *end = s + n;
-    long v = 0;
-    int ndig = 0;
-    for (; p < end && isdigit((unsigned char)*p) && ndig < 6; p++, ndig++)
-        v = v * 10 + (*p - '0');
-    if (ndig == 0 || p != end || v > RAIL_GID_INDEX_MAX) {
-        set_err(err, errlen, "entry %d ('%s'): GID index must be a number 0..%d", idx + 1, q,
-                RAIL_GID_INDEX_MAX);
-        return -EINVAL;
-    }
+    uint64_t v;
+    if (rail_parse_digits(colon + 1, n - name_len - 1, 6, RAIL_GID_INDEX_MAX, &v) != 0)
+        return rail_fail(err, errlen, "entry %d ('%s'): GID index must be a number 0..%d", idx + 1,
+                         q, RAIL_GID_INDEX_MAX);
     memcpy(o->dev, s, name_len);
     o->dev[name_len] = '\0';
     o->index = (int)v;
@@ -429,12 +336,9 @@ static int parse_override(const char *s, size_t n, int idx, struct rail_gid_over
 int rail_gid_overrides_parse(const char *spec, struct rail_gid_overrides *o, char *err,
                              size_t errlen)
 {
-    if (err && errlen)
-        err[0] = '\0';
-    if (!o) {
-        set_err(err, errlen, "no override list to fill");
-        return -EINVAL;
-    }
+    rail_clear_err(err, errlen);
+    if (!o)
+        return rail_fail(err, errlen, "no override list to fill");
     o->n = 0;
     if (!spec || !*spec)
         return 0;
@@ -444,18 +348,15 @@ int rail_gid_overrides_parse(const char *spec, struct rail_gid_overrides *o, cha
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        if (tmp.n == RAIL_GID_OVERRIDES_MAX) {
-            set_err(err, errlen, "more than %d GID index overrides", RAIL_GID_OVERRIDES_MAX);
-            return -EINVAL;
-        }
+        if (tmp.n == RAIL_GID_OVERRIDES_MAX)
+            return rail_fail(err, errlen, "more than %d GID index overrides",
+                             RAIL_GID_OVERRIDES_MAX);
         int rc = parse_override(p, n, tmp.n, &tmp.o[tmp.n], err, errlen);
         if (rc)
             return rc;
         for (int i = 0; i < tmp.n; i++) {
-            if (strcmp(tmp.o[i].dev, tmp.o[tmp.n].dev) == 0) {
-                set_err(err, errlen, "device '%s' is listed twice", tmp.o[i].dev);
-                return -EINVAL;
-            }
+            if (strcmp(tmp.o[i].dev, tmp.o[tmp.n].dev) == 0)
+                return rail_fail(err, errlen, "device '%s' is listed twice", tmp.o[i].dev);
         }
         tmp.n++;
         if (!comma)

@@ -1,34 +1,11 @@
 /* NCCL_IB_HCA parsing and matching (see hca_filter.h). */
 #include "hca_filter.h"
+#include "strutil.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-/* Printable copy of s[0..n) for error messages: at most 40 characters, others shown as '?'. */
-static void quote(char *out, size_t outlen, const char *s, size_t n)
-{
-    size_t max = outlen - 4, o = 0;
-    for (size_t i = 0; i < n && o < max; i++)
-        out[o++] = isprint((unsigned char)s[i]) ? s[i] : '?';
-    if (n > max)
-        out[o++] = '.', out[o++] = '.', out[o++] = '.';
-    out[o] = '\0';
-}
 
 static bool name_char_ok(char c)
 {
@@ -40,25 +17,20 @@ static int parse_entry(const char *s, size_t n, int idx, struct rail_hca_filter_
                        size_t errlen)
 {
     char q[48];
-    quote(q, sizeof(q), s, n);
+    rail_quote(q, sizeof(q), s, n);
     const char *colon = memchr(s, ':', n);
     size_t name_len = colon ? (size_t)(colon - s) : n;
-    if (name_len == 0) {
-        set_err(err, errlen, "entry %d ('%s'): empty HCA name", idx + 1, q);
-        return -EINVAL;
-    }
-    if (name_len >= RAIL_HCA_NAME_MAX) {
-        set_err(err, errlen, "entry %d ('%s'): HCA name longer than %d characters", idx + 1, q,
-                RAIL_HCA_NAME_MAX - 1);
-        return -EINVAL;
-    }
+    if (name_len == 0)
+        return rail_fail(err, errlen, "entry %d ('%s'): empty HCA name", idx + 1, q);
+    if (name_len >= RAIL_HCA_NAME_MAX)
+        return rail_fail(err, errlen, "entry %d ('%s'): HCA name longer than %d characters",
+                         idx + 1, q, RAIL_HCA_NAME_MAX - 1);
     for (size_t i = 0; i < name_len; i++) {
         if (!name_char_ok(s[i])) {
             const char *what = (s[i] == '^' || s[i] == '=')
                                    ? "'^' and '=' are only allowed at the start of the list"
                                    : "white space or control character in HCA name";
-            set_err(err, errlen, "entry %d ('%s'): %s", idx + 1, q, what);
-            return -EINVAL;
+            return rail_fail(err, errlen, "entry %d ('%s'): %s", idx + 1, q, what);
         }
     }
     memcpy(e->name, s, name_len);
@@ -71,30 +43,18 @@ static int parse_entry(const char *s, size_t n, int idx, struct rail_hca_filter_
     const char *pe = memchr(pp, ':', (size_t)(end - pp));
     if (!pe)
         pe = end;
-    int port = 0;
-    bool ok = pe > pp && pe - pp <= 3;
-    for (const char *c = pp; ok && c < pe; c++) {
-        if (!isdigit((unsigned char)*c))
-            ok = false;
-        else
-            port = port * 10 + (*c - '0');
-    }
-    if (!ok || port < 1 || port > 255) {
-        set_err(err, errlen, "entry %d ('%s'): port must be a number 1..255", idx + 1, q);
-        return -EINVAL;
-    }
-    e->port = port;
+    uint64_t port;
+    if (rail_parse_digits(pp, (size_t)(pe - pp), 3, 255, &port) != 0 || port < 1)
+        return rail_fail(err, errlen, "entry %d ('%s'): port must be a number 1..255", idx + 1, q);
+    e->port = (int)port;
     return 0;
 }
 
 int rail_hca_filter_parse(const char *spec, struct rail_hca_filter *f, char *err, size_t errlen)
 {
-    if (err && errlen)
-        err[0] = '\0';
-    if (!f) {
-        set_err(err, errlen, "no filter to fill");
-        return -EINVAL;
-    }
+    rail_clear_err(err, errlen);
+    if (!f)
+        return rail_fail(err, errlen, "no filter to fill");
     memset(f, 0, sizeof(*f));
     if (!spec || !*spec)
         return 0;
@@ -105,17 +65,13 @@ int rail_hca_filter_parse(const char *spec, struct rail_hca_filter *f, char *err
         tmp.exclude = true, p++;
     if (*p == '=')
         tmp.exact = true, p++;
-    if (!*p) {
-        set_err(err, errlen, "'%s' lists no HCA", spec);
-        return -EINVAL;
-    }
+    if (!*p)
+        return rail_fail(err, errlen, "'%s' lists no HCA", spec);
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        if (tmp.n == RAIL_HCA_FILTER_MAX) {
-            set_err(err, errlen, "more than %d HCA entries", RAIL_HCA_FILTER_MAX);
-            return -EINVAL;
-        }
+        if (tmp.n == RAIL_HCA_FILTER_MAX)
+            return rail_fail(err, errlen, "more than %d HCA entries", RAIL_HCA_FILTER_MAX);
         int rc = parse_entry(p, n, tmp.n, &tmp.e[tmp.n], err, errlen);
         if (rc)
             return rc;

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "cli_topo.h"
+#include "strutil.h"
 #include "tuner_core.h"
 
 struct explain_opts {
@@ -98,8 +99,10 @@ static int parse_args(int argc, char **argv, struct explain_opts *o)
         case 'r':
         case 'n':
         case 'o':
-            v = strtoull(optarg, &end, 10);
-            if (*end || v < 1 || v > (1u << 20)) {
+            if (rail_parse_long(optarg, 10, 1, 1L << 20,
+                                ch == 'r'   ? &o->nranks
+                                : ch == 'n' ? &o->nnodes
+                                            : &o->pipe_ops) != 0) {
                 fprintf(stderr, "explain: --%s needs an integer in [1, %u], got '%s'\n",
                         ch == 'r'   ? "nranks"
                         : ch == 'n' ? "nnodes"
@@ -107,7 +110,6 @@ static int parse_args(int argc, char **argv, struct explain_opts *o)
                         1u << 20, optarg);
                 return -EINVAL;
             }
-            *(ch == 'r' ? &o->nranks : ch == 'n' ? &o->nnodes : &o->pipe_ops) = (long)v;
             break;
         case 'c':
             o->coll = parse_coll(optarg);

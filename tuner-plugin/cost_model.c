@@ -79,7 +79,7 @@ int rail_model_build(struct rail_model *m, const struct rail_topo *t,
     for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
         graphs[a].lat_inter = in.lat_inter;
     cm_tables(m, &tuned, graphs, m->lat, m->bw);
-    cm_refine(m, &in);
+    cm_refine(m, &in, &tuned);
     /* Channel suggestions stay 0 (keep NCCL's): see docs/cost-model.md "Channels". */
     return 0;
 }

@@ -43,7 +43,8 @@ enum rail_refinement {
     RAIL_REFINE_NVLS_AR_BW = 1u << 0,   /* single-node NVLS AllReduce bandwidth from NVLink */
     RAIL_REFINE_NVLS_AGRS_BW = 1u << 1, /* single-node NVLS AllGather/ReduceScatter bandwidth */
     RAIL_REFINE_LL128_NVLINK = 1u << 2, /* Ring LL128 latency on all-NVLink single node */
-    RAIL_REFINE_BW_TREE = 1u << 3,      /* Blackwell multi-node Tree AllReduce bandwidth */
+    RAIL_REFINE_TREE_TRAFFIC = 1u << 3, /* Tree/NVLSTree AllReduce network traffic across nodes */
+    RAIL_REFINE_TREE_CAP = 1u << 4,     /* Tree channel cap (Blackwell > 2 nodes, Ampere 2 nodes) */
 };
 
 struct rail_model {

@@ -67,16 +67,6 @@ static float path_factor(int path, bool gdr)
     return f;
 }
 
-/* Best path class from GPU g to any active NIC; RAIL_PATH_DIS when none. */
-static int gpu_best_path(const struct rail_topo *t, int g)
-{
-    int best = RAIL_PATH_DIS;
-    for (int n = 0; n < t->n_nics; n++)
-        if (t->nics[n].active && t->path[g][n] < best)
-            best = t->path[g][n];
-    return best;
-}
-
 static void derive_network(const struct rail_topo *t, int ngpus, struct cm_inputs *in)
 {
     int share[RAIL_TOPO_MAX_NICS] = {0}; /* used GPUs for which the NIC is nearest */
@@ -84,7 +74,7 @@ static void derive_network(const struct rail_topo *t, int ngpus, struct cm_input
     int nics = t->n_nics < RAIL_TOPO_MAX_NICS ? t->n_nics : RAIL_TOPO_MAX_NICS;
     in->type_inter = RAIL_PATH_LOC;
     for (int g = 0; g < ngpus; g++) {
-        best[g] = gpu_best_path(t, g);
+        best[g] = rail_topo_gpu_best_path(t, g);
         if (best[g] > in->type_inter)
             in->type_inter = best[g];
         for (int n = 0; n < nics; n++)

@@ -59,8 +59,9 @@ void cm_tables(const struct rail_model *m, const ncclTunerConstants_v5_t *c,
                const struct rail_model_graph graphs[NCCL_NUM_ALGORITHMS], cm_table lat,
                cm_table bw);
 
-/* cost_model_refine.c: the project's refinements on top of the NCCL tables. */
-void cm_refine(struct rail_model *m, const struct cm_inputs *in);
+/* cost_model_refine.c: the project's refinements on top of the NCCL tables (c: the constants the
+ * project table was computed with). */
+void cm_refine(struct rail_model *m, const struct cm_inputs *in, const ncclTunerConstants_v5_t *c);
 
 /* Ring/tree algorithm-bandwidth conversion helpers shared by nccl and refine. */
 int cm_nsteps(int coll, int nranks);

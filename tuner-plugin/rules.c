@@ -2,7 +2,6 @@
 #include "rules.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "strutil.h"
 
 #define NFIELDS_MIN 8
 #define NFIELDS_MAX 10
@@ -114,38 +114,10 @@ static void quote(char *dst, size_t dstlen, const char *s, size_t len)
 #undef PUT
 }
 
-static int __attribute__((format(printf, 3, 4)))
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
-
 /* "field N (name): " prefix plus the value in quotes, for the messages below. */
 #define FIELD_FMT     "field %d (%s): "
 #define FIELD_ARGS(i) (i) + 1, k_columns[i]
 #define QUOTED(q, f)  (quote((q), sizeof(q), (f).s, (f).len), (q))
-
-/* Digits only, no sign; false on overflow or anything else. */
-static bool parse_digits(struct field f, size_t ndigits, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (ndigits == 0)
-        return false;
-    for (size_t i = 0; i < ndigits; i++) {
-        unsigned d = (unsigned)(f.s[i] - '0');
-        if (d > 9 || v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
-}
 
 static int parse_bytes(int i, struct field f, uint64_t *out, char *err, size_t errlen)
 {
@@ -160,8 +132,8 @@ static int parse_bytes(int i, struct field f, uint64_t *out, char *err, size_t e
     }
     if (field_is(f, "-1")) {
         if (!is_max)
-            return fail(err, errlen, FIELD_FMT "-1 is only allowed as max_bytes; use 0 or *",
-                        FIELD_ARGS(i));
+            return rail_fail(err, errlen, FIELD_FMT "-1 is only allowed as max_bytes; use 0 or *",
+                             FIELD_ARGS(i));
         *out = UINT64_MAX; /* what NCCL's strtoull makes of it */
         return 0;
     }
@@ -187,13 +159,15 @@ static int parse_bytes(int i, struct field f, uint64_t *out, char *err, size_t e
     }
     for (size_t k = 0; k < nd; k++)
         if (f.s[k] < '0' || f.s[k] > '9')
-            return fail(err, errlen,
-                        FIELD_FMT "bad byte count %s; expected digits with an optional K, M or G "
-                                  "suffix, or *",
-                        FIELD_ARGS(i), QUOTED(q, f));
-    if (!parse_digits(f, nd, out) || (shift && *out > (UINT64_MAX >> shift)))
-        return fail(err, errlen, FIELD_FMT "byte count %s is larger than 2^64-1", FIELD_ARGS(i),
-                    QUOTED(q, f));
+            return rail_fail(err, errlen,
+                             FIELD_FMT
+                             "bad byte count %s; expected digits with an optional K, M or G "
+                             "suffix, or *",
+                             FIELD_ARGS(i), QUOTED(q, f));
+    if (rail_parse_digits(f.s, nd, SIZE_MAX, UINT64_MAX, out) != 0 ||
+        (shift && *out > (UINT64_MAX >> shift)))
+        return rail_fail(err, errlen, FIELD_FMT "byte count %s is larger than 2^64-1",
+                         FIELD_ARGS(i), QUOTED(q, f));
     *out <<= shift;
     return 0;
 }
@@ -211,11 +185,12 @@ static int parse_int(int i, struct field f, int lo, int hi, const char *range, i
     }
     for (size_t k = 0; k < f.len; k++)
         if (f.s[k] < '0' || f.s[k] > '9')
-            return fail(err, errlen, FIELD_FMT "bad number %s; expected %s", FIELD_ARGS(i),
-                        QUOTED(q, f), range);
-    if (!parse_digits(f, f.len, &v) || v < (uint64_t)lo || v > (uint64_t)hi)
-        return fail(err, errlen, FIELD_FMT "%s is out of range; expected %s", FIELD_ARGS(i),
-                    QUOTED(q, f), range);
+            return rail_fail(err, errlen, FIELD_FMT "bad number %s; expected %s", FIELD_ARGS(i),
+                             QUOTED(q, f), range);
+    if (rail_parse_digits(f.s, f.len, SIZE_MAX, UINT64_MAX, &v) != 0 || v < (uint64_t)lo ||
+        v > (uint64_t)hi)
+        return rail_fail(err, errlen, FIELD_FMT "%s is out of range; expected %s", FIELD_ARGS(i),
+                         QUOTED(q, f), range);
     *out = (int)v;
     return 0;
 }
@@ -233,11 +208,11 @@ static int check_header(const struct field *f, int nf, char *err, size_t errlen)
 {
     char q[200];
     if (nf < NFIELDS_MIN || nf > NFIELDS_MAX)
-        return fail(err, errlen, "column header with %d fields; expected 8, 9 or 10", nf);
+        return rail_fail(err, errlen, "column header with %d fields; expected 8, 9 or 10", nf);
     for (int i = 0; i < nf; i++)
         if (!field_is(f[i], k_columns[i]))
-            return fail(err, errlen, "column header: field %d is %s, expected '%s'", i + 1,
-                        QUOTED(q, f[i]), k_columns[i]);
+            return rail_fail(err, errlen, "column header: field %d is %s, expected '%s'", i + 1,
+                             QUOTED(q, f[i]), k_columns[i]);
     return 0;
 }
 
@@ -250,11 +225,11 @@ static int parse_line(const char *line, struct rail_rule *out, char *err, size_t
     const char *p = line, *end = line + len;
 
     if (len > RAIL_RULES_MAX_LINE)
-        return fail(err, errlen, "line is longer than %d characters", RAIL_RULES_MAX_LINE);
+        return rail_fail(err, errlen, "line is longer than %d characters", RAIL_RULES_MAX_LINE);
     for (size_t k = 0; k < len; k++) {
         unsigned char c = (unsigned char)line[k];
         if ((c < 0x20 && c != '\t') || c == 0x7f)
-            return fail(err, errlen, "control character 0x%02x at column %zu", c, k + 1);
+            return rail_fail(err, errlen, "control character 0x%02x at column %zu", c, k + 1);
     }
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
@@ -274,32 +249,32 @@ static int parse_line(const char *line, struct rail_rule *out, char *err, size_t
     if (field_is(f[0], k_columns[F_COLL]))
         return check_header(f, nf, err, errlen);
     if (nf < NFIELDS_MIN || nf > NFIELDS_MAX)
-        return fail(err, errlen,
-                    "%d field%s; expected 8, 9 or 10: collective_type,min_bytes,max_bytes,"
-                    "algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff]]",
-                    nf, nf == 1 ? "" : "s");
+        return rail_fail(err, errlen,
+                         "%d field%s; expected 8, 9 or 10: collective_type,min_bytes,max_bytes,"
+                         "algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff]]",
+                         nf, nf == 1 ? "" : "s");
     for (int i = 0; i < NFIELDS_MIN; i++)
         if (f[i].len == 0)
-            return fail(err, errlen, FIELD_FMT "empty", FIELD_ARGS(i));
+            return rail_fail(err, errlen, FIELD_FMT "empty", FIELD_ARGS(i));
 
     memset(out, 0, sizeof(*out));
     out->coll = lookup(k_colls, COUNT_OF(k_colls), f[F_COLL]);
     if (out->coll < 0)
-        return fail(err, errlen, FIELD_FMT "unknown collective %s; expected %s", FIELD_ARGS(F_COLL),
-                    QUOTED(q, f[F_COLL]),
-                    "broadcast, reduce, allgather, reducescatter or allreduce");
+        return rail_fail(err, errlen, FIELD_FMT "unknown collective %s; expected %s",
+                         FIELD_ARGS(F_COLL), QUOTED(q, f[F_COLL]),
+                         "broadcast, reduce, allgather, reducescatter or allreduce");
     if ((rc = parse_bytes(F_MIN, f[F_MIN], &out->min_bytes, err, errlen)) ||
         (rc = parse_bytes(F_MAX, f[F_MAX], &out->max_bytes, err, errlen)))
         return rc;
     out->algo = lookup(k_algos, COUNT_OF(k_algos), f[F_ALGO]);
     if (out->algo < 0)
-        return fail(err, errlen, FIELD_FMT "unknown algorithm %s; expected %s", FIELD_ARGS(F_ALGO),
-                    QUOTED(q, f[F_ALGO]),
-                    "tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree or pat");
+        return rail_fail(err, errlen, FIELD_FMT "unknown algorithm %s; expected %s",
+                         FIELD_ARGS(F_ALGO), QUOTED(q, f[F_ALGO]),
+                         "tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree or pat");
     out->proto = lookup(k_protos, COUNT_OF(k_protos), f[F_PROTO]);
     if (out->proto < 0)
-        return fail(err, errlen, FIELD_FMT "unknown protocol %s; expected ll, ll128 or simple",
-                    FIELD_ARGS(F_PROTO), QUOTED(q, f[F_PROTO]));
+        return rail_fail(err, errlen, FIELD_FMT "unknown protocol %s; expected ll, ll128 or simple",
+                         FIELD_ARGS(F_PROTO), QUOTED(q, f[F_PROTO]));
 
     rc = parse_int(F_CHAN, f[F_CHAN], 1, RAIL_RULE_MAX_CHANNEL, "-1 (keep NCCL's) or 1..64",
                    &out->nchannels, err, errlen);
@@ -318,11 +293,11 @@ static int parse_line(const char *line, struct rail_rule *out, char *err, size_t
     if (rc)
         return rc;
     if (out->min_bytes > out->max_bytes)
-        return fail(err, errlen, "min_bytes %llu is greater than max_bytes %llu",
-                    (unsigned long long)out->min_bytes, (unsigned long long)out->max_bytes);
+        return rail_fail(err, errlen, "min_bytes %llu is greater than max_bytes %llu",
+                         (unsigned long long)out->min_bytes, (unsigned long long)out->max_bytes);
     if (out->nnodes != RAIL_RULE_ANY && out->nranks != RAIL_RULE_ANY && out->nranks < out->nnodes)
-        return fail(err, errlen, "nRanks %d is less than nNodes %d: the rule can never match",
-                    out->nranks, out->nnodes);
+        return rail_fail(err, errlen, "nRanks %d is less than nNodes %d: the rule can never match",
+                         out->nranks, out->nnodes);
     return 1;
 }
 
@@ -471,8 +446,7 @@ int rail_rules_load(const char *path, bool lenient, struct rail_rules *out, char
     FILE *f;
 
     memset(out, 0, sizeof(*out));
-    if (err && errlen)
-        err[0] = '\0';
+    rail_clear_err(err, errlen);
     if (!err || !errlen) { /* keep the messages below simple */
         static char sink[1];
         err = sink;
@@ -500,10 +474,10 @@ int rail_rules_load(const char *path, bool lenient, struct rail_rules *out, char
     while ((rc = read_raw_line(f, buf, sizeof(buf), lineno == 0, &budget, &rl)) > 0) {
         lineno++;
         if (rl.nul_col)
-            rc = fail(why, sizeof(why), "NUL byte at column %zu", rl.nul_col);
+            rc = rail_fail(why, sizeof(why), "NUL byte at column %zu", rl.nul_col);
         else if (rl.total > RAIL_RULES_MAX_LINE)
-            rc = fail(why, sizeof(why), "line is longer than %d characters (%zu)",
-                      RAIL_RULES_MAX_LINE, rl.total);
+            rc = rail_fail(why, sizeof(why), "line is longer than %d characters (%zu)",
+                           RAIL_RULES_MAX_LINE, rl.total);
         else
             rc = rail_rules_parse_line(buf, &rule, why, sizeof(why));
         if (rc == 0)
@@ -517,7 +491,7 @@ int rail_rules_load(const char *path, bool lenient, struct rail_rules *out, char
             continue;
         }
         if (out->n >= RAIL_RULES_MAX_RULES) {
-            rc = fail(why, sizeof(why), "more than %d rules", RAIL_RULES_MAX_RULES);
+            rc = rail_fail(why, sizeof(why), "more than %d rules", RAIL_RULES_MAX_RULES);
             if (!lenient)
                 break;
             RAIL_WARN(NCCL_TUNING | NCCL_ENV, "%s:%d: %s; the rest of the file is ignored", path,

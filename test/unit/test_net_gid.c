@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fuzz.h"
 #include "gid_select.h"
+#include "tmpfiles.h"
 
 #define FIXTURE_ROOT RAIL_FIXTURES "/sysfs/synthetic-xe8640-like"
 
@@ -307,41 +309,16 @@ static void test_format(void)
 
 /* ---- temporary sysfs trees ---- */
 
-static void put_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    CHECK_MSG(f != NULL, "cannot create %s", path);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
-/* mkdir -p */
-static void make_dirs(const char *path)
-{
-    char tmp[512];
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    for (char *s = tmp + 1; *s; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(tmp, 0755);
-            *s = '/';
-        }
-    }
-    CHECK_MSG(mkdir(tmp, 0755) == 0 || errno == EEXIST, "mkdir %s", tmp);
-}
-
 static void test_sysfs_variants(void)
 {
     char root[] = "/tmp/rail-gid-XXXXXX";
     CHECK(mkdtemp(root) != NULL);
-    char base[256], p[512], cmd[512];
+    char base[256], p[512];
     snprintf(base, sizeof(base), "%s/sys/class/infiniband/rxe0/ports/1", root);
     snprintf(p, sizeof(p), "%s/gids", base);
-    make_dirs(p);
+    tmp_mkdirs(p);
     snprintf(p, sizeof(p), "%s/gid_attrs/types", base);
-    make_dirs(p);
+    tmp_mkdirs(p);
     const struct {
         int i;
         const char *gid, *type; /* NULL = no file */
@@ -359,18 +336,18 @@ static void test_sysfs_variants(void)
     for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
         if (files[k].gid) {
             snprintf(p, sizeof(p), "%s/gids/%d", base, files[k].i);
-            put_file(p, files[k].gid);
+            tmp_put(p, files[k].gid);
         }
         if (files[k].type) {
             snprintf(p, sizeof(p), "%s/gid_attrs/types/%d", base, files[k].i);
-            put_file(p, files[k].type);
+            tmp_put(p, files[k].type);
         }
     }
     /* Slot 7: a directory where the file should be (unreadable); and a stray non-numeric name. */
     snprintf(p, sizeof(p), "%s/gids/7", base);
     CHECK_EQ_INT(mkdir(p, 0755), 0);
     snprintf(p, sizeof(p), "%s/gids/README", base);
-    put_file(p, "not a slot");
+    tmp_put(p, "not a slot");
 
     struct rail_gid_entry t[16];
     int n = rail_gid_read_sysfs(root, "rxe0", 1, t, 16);
@@ -394,11 +371,10 @@ static void test_sysfs_variants(void)
     snprintf(root2, sizeof(root2), "%s/", root);
     CHECK_EQ_INT(rail_gid_read_sysfs(root2, "rxe0", 1, t, 16), 10);
     snprintf(p, sizeof(p), "%s/sys/class/infiniband/rxe1/ports/1/gids", root);
-    make_dirs(p);
+    tmp_mkdirs(p);
     CHECK_EQ_INT(rail_gid_read_sysfs(root, "rxe1", 1, t, 16), 0);
 
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-    CHECK_EQ_INT(system(cmd), 0);
+    tmp_remove_tree(root);
 }
 
 /* ---- NCCL_RAIL_GID_INDEX ---- */
@@ -475,13 +451,7 @@ static void test_overrides(void)
     char spec[40];
     int ok = 0;
     for (int iter = 0; iter < 20000; iter++) {
-        seed = seed * 1103515245u + 12345u;
-        int len = (int)((seed >> 16) % (sizeof(spec) - 1));
-        for (int i = 0; i < len; i++) {
-            seed = seed * 1103515245u + 12345u;
-            spec[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
-        }
-        spec[len] = '\0';
+        fuzz_string(&seed, alphabet, spec, sizeof(spec));
         err[0] = '\0';
         int rc = rail_gid_overrides_parse(spec, &o, err, sizeof(err));
         if (rc) {
@@ -496,19 +466,13 @@ static void test_overrides(void)
     CHECK_MSG(ok > 50, "only %d random override lists parsed", ok);
 }
 
-static unsigned rnd(uint32_t *seed)
-{
-    *seed = *seed * 1103515245u + 12345u;
-    return (*seed >> 16) & 0x7fff;
-}
-
 /* Random tables: the pick is always in [0, n); the checked selection returns a usable slot or
  * -ENOENT; and for AF_INET the result is the rule's net effect: the first in-range RoCE v2
  * IPv4-family GID, unless index 0 is itself a v2 IPv4-family GID. */
 static void test_fuzz(void)
 {
     uint32_t seed = 7;
-#define RND() rnd(&seed)
+#define RND() ((fuzz_step(&seed) >> 16) & 0x7fff)
     const char *addrs[] = {LL,        V4, V4B, V6, "::", "fe80:0:0:1::9", "ff0e::ffff:239.0.0.1",
                            "0.0.0.0", ""};
     const char *ranges[] = {NULL, "10.0.0.0/8", "192.168.0.0/16", "0.0.0.0/0", "239.0.0.0/8"};

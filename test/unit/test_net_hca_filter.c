@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "fuzz.h"
 #include "hca_filter.h"
 
 static struct rail_hca_filter parse_ok(const char *spec)
@@ -221,13 +222,7 @@ static void test_fuzz(void)
     char spec[48];
     int ok = 0;
     for (int iter = 0; iter < 20000; iter++) {
-        seed = seed * 1103515245u + 12345u;
-        int len = (int)((seed >> 16) % (sizeof(spec) - 1));
-        for (int i = 0; i < len; i++) {
-            seed = seed * 1103515245u + 12345u;
-            spec[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
-        }
-        spec[len] = '\0';
+        fuzz_string(&seed, alphabet, spec, sizeof(spec));
         struct rail_hca_filter f;
         char err[128] = "";
         int rc = rail_hca_filter_parse(spec, &f, err, sizeof(err));

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "fuzz.h"
 #include "reg_cache.h"
 
 #define PAGE   4096u
@@ -355,7 +356,7 @@ static void test_ctx_and_dmabuf(void)
 
 struct worker {
     struct rail_reg_cache *c;
-    unsigned seed;
+    uint32_t seed;
     int iters;
     int errors;
 };
@@ -365,8 +366,7 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     struct rail_reg_entry *held[8] = {0};
     for (int i = 0; i < w->iters; i++) {
-        w->seed = w->seed * 1103515245u + 12345u;
-        unsigned r = w->seed >> 8;
+        unsigned r = fuzz_step(&w->seed) >> 8;
         int slot = (int)(r % 8);
         if (held[slot]) {
             if (rail_reg_cache_put(w->c, held[slot]) != 0)

@@ -3,7 +3,6 @@
 #include "check.h"
 #include "topo.h"
 #include "topo_internal.h"
-#include "topo_sysfs.h"
 
 #include <errno.h>
 
@@ -139,30 +138,6 @@ static void test_parsers(void)
     CHECK_EQ_INT(rail_busid_normalize("0000:4g:00.0", b), -EINVAL);
     CHECK_EQ_INT(rail_busid_normalize("0000:4e:00.00", b), -EINVAL);
     CHECK_EQ_INT(rail_busid_normalize(NULL, b), -EINVAL);
-
-    CHECK_EQ_INT(rail_ib_rate_text_mbps("400 Gb/sec (4X NDR)"), 400000);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps("200 Gb/sec (4X HDR)"), 200000);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps("100 Gb/sec (4X EDR)"), 100000);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps("56 Gb/sec (4X FDR)"), 56000);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps("40 Gb/sec (4X QDR)"), 40000);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps("2.5 Gb/sec (1X SDR)"), 2500);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps("(4X NDR)"), 400000);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps("? Gb/sec (2X XDR)"), 400000);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps("fast"), -EINVAL);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps("(4X ZDR)"), -EINVAL);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps(""), -EINVAL);
-    CHECK_EQ_INT(rail_ib_rate_text_mbps(NULL), -EINVAL);
-
-    CHECK_EQ_INT(rail_ib_speed_width_mbps(128, 0, 2), 400000);   /* NDR 4x */
-    CHECK_EQ_INT(rail_ib_speed_width_mbps(64, 0, 2), 200000);    /* HDR 4x */
-    CHECK_EQ_INT(rail_ib_speed_width_mbps(32, 0, 2), 100000);    /* EDR 4x */
-    CHECK_EQ_INT(rail_ib_speed_width_mbps(16, 0, 2), 56000);     /* FDR 4x */
-    CHECK_EQ_INT(rail_ib_speed_width_mbps(1, 0, 1), 2500);       /* SDR 1x */
-    CHECK_EQ_INT(rail_ib_speed_width_mbps(128, 0, 16), 200000);  /* NDR 2x */
-    CHECK_EQ_INT(rail_ib_speed_width_mbps(128, 256, 2), 800000); /* XDR wins */
-    CHECK_EQ_INT(rail_ib_speed_width_mbps(0, 0, 2), 0);
-    CHECK_EQ_INT(rail_ib_speed_width_mbps(128, 0, 0), 0);
-    CHECK_EQ_INT(rail_ib_speed_width_mbps(1024, 0, 2), 0);
 }
 
 static void test_classify(void)

@@ -1,6 +1,7 @@
 /* hwloc loader on the recorded hwloc XML exports: device counts, sm from PCI ids, NVLink from
  * the NVLinkBandwidth matrix, NCCL path classes (CTS-1 PIX, Lassen PHB/SYS), bad files. */
 #include "check.h"
+#include "tmpfiles.h"
 #include "topo.h"
 
 #include <errno.h>
@@ -121,7 +122,6 @@ static void test_bad_files(void)
 {
     char tmp[] = "/tmp/rail_topo_hwloc_XXXXXX";
     char path[300];
-    FILE *f;
     CHECK_EQ_INT(load("no-such-file.xml"), -EINVAL);
     CHECK(strstr(g_err, "No such file") != NULL);
     CHECK_EQ_INT(rail_topo_load_hwloc(RAIL_FIXTURES "/nccl-topo/azure_ndv5-topo.xml", "/", &g_t,
@@ -132,11 +132,7 @@ static void test_bad_files(void)
     CHECK_EQ_INT(rail_topo_load_hwloc(tmp, "/", &g_t, g_err, sizeof(g_err)), -EINVAL);
     CHECK(strstr(g_err, "not a regular file") != NULL);
     snprintf(path, sizeof(path), "%s/trunc.xml", tmp);
-    f = fopen(path, "w");
-    if (f) {
-        fputs("<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n <object type=\"Machine\"", f);
-        fclose(f);
-    }
+    tmp_put(path, "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n <object type=\"Machine\"");
     CHECK_EQ_INT(rail_topo_load_hwloc(path, "/", &g_t, g_err, sizeof(g_err)), -EINVAL);
     remove(path);
     rmdir(tmp);

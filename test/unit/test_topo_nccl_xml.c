@@ -1,6 +1,7 @@
 /* NCCL topology XML loader: the 9 public files (counts, sm, NVSwitch, NIC speeds, path classes)
  * and malformed or hostile inputs (clean -EINVAL with a reason, never a crash or overflow). */
 #include "check.h"
+#include "tmpfiles.h"
 #include "topo.h"
 
 #include <errno.h>
@@ -60,7 +61,8 @@ static void test_counts(void)
         int gpus, nics, sm, nvswitch, nic_speed, n_numa, cpu;
     } cases[] = {
         {"aws_g5.48xlarge_8xA10G_EFA.xml", 0, 0, 0, 0, 0, 2, RAIL_CPU_UNKNOWN},
-        {"aws_p4d.24xlarge_8xA100_4xEFA.xml", 8, 4, 80, 1, 100000, 2, RAIL_CPU_INTEL}, /* completed */
+        {"aws_p4d.24xlarge_8xA100_4xEFA.xml", 8, 4, 80, 1, 100000, 2,
+         RAIL_CPU_INTEL}, /* completed */
         {"aws_p4de.24xlarge_8xA100_4xEFA.xml", 8, 4, 80, 1, 100000, 2, RAIL_CPU_INTEL},
         {"aws_p5.48xlarge_8xH100_32xEFA.xml", 0, 0, 0, 0, 0, 2, RAIL_CPU_AMD},
         {"azure_ndv2-topo.xml", 8, 1, 0, 0, 0, 2, RAIL_CPU_INTEL},
@@ -392,11 +394,6 @@ int main(void)
     test_bcm_flattening();
     test_malformed();
     test_limits_and_hostile();
-    {
-        char cmd[300];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_tmpdir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", g_tmpdir);
-    }
+    tmp_remove_tree(g_tmpdir);
     return check_report("test_topo_nccl_xml");
 }

@@ -3,6 +3,7 @@
  * tree through HWLOC_FSROOT. */
 #include "check.h"
 #include "topo.h"
+#include "tmpfiles.h"
 #include "topo_sysfs.h"
 
 #include <errno.h>
@@ -16,22 +17,9 @@ static char g_tmp[] = "/tmp/rail_topo_sysfs_XXXXXX";
 
 static void put(const char *rel, const char *content)
 {
-    char path[512], dir[512];
-    FILE *f;
+    char path[512];
     snprintf(path, sizeof(path), "%s%s", g_tmp, rel);
-    /* mkdir -p of the parent */
-    snprintf(dir, sizeof(dir), "%s", path);
-    for (char *p = dir + strlen(g_tmp) + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(dir, 0755);
-            *p = '/';
-        }
-    f = fopen(path, "w");
-    if (f) {
-        fputs(content, f);
-        fclose(f);
-    }
+    tmp_put(path, content);
 }
 
 static void test_file_access(void)
@@ -70,6 +58,17 @@ static void test_file_access(void)
     CHECK_EQ_STR(names[2], "mlx5_2");
     CHECK_EQ_INT(rail_sysfs_list(ROOT, "/sys/class/infiniband", names, 2), 2);
     CHECK_EQ_INT(rail_sysfs_list(ROOT, "/sys/class/nothing", names, 8), -ENOENT);
+
+    /* Names pasted into paths: one plain component, shorter than the limit. */
+    CHECK(rail_sysfs_name_ok("mlx5_0", 7));
+    CHECK(rail_sysfs_name_ok("...", 8)); /* only "." and ".." are special */
+    CHECK(!rail_sysfs_name_ok("mlx5_0", 6));
+    CHECK(!rail_sysfs_name_ok("../mlx5_0", 64));
+    CHECK(!rail_sysfs_name_ok("mlx5/0", 64));
+    CHECK(!rail_sysfs_name_ok(".", 64));
+    CHECK(!rail_sysfs_name_ok("..", 64));
+    CHECK(!rail_sysfs_name_ok("", 64));
+    CHECK(!rail_sysfs_name_ok(NULL, 64));
 }
 
 static void test_ib_ports(void)
@@ -232,11 +231,6 @@ int main(void)
     test_pcie_and_gdr();
     test_edge_trees();
     test_hwloc_fsroot();
-    {
-        char cmd[300];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_tmp);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", g_tmp);
-    }
+    tmp_remove_tree(g_tmp);
     return check_report("test_topo_sysfs");
 }

@@ -3,7 +3,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 /* Index i is the value with only bit i set. */
 static const struct {
@@ -57,16 +59,19 @@ const char *rail_ib_speed_name(unsigned active_speed, unsigned active_speed_ex)
 
 #define RATE_MAX_GBPS     1000000L /* exclusive */
 #define RATE_MAX_DECIMALS 4
+#define RATE_MAX_LANES    32
 
-int rail_ib_rate_parse(const char *s)
+static const char *skip_blanks(const char *p)
 {
-    if (!s)
-        return -EINVAL;
-    const char *p = s;
     while (*p == ' ' || *p == '\t')
         p++;
-    if (!isdigit((unsigned char)*p))
-        return -EINVAL;
+    return p;
+}
+
+/* "<number> Gb/sec" at p: the rate in Mb/s (rounded to the nearest), -EINVAL when malformed. */
+static int parse_number_gbps(const char **pp)
+{
+    const char *p = *pp;
     long whole = 0;
     while (isdigit((unsigned char)*p)) {
         whole = whole * 10 + (*p++ - '0');
@@ -88,29 +93,78 @@ int rail_ib_rate_parse(const char *s)
     }
     for (int d = decimals; d < RATE_MAX_DECIMALS; d++)
         frac *= 10;
+    *pp = p;
+    /* whole < 1e6, so whole * 1000 + 1000 fits an int. */
+    return (int)(whole * 1000 + (frac + 5) / 10);
+}
+
+/* " Gb/sec" (one or more spaces first) at *pp; false when absent. */
+static bool skip_unit(const char **pp)
+{
+    static const char unit[] = "Gb/sec";
+    const char *p = *pp;
     if (*p != ' ')
-        return -EINVAL;
+        return false;
     while (*p == ' ')
         p++;
-    static const char unit[] = "Gb/sec";
     for (const char *u = unit; *u; u++, p++)
         if (*p != *u)
+            return false;
+    *pp = p;
+    return true;
+}
+
+/* The text between the parentheses, "<lanes>X <speed name>" (x also accepted), in Mb/s;
+ * -EINVAL for anything else. */
+static int parse_lanes_name(const char *s, size_t n)
+{
+    size_t i = 0;
+    int lanes = 0;
+    while (i < n && isdigit((unsigned char)s[i]) && lanes <= RATE_MAX_LANES)
+        lanes = lanes * 10 + (s[i++] - '0');
+    if (i == 0 || lanes < 1 || lanes > RATE_MAX_LANES || i + 2 > n ||
+        (s[i] != 'X' && s[i] != 'x') || s[i + 1] != ' ')
+        return -EINVAL;
+    const char *name = s + i + 2;
+    size_t name_len = n - i - 2;
+    for (int k = 0; k < N_LANE_RATES; k++)
+        if (strlen(lane_rates[k].name) == name_len &&
+            memcmp(name, lane_rates[k].name, name_len) == 0)
+            return lanes * lane_rates[k].mbps;
+    return -EINVAL;
+}
+
+int rail_ib_rate_parse(const char *s)
+{
+    if (!s)
+        return -EINVAL;
+    const char *p = skip_blanks(s);
+    int number = -EINVAL; /* from "<number> Gb/sec"; "? Gb/sec" or nothing leaves it unknown */
+    if (isdigit((unsigned char)*p)) {
+        number = parse_number_gbps(&p);
+        if (number < 0 || !skip_unit(&p))
             return -EINVAL;
+    } else if (*p == '?') {
+        p++;
+        if (!skip_unit(&p))
+            return -EINVAL;
+    }
     /* Optional "(...)", e.g. "(4X NDR)"; then only white space. */
-    while (*p == ' ' || *p == '\t')
-        p++;
+    int from_lanes = -EINVAL;
+    p = skip_blanks(p);
     if (*p == '(') {
-        p++;
+        const char *open = ++p;
         while (*p && *p != ')' && *p != '(' && isprint((unsigned char)*p))
             p++;
         if (*p != ')')
             return -EINVAL;
+        if (number < 0)
+            from_lanes = parse_lanes_name(open, (size_t)(p - open));
         p++;
     }
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
         p++;
     if (*p)
         return -EINVAL;
-    /* whole < 1e6, so whole * 1000 + 1000 fits an int. */
-    return (int)(whole * 1000 + (frac + 5) / 10);
+    return number >= 0 ? number : from_lanes;
 }

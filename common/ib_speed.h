@@ -1,4 +1,4 @@
-/* InfiniBand port speed arithmetic, I/O-free.
+/* InfiniBand port speed arithmetic, I/O-free (net plugin and topology discovery).
  * ibv_query_port reports a per-lane signalling rate (active_speed, or active_speed_ex for XDR and
  * newer) and a lane count (active_width), both as one-bit-per-value encodings. NCCL multiplies the
  * two into Mb/s; sysfs `ports/<p>/rate` carries the same number as text ("400 Gb/sec (4X NDR)"),
@@ -24,8 +24,11 @@ const char *rail_ib_speed_name(unsigned active_speed, unsigned active_speed_ex);
 
 /* Parse the sysfs `rate` text: "<number> Gb/sec" optionally followed by "(<anything>)" and
  * trailing white space, e.g. "400 Gb/sec (4X NDR)" -> 400000, "2.5 Gb/sec (1X SDR)" -> 2500.
- * The number may have up to 4 decimals and must be below 10^6 Gb/s. Returns Mb/s (rounded to
- * the nearest) or -EINVAL for anything else (NULL, empty, garbage, missing unit, junk after it). */
+ * The number may have up to 4 decimals and must be below 10^6 Gb/s. Without a number ("? Gb/sec
+ * (2X XDR)" or "(4X NDR)" alone) the parenthesis must read "<lanes>X <speed name>" (lanes 1..32,
+ * names as rail_ib_speed_name) and gives lanes x lane rate: 400000 for both examples.
+ * Returns Mb/s (rounded to the nearest) or -EINVAL for anything else (NULL, empty, garbage,
+ * missing unit, junk after it, an unknown speed name where the number is missing). */
 int rail_ib_rate_parse(const char *sysfs_rate);
 
 #endif

@@ -1,10 +1,11 @@
-/* ib_speed: NCCL's speed x width tables, names, and the sysfs `rate` parser (incl. the fixture's
- * three ports and random garbage). */
+/* ib_speed: NCCL's speed x width tables, names, and the sysfs `rate` parser (incl. the forms
+ * without a number, the fixture's three ports and random garbage). */
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 
 #include "check.h"
+#include "fuzz.h"
 #include "ib_speed.h"
 
 static void test_tables(void)
@@ -32,14 +33,16 @@ static void test_tables(void)
     CHECK_EQ_INT(rail_ib_width_lanes(16), 2);
     CHECK_EQ_INT(rail_ib_width_lanes(6), 4); /* lowest known bit wins */
     /* The usual products. */
-    CHECK_EQ_INT(rail_ib_speed_mbps(128, 0, 2), 400000);  /* NDR 4x */
-    CHECK_EQ_INT(rail_ib_speed_mbps(64, 0, 2), 200000);   /* HDR 4x */
-    CHECK_EQ_INT(rail_ib_speed_mbps(32, 0, 2), 100000);   /* EDR 4x */
-    CHECK_EQ_INT(rail_ib_speed_mbps(16, 0, 2), 56000);    /* FDR 4x */
-    CHECK_EQ_INT(rail_ib_speed_mbps(64, 0, 16), 100000);  /* HDR 2x (HDR100) */
-    CHECK_EQ_INT(rail_ib_speed_mbps(128, 0, 8), 1200000); /* NDR 12x */
-    CHECK_EQ_INT(rail_ib_speed_mbps(1, 0, 1), 2500);      /* SDR 1x */
-    CHECK_EQ_INT(rail_ib_speed_mbps(0, 256, 8), 2400000); /* largest: XDR 12x fits an int */
+    CHECK_EQ_INT(rail_ib_speed_mbps(128, 0, 2), 400000);   /* NDR 4x */
+    CHECK_EQ_INT(rail_ib_speed_mbps(64, 0, 2), 200000);    /* HDR 4x */
+    CHECK_EQ_INT(rail_ib_speed_mbps(32, 0, 2), 100000);    /* EDR 4x */
+    CHECK_EQ_INT(rail_ib_speed_mbps(16, 0, 2), 56000);     /* FDR 4x */
+    CHECK_EQ_INT(rail_ib_speed_mbps(64, 0, 16), 100000);   /* HDR 2x (HDR100) */
+    CHECK_EQ_INT(rail_ib_speed_mbps(128, 0, 8), 1200000);  /* NDR 12x */
+    CHECK_EQ_INT(rail_ib_speed_mbps(1, 0, 1), 2500);       /* SDR 1x */
+    CHECK_EQ_INT(rail_ib_speed_mbps(0, 256, 8), 2400000);  /* largest: XDR 12x fits an int */
+    CHECK_EQ_INT(rail_ib_speed_mbps(128, 0, 16), 200000);  /* NDR 2x */
+    CHECK_EQ_INT(rail_ib_speed_mbps(128, 256, 2), 800000); /* XDR (ex) wins over NDR */
     /* Several speed bits: the lowest counts. */
     CHECK_EQ_INT(rail_ib_lane_mbps(32 | 64, 0), 25000);
     /* Unknown encodings give 0, never a guess. */
@@ -53,6 +56,8 @@ static void test_tables(void)
     CHECK_EQ_INT(rail_ib_width_lanes(UINT_MAX & ~31u), 0);
     CHECK_EQ_INT(rail_ib_speed_mbps(64, 0, 0), 0);
     CHECK_EQ_INT(rail_ib_speed_mbps(0, 0, 2), 0);
+    CHECK_EQ_INT(rail_ib_speed_mbps(128, 0, 0), 0);
+    CHECK_EQ_INT(rail_ib_speed_mbps(1024, 0, 2), 0);
     CHECK_EQ_STR(rail_ib_speed_name(0, 0), "unknown");
     CHECK_EQ_STR(rail_ib_speed_name(0, 4096), "unknown");
 }
@@ -63,6 +68,8 @@ static void test_rate_parse(void)
     CHECK_EQ_INT(rail_ib_rate_parse("400 Gb/sec (4X NDR)\n"), 400000);
     CHECK_EQ_INT(rail_ib_rate_parse("100 Gb/sec (4X EDR)"), 100000);
     CHECK_EQ_INT(rail_ib_rate_parse("200 Gb/sec (4X HDR)\n"), 200000);
+    CHECK_EQ_INT(rail_ib_rate_parse("200 Gb/sec (4X HDR)"), 200000);
+    CHECK_EQ_INT(rail_ib_rate_parse("40 Gb/sec (4X QDR)"), 40000);
     CHECK_EQ_INT(rail_ib_rate_parse("2.5 Gb/sec (1X SDR)"), 2500);
     CHECK_EQ_INT(rail_ib_rate_parse("56 Gb/sec (4X FDR)"), 56000);
     CHECK_EQ_INT(rail_ib_rate_parse("10 Gb/sec (4X SDR)"), 10000);
@@ -101,10 +108,51 @@ static void test_rate_parse(void)
         "400 Gb/sec\x01",
         "400 Gb/sec (4X\tNDR)",
         "four hundred Gb/sec",
+        "fast",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         CHECK_MSG(rail_ib_rate_parse(bad[i]) == -EINVAL, "bad[%zu] = '%s' accepted", i,
                   bad[i] ? bad[i] : "(null)");
+}
+
+/* Without a number the parenthesis counts: lanes x the named per-lane rate. A number, when
+ * present, is what counts (even when the parenthesis says otherwise). */
+static void test_rate_without_number(void)
+{
+    CHECK_EQ_INT(rail_ib_rate_parse("(4X NDR)"), 400000);
+    CHECK_EQ_INT(rail_ib_rate_parse("? Gb/sec (2X XDR)"), 400000);
+    CHECK_EQ_INT(rail_ib_rate_parse("? Gb/sec (2X XDR)\n"), 400000);
+    CHECK_EQ_INT(rail_ib_rate_parse("  (2X HDR)\n"), 100000);
+    CHECK_EQ_INT(rail_ib_rate_parse("(1x SDR)"), 2500);
+    CHECK_EQ_INT(rail_ib_rate_parse("(12X FDR10)"), 120000);
+    CHECK_EQ_INT(rail_ib_rate_parse("(4X FDR)"), 56000);
+    CHECK_EQ_INT(rail_ib_rate_parse("(32X XDR)"), 6400000);
+    CHECK_EQ_INT(rail_ib_rate_parse("100 Gb/sec (4X NDR)"), 100000);
+    CHECK_EQ_INT(rail_ib_rate_parse("0 Gb/sec (4X NDR)"), 0);
+    const char *bad[] = {
+        "(4X ZDR)",
+        "(4X ndr)",
+        "(4X FDR1)",
+        "(4X NDRX)",
+        "(0X NDR)",
+        "(33X NDR)",
+        "(X NDR)",
+        "(4XNDR)",
+        "(4X  NDR)",
+        "(4 NDR)",
+        "(4X NDR",
+        "(4X NDR) x",
+        "()",
+        "?",
+        "? Gb/sec",
+        "?Gb/sec",
+        "?? Gb/sec (4X NDR)",
+        "? Gb/s (4X NDR)",
+        "Gb/sec (4X NDR)",
+        "(999999999999X NDR)",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        CHECK_MSG(rail_ib_rate_parse(bad[i]) == -EINVAL, "bad[%zu] = '%s' accepted", i, bad[i]);
 }
 
 /* The fixture's ports: mlx5_0 IB HDR, mlx5_1 RoCE 100G (shown as 4X EDR), mlx5_2 IB NDR. */
@@ -140,13 +188,7 @@ static void test_fuzz(void)
     const char alphabet[] = "0123456789. Gb/sec()XNDRHE\n\t-+x";
     char buf[40];
     for (int iter = 0; iter < 20000; iter++) {
-        seed = seed * 1103515245u + 12345u;
-        int len = (int)((seed >> 16) % (sizeof(buf) - 1));
-        for (int i = 0; i < len; i++) {
-            seed = seed * 1103515245u + 12345u;
-            buf[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
-        }
-        buf[len] = '\0';
+        fuzz_string(&seed, alphabet, buf, sizeof(buf));
         int r = rail_ib_rate_parse(buf);
         CHECK_MSG(r == -EINVAL || (r >= 0 && r <= 1000000000), "'%s' -> %d", buf, r);
     }
@@ -164,7 +206,8 @@ int main(void)
 {
     test_tables();
     test_rate_parse();
+    test_rate_without_number();
     test_fixture_rates();
     test_fuzz();
-    return check_report("test_net_speed");
+    return check_report("test_ib_speed");
 }

@@ -1,0 +1,85 @@
+/* Error-buffer writers, printable quoting, strict number parsing (see strutil.h). */
+#include "strutil.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void set_err_v(char *err, size_t errlen, const char *fmt, va_list ap)
+{
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+}
+
+void rail_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_err_v(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+int rail_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_err_v(err, errlen, fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+void rail_clear_err(char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+}
+
+void rail_quote(char *out, size_t outlen, const char *s, size_t n)
+{
+    if (!out || !outlen)
+        return;
+    if (outlen < 4 || !s) {
+        out[0] = '\0';
+        return;
+    }
+    size_t max = outlen - 4, o = 0;
+    for (size_t i = 0; i < n && o < max; i++)
+        out[o++] = isprint((unsigned char)s[i]) ? s[i] : '?';
+    if (n > max)
+        out[o++] = '.', out[o++] = '.', out[o++] = '.';
+    out[o] = '\0';
+}
+
+int rail_parse_digits(const char *s, size_t n, size_t max_digits, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!s || n == 0 || n > max_digits)
+        return -EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (d > 9 || d > max || v > (max - d) / 10)
+            return -EINVAL;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int rail_parse_long(const char *s, int base, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+    int saved_errno = errno, rc = -EINVAL;
+    if (!s)
+        return -EINVAL;
+    errno = 0;
+    v = strtol(s, &end, base);
+    if (!errno && end != s && *end == '\0' && v >= lo && v <= hi) {
+        *out = v;
+        rc = 0;
+    }
+    errno = saved_errno;
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* Small string helpers shared by the parsers: error-buffer writers, a printable copy of input for
+ * messages, and strict number parsing. I/O-free; nothing here allocates. */
+#ifndef NCCL_RAIL_STRUTIL_H
+#define NCCL_RAIL_STRUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* printf into err[0..errlen) (truncated, always NUL-terminated); nothing when err is NULL or
+ * errlen is 0. */
+void rail_set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* rail_set_err, then return -EINVAL: `return rail_fail(err, errlen, "bad %s", what);`. */
+int rail_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* err = "" (when err && errlen): the state a parser's caller sees on success. */
+void rail_clear_err(char *err, size_t errlen);
+
+/* Printable copy of s[0..n) for messages, NUL-terminated in out[0..outlen): at most outlen - 4
+ * characters, each one isprint() rejects shown as '?', then "..." when s was longer. s may hold
+ * NULs (n counts). NULL s or outlen < 4 give "" (nothing is written for outlen 0). */
+void rail_quote(char *out, size_t outlen, const char *s, size_t n);
+
+/* s[0..n) as a plain decimal number: 1..max_digits digits and nothing else (no sign, no blanks),
+ * value at most max (no overflow whatever max is). 0 with *out set, or -EINVAL (*out untouched). */
+int rail_parse_digits(const char *s, size_t n, size_t max_digits, uint64_t max, uint64_t *out);
+
+/* The whole string s as strtol(s, base) reads it (leading white space and a sign allowed, nothing
+ * after the number), in [lo, hi]. 0 with *out set, or -EINVAL (*out untouched) for NULL, empty,
+ * trailing characters, overflow or out of range. */
+int rail_parse_long(const char *s, int base, long lo, long hi, long *out);
+
+#endif
