@@ -78,9 +78,10 @@ static int check_memlock(char *why, size_t whylen)
     if (rl.rlim_cur >= (rlim_t)min_mb << 20 || has_ipc_lock())
         return 0;
     snprintf(why, whylen,
-             "RLIMIT_MEMLOCK is %llu KiB, below the %lld MiB RDMA registration needs (fix: "
-             "`ulimit -l unlimited`, docker run --ulimit memlock=-1, or a memlock line in "
-             "/etc/security/limits.conf; NCCL_RAIL_MEMLOCK_MIN_MB=0 skips this check)",
+             "RLIMIT_MEMLOCK is %llu KiB (< NCCL_RAIL_MEMLOCK_MIN_MB=%lld MiB) without "
+             "CAP_IPC_LOCK: RDMA memory registration would fail (fix: `ulimit -l unlimited`, "
+             "docker run --ulimit memlock=-1, or a memlock line in /etc/security/limits.conf; "
+             "NCCL_RAIL_MEMLOCK_MIN_MB=0 skips this check)",
              (unsigned long long)rl.rlim_cur >> 10, min_mb);
     return -ENOMEM;
 }

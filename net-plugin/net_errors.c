@@ -86,7 +86,11 @@ void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc)
                    l->dev ? l->dev->name : "?", l->dev ? l->dev->port : 0, wc->qp_num, rail, qp,
                    c->nqps, wr_name(kind), ibv_wc_status_str(wc->status), (int)wc->status,
                    wc->vendor_err,
-                   remote ? ": the peer is unreachable, gone, or rejected the access" : "");
+                   remote ? ": the peer is unreachable, gone, or rejected the access"
+                   : wc->status == IBV_WC_WR_FLUSH_ERR
+                       ? ": the QP entered the error state (the peer reported an error, or the "
+                         "connection was torn down)"
+                       : "");
 }
 
 static void handle_event(struct rail_dev *d, struct ibv_async_event *ev)

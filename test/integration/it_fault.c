@@ -407,3 +407,66 @@ int it_versions(struct it_side *s)
     /* finalize tolerates NULL. */
     return p->net->finalize(NULL) != ncclSuccess;
 }
+
+/* ---- a completion error: the receive buffer is deregistered behind the sender's back ---- */
+
+int it_rae_recv(struct it_side *s)
+{
+    struct it_plugin *p = s->p;
+    struct it_buf b;
+    void *rc, *req, *data;
+    size_t cap = 1 << 20;
+    int tag = 3;
+    if (it_accept(p, s->dev, s->ctl, NULL, &rc) || it_buf_alloc(p, rc, &b, cap))
+        return 1;
+    data = b.p;
+    if (it_irecv(p, rc, 1, &data, &cap, &tag, &b.mh, &req))
+        return 1;
+    /* The CTS carrying the key is out; now the key dies. */
+    if (p->net->deregMr(rc, b.mh) != ncclSuccess)
+        return it_fail("deregMr failed");
+    b.mh = NULL;
+    if (it_ctl_signal(s->ctl, 'P'))
+        return 1;
+    int r = expect_error(p, req, 0, "receive whose buffer was deregistered");
+    if (it_ctl_signal(s->ctl, 'D') || it_ctl_wait(s->ctl, 'D'))
+        return 1;
+    double t0 = it_now();
+    if (p->net->closeRecv(rc) != ncclSuccess || it_now() - t0 > CLOSE_MAX)
+        return it_fail("closeRecv after the error");
+    it_buf_free(p, NULL, &b);
+    return r;
+}
+
+int it_rae_send(struct it_side *s)
+{
+    struct it_plugin *p = s->p;
+    struct it_buf b;
+    void *sc, *req;
+    if (it_connect(p, s->dev, s->ctl, &sc) || it_buf_alloc(p, sc, &b, 1 << 20) ||
+        it_ctl_wait(s->ctl, 'P'))
+        return 1;
+    if (it_isend(p, sc, b.p, 1 << 20, 3, b.mh, &req))
+        return 1;
+    double t0 = it_now();
+    int done = 0, sz[1];
+    ncclResult_t r = ncclSuccess;
+    while (!done && r == ncclSuccess && it_now() - t0 < BOUNDED_S)
+        r = p->net->test(req, &done, sz);
+    if (r != ncclRemoteError)
+        return it_fail("send into a dead key: test gave %d (done %d), expected ncclRemoteError", r,
+                       done);
+    fprintf(stderr, "[send] remote access error reported as ncclRemoteError after %.2f s\n",
+            it_now() - t0);
+    /* The comm stays failed. */
+    req = NULL;
+    if (p->net->isend(sc, b.p, 64, 3, b.mh, NULL, &req) == ncclSuccess)
+        return it_fail("isend on a failed comm succeeded");
+    if (it_ctl_wait(s->ctl, 'D') || it_ctl_signal(s->ctl, 'D'))
+        return 1;
+    t0 = it_now();
+    if (p->net->closeSend(sc) != ncclSuccess || it_now() - t0 > CLOSE_MAX)
+        return it_fail("closeSend after the error");
+    it_buf_free(p, sc, &b);
+    return 0;
+}

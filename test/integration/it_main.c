@@ -3,11 +3,14 @@
  * loading the plugin like NCCL does, and prints "PASS name" / "FAIL name" and a closing
  * "N passed, M failed". Without scenario names every scenario runs. */
 #include <errno.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,28 +19,74 @@
 #define SCENARIO_TIMEOUT_S 240
 
 static const struct it_scenario k_scenarios[] = {
-    {"sizes", it_sizes_recv, it_sizes_send, 0, 0, NULL, NULL},
-    {"sizes_no_eager", it_sizes_recv, it_sizes_send, 0, 0, "NCCL_RAIL_EAGER_MAX=0", NULL},
-    {"sizes_4qps", it_sizes_recv, it_sizes_send, 0, 0, "NCCL_IB_QPS_PER_CONNECTION=4", NULL},
-    {"multirecv", it_multi_recv, it_multi_send, 0, 0, NULL, NULL},
-    {"multirecv_no_eager", it_multi_recv, it_multi_send, 0, 0, "NCCL_RAIL_EAGER_MAX=0", NULL},
-    {"inflight32", it_inflight_a, it_inflight_b, 0, 0, NULL, NULL},
-    {"recv_larger", it_larger_recv, it_larger_send, 0, 0, NULL, NULL},
-    {"recv_smaller", it_smaller_recv, it_smaller_send, 0, 0, NULL, NULL},
-    {"listen_reuse", it_reuse_recv, it_reuse_send, 0, 0, NULL, NULL},
-    {"close_inflight", it_close_recv, it_close_send, 0, 0, NULL, NULL},
-    {"sender_killed", it_killsend_recv, it_killsend_send, 1, 0, NULL, NULL},
-    {"receiver_killed", it_killrecv_recv, it_killrecv_send, 0, 1, NULL, NULL},
-    {"garbage_handle", it_idle, it_garbage_send, 0, 0, NULL, NULL},
-    {"hostile_peer", it_hostile_recv, it_hostile_send, 0, 0, NULL, NULL},
-    {"versions", it_idle, it_versions, 0, 0, NULL, NULL},
-    {"shim_v8", it_v8_recv, it_v8_send, 0, 0, NULL, NULL},
-    {"socket_ifname", it_ifname_recv, it_ifname_send, 0, 0, "NCCL_SOCKET_IFNAME==veth3", NULL},
-    {"decline_hca_filter", it_idle, it_idle, 0, 0, "NCCL_IB_HCA=^rxe", "NCCL_IB_HCA"},
+    {.name = "sizes", .recv_side = it_sizes_recv, .send_side = it_sizes_send},
+    {.name = "sizes_no_eager",
+     .recv_side = it_sizes_recv,
+     .send_side = it_sizes_send,
+     .env = "NCCL_RAIL_EAGER_MAX=0"},
+    {.name = "sizes_4qps",
+     .recv_side = it_sizes_recv,
+     .send_side = it_sizes_send,
+     .env = "NCCL_IB_QPS_PER_CONNECTION=4"},
+    {.name = "multirecv", .recv_side = it_multi_recv, .send_side = it_multi_send},
+    {.name = "multirecv_no_eager",
+     .recv_side = it_multi_recv,
+     .send_side = it_multi_send,
+     .env = "NCCL_RAIL_EAGER_MAX=0"},
+    {.name = "inflight32", .recv_side = it_inflight_a, .send_side = it_inflight_b},
+    {.name = "recv_larger", .recv_side = it_larger_recv, .send_side = it_larger_send},
+    {.name = "recv_smaller", .recv_side = it_smaller_recv, .send_side = it_smaller_send},
+    {.name = "listen_reuse", .recv_side = it_reuse_recv, .send_side = it_reuse_send},
+    {.name = "close_inflight", .recv_side = it_close_recv, .send_side = it_close_send},
+    {.name = "sender_killed",
+     .recv_side = it_killsend_recv,
+     .send_side = it_killsend_send,
+     .send_killed = 1},
+    {.name = "receiver_killed",
+     .recv_side = it_killrecv_recv,
+     .send_side = it_killrecv_send,
+     .recv_killed = 1},
+    {.name = "garbage_handle", .recv_side = it_idle, .send_side = it_garbage_send},
+    {.name = "hostile_peer", .recv_side = it_hostile_recv, .send_side = it_hostile_send},
+    {.name = "versions", .recv_side = it_idle, .send_side = it_versions},
+    {.name = "shim_v8", .recv_side = it_v8_recv, .send_side = it_v8_send},
+    {.name = "socket_ifname",
+     .recv_side = it_ifname_recv,
+     .send_side = it_ifname_send,
+     .env = "NCCL_SOCKET_IFNAME==veth3"},
+    {.name = "decline_hca_filter",
+     .recv_side = it_idle,
+     .send_side = it_idle,
+     .env = "NCCL_IB_HCA=^rxe",
+     .decline = "NCCL_IB_HCA"},
+    {.name = "decline_memlock",
+     .recv_side = it_idle,
+     .send_side = it_idle,
+     .low_memlock = 1,
+     .decline = "RLIMIT_MEMLOCK"},
+    {.name = "remote_access_error", .recv_side = it_rae_recv, .send_side = it_rae_send},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
 
 static const char *g_plugin, *g_send_dev = "rxe0", *g_recv_dev = "rxe1";
+
+/* Drops CAP_IPC_LOCK and lowers RLIMIT_MEMLOCK to 64 KiB, as in an unprivileged container. */
+static int limit_memlock(void)
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2];
+    struct rlimit rl = {65536, 65536};
+    if (syscall(SYS_capget, &h, d) != 0)
+        return it_fail("capget: %s", strerror(errno));
+    d[0].effective &= ~(1u << CAP_IPC_LOCK);
+    d[0].permitted &= ~(1u << CAP_IPC_LOCK);
+    d[0].inheritable &= ~(1u << CAP_IPC_LOCK);
+    if (syscall(SYS_capset, &h, d) != 0)
+        return it_fail("capset: %s", strerror(errno));
+    if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+        return it_fail("setrlimit: %s", strerror(errno));
+    return 0;
+}
 
 static int run_side(const struct it_scenario *sc, int recv, int ctl)
 {
@@ -46,6 +95,8 @@ static int run_side(const struct it_scenario *sc, int recv, int ctl)
     g_it_role = recv ? "recv" : "send";
     if (sc->env)
         putenv((char *)sc->env);
+    if (sc->low_memlock && limit_memlock())
+        return 1;
     if (sc->decline)
         return it_load_declines(g_plugin, sc->decline);
     if (it_load(&p, g_plugin))

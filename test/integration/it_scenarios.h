@@ -22,6 +22,7 @@ struct it_scenario {
     int recv_killed;
     const char *env;     /* "NAME=VALUE" set in both sides before loading, or NULL */
     const char *decline; /* init must fail with an INFO line containing this (both sides) */
+    int low_memlock;     /* sides run with a 64 KiB RLIMIT_MEMLOCK and without CAP_IPC_LOCK */
 };
 
 /* it_data.c */
@@ -49,6 +50,8 @@ int it_garbage_send(struct it_side *s);
 int it_hostile_recv(struct it_side *s);
 int it_hostile_send(struct it_side *s);
 int it_versions(struct it_side *s);
+int it_rae_recv(struct it_side *s);
+int it_rae_send(struct it_side *s);
 int it_idle(struct it_side *s);
 
 /* it_shim.c */
