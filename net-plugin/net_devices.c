@@ -151,9 +151,9 @@ static int pick_gid(struct rail_dev *d, int tbl_len, char *why, size_t whylen)
                  d->ibdev, d->port, idx, how, tbl_len);
         return -ENOENT;
     }
-    if (!rail_gid_is_valid(d->gid.raw)) {
-        snprintf(why, whylen, "%s:%d: GID index %d (%s) is empty or link-local", d->ibdev, d->port,
-                 idx, how);
+    static const uint8_t zero[16];
+    if (memcmp(d->gid.raw, zero, 16) == 0) {
+        snprintf(why, whylen, "%s:%d: GID index %d (%s) is empty", d->ibdev, d->port, idx, how);
         return -ENOENT;
     }
     if (n > idx && tbl[idx].present)
@@ -300,6 +300,8 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
 static int discover(char *why, size_t whylen)
 {
     static struct candidate cands[RAIL_MAX_DEVS];
+    char failed[1024] = "";
+    size_t fused = 0;
     struct rail_hca_filter filter;
     struct ibv_device **list;
     char err[256], skipped[1024];
@@ -348,8 +350,8 @@ static int discover(char *why, size_t whylen)
         struct rail_dev *d = NULL;
         char dwhy[512];
         if (!ibd || open_dev(&cands[i], ibd, multiport, &d, dwhy, sizeof(dwhy)) != 0) {
-            RAIL_INFO(NCCL_INIT | NCCL_NET, "skipping %s:%d: %s", cands[i].ibdev, cands[i].port,
-                      ibd ? dwhy : "device vanished");
+            append(failed, sizeof(failed), &fused, "%s%s", fused ? "; " : "",
+                   ibd ? dwhy : "device vanished");
             continue;
         }
         d->index = g_ndevs;
@@ -359,9 +361,11 @@ static int discover(char *why, size_t whylen)
     if (rc < 0)
         return rc;
     if (g_ndevs == 0) {
-        snprintf(why, whylen, "no RDMA port could be opened (see the INFO lines above)");
+        snprintf(why, whylen, "no RDMA port could be opened: %s", failed);
         return -ENODEV;
     }
+    if (fused)
+        RAIL_INFO(NCCL_INIT | NCCL_NET, "skipped ports: %s", failed);
     return g_ndevs;
 }
 

@@ -64,6 +64,15 @@ static const struct it_scenario k_scenarios[] = {
      .send_side = it_idle,
      .low_memlock = 1,
      .decline = "RLIMIT_MEMLOCK"},
+    {.name = "gid_override",
+     .recv_side = it_larger_recv,
+     .send_side = it_larger_send,
+     .env = "NCCL_RAIL_GID_INDEX=rxe0:1,rxe1:1"},
+    {.name = "decline_gid_index",
+     .recv_side = it_idle,
+     .send_side = it_idle,
+     .env = "NCCL_IB_GID_INDEX=200",
+     .decline = "GID index 200"},
     {.name = "remote_access_error", .recv_side = it_rae_recv, .send_side = it_rae_send},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
