@@ -214,6 +214,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--recv-dev") && i + 1 < argc)
             g_recv_dev = argv[++i];
     }
+    printf("rail_net_it: sending on %s, receiving on %s\n", g_send_dev, g_recv_dev);
+    fflush(stdout);
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--send-dev") || !strcmp(argv[i], "--recv-dev")) {
             i++;

@@ -22,5 +22,5 @@ if [ ! -e /dev/infiniband ]; then
   exit 1
 fi
 ulimit -l unlimited 2>/dev/null || true
-echo "run.sh: $plugin, $send -> $recv"
+echo "run.sh: $plugin"
 exec "$it" "$plugin" --send-dev "$send" --recv-dev "$recv" "$@"
