@@ -214,6 +214,9 @@ static inline int rail_wrid_idx(uint64_t id)
 /* ---- shared internals ---- */
 
 uint64_t rail_now_ns(void);
+/* Clock-tick resolution, but never a clocksource read: cheap enough for every data-path call
+ * even where the clocksource is slow (HPET under emulation costs microseconds per read). */
+uint64_t rail_coarse_ns(void);
 
 /* net_conn.c: per-rail resources. */
 int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,

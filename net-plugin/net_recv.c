@@ -2,7 +2,8 @@
  * RDMA-writes one clear-to-send slot (n entries) into the sender's FIFO. Data then arrives as
  * WRITE WITH IMM completions:
  *   - rendezvous: the sender wrote the data straight into the buffer, then a size record
- *     (immediate = slot/entry) that completes that entry;
+ *     (immediate = slot/entry) that completes that entry; a message of one chunk up to
+ *     RAIL_IMM_DIRECT_MAX bytes is a single write whose immediate carries slot/entry and size;
  *   - eager: header + data landed in a bounce slot (immediate = slot); it completes the posted
  *     entry with the same (tag, index), or waits as "unexpected" until the irecv that posts it.
  * Eager payloads are copied out and their slot released; the released count goes back to the
@@ -161,16 +162,41 @@ static void on_eager(struct rail_recv_comm *r, unsigned b)
                    h->tag, h->tag_index);
 }
 
-static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
+/* The receive of slot/entry still waiting for data, or NULL after failing the comm. */
+static struct rail_recv_req *pending_entry(struct rail_recv_comm *r, unsigned slot, unsigned entry,
+                                           const char *what)
 {
     struct rail_recv_req *q = r->by_slot[slot];
     if (!q || (int)entry >= q->n || q->e[entry].done) {
-        rail_comm_fail(&r->base, -EPROTO,
-                       "completion record for slot %u entry %u matches no "
-                       "pending receive",
-                       slot, entry);
+        rail_comm_fail(&r->base, -EPROTO, "%s for slot %u entry %u matches no pending receive",
+                       what, slot, entry);
+        return NULL;
+    }
+    return q;
+}
+
+/* The data itself was the WRITE_WITH_IMM: the immediate carried its size. */
+static void on_direct(struct rail_recv_comm *r, unsigned slot, unsigned entry, uint32_t size)
+{
+    struct rail_recv_req *q = pending_entry(r, slot, entry, "direct write");
+    if (!q)
+        return;
+    struct rail_recv_entry *e = &q->e[entry];
+    if (size > e->cap) {
+        rail_comm_fail(&r->base, -EPROTO, "direct write of %u bytes into a %llu-byte buffer", size,
+                       (unsigned long long)e->cap);
         return;
     }
+    e->size = size;
+    e->done = true;
+    q->left--;
+}
+
+static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
+{
+    struct rail_recv_req *q = pending_entry(r, slot, entry, "completion record");
+    if (!q)
+        return;
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     const struct rail_record *rec =
         (const struct rail_record *)(r->records +
@@ -233,18 +259,19 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
                        strerror(-rc));
         return;
     }
-    bool eager;
-    unsigned slot, entry, b;
+    struct rail_imm imm;
     if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
-        rail_imm_decode(ntohl(wc->imm_data), &eager, &slot, &entry, &b) != 0) {
+        rail_imm_decode(ntohl(wc->imm_data), &imm) != 0) {
         rail_comm_fail(&r->base, -EPROTO, "unexpected incoming operation (opcode %d, imm %#x)",
                        (int)wc->opcode, ntohl(wc->imm_data));
         return;
     }
-    if (eager)
-        on_eager(r, b);
+    if (imm.kind == RAIL_IMM_BOUNCE)
+        on_eager(r, imm.bounce);
+    else if (imm.kind == RAIL_IMM_DATA)
+        on_direct(r, imm.slot, imm.entry, imm.size);
     else
-        on_record(r, slot, entry);
+        on_record(r, imm.slot, imm.entry);
 }
 
 int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const int *tags,
