@@ -333,8 +333,13 @@ int rail_meta_decode(int type, const void *body, size_t len, uint32_t checksum, 
         return -EPROTO;
     }
     if (type == RAIL_FRAME_META_S) {
-        if (m->eager_slots || m->eager_bytes || m->addr2) {
+        if (m->eager_slots || m->addr2) {
             snprintf(err, errlen, "sender metadata carries eager-buffer fields");
+            return -EPROTO;
+        }
+        if (m->eager_bytes > RAIL_EAGER_MAX_CAP) {
+            snprintf(err, errlen, "peer announces an eager limit of %u bytes (max %d)",
+                     m->eager_bytes, RAIL_EAGER_MAX_CAP);
             return -EPROTO;
         }
     } else {

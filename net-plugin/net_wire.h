@@ -70,7 +70,8 @@ struct rail_meta {
     int nqps;             /* per rail, 1..RAIL_MAX_QPS */
     int sl, tc;           /* S: chosen service level / traffic class; R: echoed */
     int eager_slots;      /* R: bounce slots (0..RAIL_EAGER_SLOTS); S: 0 */
-    uint32_t eager_bytes; /* R: payload bytes per slot (0..RAIL_EAGER_MAX_CAP); S: 0 */
+    uint32_t eager_bytes; /* R: payload bytes per slot; S: the largest message it sends eagerly
+                           * (its NCCL_RAIL_EAGER_MAX); both 0..RAIL_EAGER_MAX_CAP */
     uint64_t addr1;       /* S: FIFO+credit region; R: size-record region */
     uint64_t addr2;       /* R: bounce region (0 when no eager); S: 0 */
     struct rail_meta_rail rails[RAIL_MAX_RAILS];

@@ -261,6 +261,20 @@ static void test_meta_rejects(void)
     CHECK_EQ_INT(rail_meta_decode(RAIL_FRAME_META_S, body, len, rail_wire_checksum(body, len), &d,
                                   g_err, sizeof(g_err)),
                  -EPROTO);
+    /* A sender announces only its eager limit, at most RAIL_EAGER_MAX_CAP. */
+    sample_meta(&m, RAIL_FRAME_META_S, 2, 3);
+    m.eager_bytes = RAIL_EAGER_MAX_CAP;
+    rail_meta_encode(RAIL_FRAME_META_S, &m, g_frame, sizeof(g_frame));
+    CHECK_EQ_INT(rail_meta_decode(RAIL_FRAME_META_S, body, len, rail_wire_checksum(body, len), &d,
+                                  g_err, sizeof(g_err)),
+                 0);
+    CHECK_EQ_INT((int)d.eager_bytes, RAIL_EAGER_MAX_CAP);
+    m.eager_bytes = RAIL_EAGER_MAX_CAP + 1;
+    rail_meta_encode(RAIL_FRAME_META_S, &m, g_frame, sizeof(g_frame));
+    CHECK_EQ_INT(rail_meta_decode(RAIL_FRAME_META_S, body, len, rail_wire_checksum(body, len), &d,
+                                  g_err, sizeof(g_err)),
+                 -EPROTO);
+    CHECK(strstr(g_err, "eager limit") != NULL);
     sample_meta(&m, RAIL_FRAME_META_S, 2, 3);
     m.addr1 = 0;
     rail_meta_encode(RAIL_FRAME_META_S, &m, g_frame, sizeof(g_frame));
