@@ -143,8 +143,10 @@ struct rail_recv_entry {
 
 struct rail_recv_req {
     struct rail_req_head h;
-    int n, left;      /* entries, entries whose data has not arrived */
-    bool cts_pending; /* the CTS write has not completed locally yet */
+    int n, left;       /* entries, entries whose data has not arrived */
+    bool cts_pending;  /* the CTS write has not completed locally yet */
+    bool has_slot;     /* a CTS was written: slot_seq is valid */
+    uint64_t defer_ns; /* deferred CTS: when the receive was posted (coarse clock) */
     uint64_t slot_seq;
     int error;
     struct rail_recv_entry e[RAIL_MAX_RECVS];
@@ -166,7 +168,11 @@ struct rail_recv_comm {
     uint8_t bstate[RAIL_EAGER_SLOTS];
     uint64_t freed; /* eager messages released in ring order: the credit the sender sees */
     uint64_t credit_sent;
+    uint64_t arrived; /* eager messages received */
     bool credit_busy;
+    uint32_t peer_eager_limit; /* the sender sends messages up to this size eagerly */
+    int ndeferred;             /* receives whose CTS is held back (they may come eagerly) */
+    uint8_t deferred[RAIL_RECV_REQS];
     int nunexp; /* arrived eager messages no receive was posted for yet */
     uint8_t unexp[RAIL_EAGER_SLOTS];
     int nfree;
@@ -214,6 +220,9 @@ static inline int rail_wrid_idx(uint64_t id)
 /* ---- shared internals ---- */
 
 uint64_t rail_now_ns(void);
+/* Clock-tick resolution, but never a clocksource read: cheap enough for every data-path call
+ * even where the clocksource is slow (HPET under emulation costs microseconds per read). */
+uint64_t rail_coarse_ns(void);
 
 /* net_conn.c: per-rail resources. */
 int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,

@@ -143,6 +143,9 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_dev *d,
     m->sl = st->sl;
     m->tc = st->tc;
     m->addr1 = (uintptr_t)s->fifo;
+    /* The receiver defers the clear-to-send of receives this small: they come eagerly. */
+    long long eager = rail_param_int(RAIL_PARAM_EAGER_MAX);
+    m->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
     for (int r = 0; r < s->base.nrails; r++) {
         rail_link_describe(&s->base, r, &m->rails[r]);
         m->rails[r].rkey1 = s->base.link[r].mr[0]->rkey;
@@ -339,6 +342,10 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
         return rc;
     }
     r->base.peer_addr1 = m->addr1;
+    /* The sender's own eager limit is min(our bounce size, its NCCL_RAIL_EAGER_MAX). */
+    r->peer_eager_limit = r->eager_slots ? m->eager_bytes : 0;
+    if (r->peer_eager_limit > r->eager_bytes)
+        r->peer_eager_limit = r->eager_bytes;
     uint64_t nonce = m->nonce;
     int sl = m->sl, tc = m->tc;
     memset(m, 0, sizeof(*m));

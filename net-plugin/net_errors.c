@@ -148,7 +148,7 @@ static void poll_async(struct rail_dev *d, uint64_t now)
 
 void rail_comm_health(struct rail_comm *c, bool want_peer)
 {
-    uint64_t now = rail_now_ns();
+    uint64_t now = rail_coarse_ns(); /* every data-path call passes here */
     if (now < c->next_check_ns)
         return;
     c->next_check_ns = now + HEALTH_PERIOD_NS;

@@ -20,6 +20,13 @@ uint64_t rail_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t rail_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 int rail_wire_ll(int verbs_ll)
 {
     return verbs_ll == IBV_LINK_LAYER_ETHERNET ? RAIL_LL_ETH : RAIL_LL_IB;

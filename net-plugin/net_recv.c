@@ -1,12 +1,16 @@
 /* Receiving side. irecv(n <= 8) takes a request, numbers each entry with its per-tag index and
- * RDMA-writes one clear-to-send slot (n entries) into the sender's FIFO. Data then arrives as
+ * RDMA-writes one clear-to-send slot (n entries) into the sender's FIFO (slots are taken in the
+ * order the CTS are written; the sender matches by tag and index). Data then arrives as
  * WRITE WITH IMM completions:
  *   - rendezvous: the sender wrote the data straight into the buffer, then a size record
- *     (immediate = slot/entry) that completes that entry;
+ *     (immediate = slot/entry) that completes that entry; a message of one chunk up to
+ *     RAIL_IMM_DIRECT_MAX bytes is a single write whose immediate carries slot/entry and size;
  *   - eager: header + data landed in a bounce slot (immediate = slot); it completes the posted
  *     entry with the same (tag, index), or waits as "unexpected" until the irecv that posts it.
  * Eager payloads are copied out and their slot released; the released count goes back to the
- * sender (credit write) so it may reuse the slots. Every peer-provided value (immediate, record,
+ * sender (credit write, batched) so it may reuse the slots. A receive no larger than what the
+ * sender sends eagerly holds its clear-to-send back (see flush_deferred): the message usually
+ * comes eagerly and no CTS is ever written for it. Every peer-provided value (immediate, record,
  * header) is checked before use. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,13 +31,23 @@ void rail_recv_init_state(struct rail_recv_comm *r)
     }
 }
 
+static void undefer(struct rail_recv_comm *r, int k)
+{
+    r->ndeferred--;
+    memmove(&r->deferred[k], &r->deferred[k + 1], (size_t)(r->ndeferred - k));
+}
+
 static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
 {
     unsigned slot = (unsigned)(q->slot_seq % RAIL_FIFO_SLOTS);
-    if (r->by_slot[slot] == q)
+    uint8_t idx = (uint8_t)(q - r->reqs);
+    if (q->has_slot && r->by_slot[slot] == q)
         r->by_slot[slot] = NULL;
+    for (int k = 0; k < r->ndeferred; k++)
+        if (r->deferred[k] == idx)
+            undefer(r, k--);
     q->h.magic = 0;
-    r->free_list[r->nfree++] = (uint8_t)(q - r->reqs);
+    r->free_list[r->nfree++] = idx;
 }
 
 static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
@@ -41,15 +55,26 @@ static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
     return (struct rail_eager_hdr *)(r->bounce + (size_t)b * r->slot_stride);
 }
 
-/* Sends the freed count to the sender when it changed and no credit write is in flight. */
+/* The sender has used every bounce slot we gave it: it sends eagerly again only after a credit
+ * (or, lacking one, a clear-to-send for the rendezvous path). */
+static bool sender_starved(const struct rail_recv_comm *r)
+{
+    return r->arrived - r->credit_sent >= (uint64_t)r->eager_slots;
+}
+
+/* Sends the freed count to the sender, in batches of half the slots, or at once when the sender
+ * may be waiting for it; never with a credit write still in flight. */
 static void send_credit(struct rail_recv_comm *r)
 {
     const int rail = 0;
     struct rail_link *l = &r->base.link[rail];
     int qp = (int)(r->base.rr % (unsigned)r->base.nqps);
     uint64_t *word = (uint64_t *)(r->staging + RAIL_STAGING_CREDIT_OFF);
+    uint64_t batch = r->eager_slots > 1 ? (uint64_t)r->eager_slots / 2 : 1;
 
     if (r->credit_busy || r->freed == r->credit_sent || atomic_load(&r->base.error))
+        return;
+    if (r->freed - r->credit_sent < batch && !sender_starved(r))
         return;
     if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
         return; /* retried from the next progress call */
@@ -134,6 +159,7 @@ static void on_eager(struct rail_recv_comm *r, unsigned b)
         return;
     }
     r->bstate[b] = RAIL_BOUNCE_ARRIVED;
+    r->arrived++;
     if (h->tag_index >= rail_tagmap_get(&r->posted, h->tag)) {
         for (int k = 0; k < r->nunexp; k++) {
             const struct rail_eager_hdr *o = bounce_hdr(r, r->unexp[k]);
@@ -161,16 +187,41 @@ static void on_eager(struct rail_recv_comm *r, unsigned b)
                    h->tag, h->tag_index);
 }
 
-static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
+/* The receive of slot/entry still waiting for data, or NULL after failing the comm. */
+static struct rail_recv_req *pending_entry(struct rail_recv_comm *r, unsigned slot, unsigned entry,
+                                           const char *what)
 {
     struct rail_recv_req *q = r->by_slot[slot];
     if (!q || (int)entry >= q->n || q->e[entry].done) {
-        rail_comm_fail(&r->base, -EPROTO,
-                       "completion record for slot %u entry %u matches no "
-                       "pending receive",
-                       slot, entry);
+        rail_comm_fail(&r->base, -EPROTO, "%s for slot %u entry %u matches no pending receive",
+                       what, slot, entry);
+        return NULL;
+    }
+    return q;
+}
+
+/* The data itself was the WRITE_WITH_IMM: the immediate carried its size. */
+static void on_direct(struct rail_recv_comm *r, unsigned slot, unsigned entry, uint32_t size)
+{
+    struct rail_recv_req *q = pending_entry(r, slot, entry, "direct write");
+    if (!q)
+        return;
+    struct rail_recv_entry *e = &q->e[entry];
+    if (size > e->cap) {
+        rail_comm_fail(&r->base, -EPROTO, "direct write of %u bytes into a %llu-byte buffer", size,
+                       (unsigned long long)e->cap);
         return;
     }
+    e->size = size;
+    e->done = true;
+    q->left--;
+}
+
+static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
+{
+    struct rail_recv_req *q = pending_entry(r, slot, entry, "completion record");
+    if (!q)
+        return;
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     const struct rail_record *rec =
         (const struct rail_record *)(r->records +
@@ -233,18 +284,86 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
                        strerror(-rc));
         return;
     }
-    bool eager;
-    unsigned slot, entry, b;
+    struct rail_imm imm;
     if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
-        rail_imm_decode(ntohl(wc->imm_data), &eager, &slot, &entry, &b) != 0) {
+        rail_imm_decode(ntohl(wc->imm_data), &imm) != 0) {
         rail_comm_fail(&r->base, -EPROTO, "unexpected incoming operation (opcode %d, imm %#x)",
                        (int)wc->opcode, ntohl(wc->imm_data));
         return;
     }
-    if (eager)
-        on_eager(r, b);
+    if (imm.kind == RAIL_IMM_BOUNCE)
+        on_eager(r, imm.bounce);
+    else if (imm.kind == RAIL_IMM_DATA)
+        on_direct(r, imm.slot, imm.entry, imm.size);
     else
-        on_record(r, slot, entry);
+        on_record(r, imm.slot, imm.entry);
+}
+
+/* Writes q's clear-to-send (prepared in its staging area by irecv) into the next FIFO slot:
+ * 0, 1 when the slot or the send queue is still busy (try again later), or -errno. */
+static int write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
+{
+    const int rail = 0;
+    struct rail_link *l = &r->base.link[rail];
+    int qp = (int)(r->base.rr % (unsigned)r->base.nqps), idx = (int)(q - r->reqs);
+    unsigned slot = (unsigned)(r->tail % RAIL_FIFO_SLOTS);
+    uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+
+    if (l->qps[qp].sq_out >= l->qps[qp].sq_max || r->by_slot[slot])
+        return 1;
+    for (int i = 0; i < q->n; i++)
+        ((struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES))->seq = r->tail + 1;
+    struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)(q->n * RAIL_CTS_BYTES), l->mr[2]->lkey};
+    struct ibv_send_wr wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = rail_wrid(RAIL_WR_CTS, rail, qp, idx);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+    wr.wr.rdma.rkey = l->peer_rkey1;
+    int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
+    if (rc < 0) {
+        rail_comm_fail(&r->base, rc, "%s: posting the clear-to-send failed: %s", l->dev->name,
+                       strerror(-rc));
+        return rc;
+    }
+    l->qps[qp].sq_out++;
+    r->base.rr++;
+    q->slot_seq = r->tail;
+    q->has_slot = true;
+    q->cts_pending = true;
+    r->by_slot[slot] = q;
+    r->tail++;
+    return 0;
+}
+
+/* Receives small enough to come eagerly hold their clear-to-send back: the message usually
+ * lands in a bounce slot first and the CTS is never needed. A held receive still unmatched
+ * writes its CTS (so the sender may use rendezvous) once the sender has no bounce slot left
+ * and none can be returned, or after RAIL_CTS_DEFER_NS as a safety net (e.g. a message larger
+ * than the sender's eager limit sent into this small buffer, which must fail, not hang). */
+#define RAIL_CTS_DEFER_NS 2000000ull
+
+static void flush_deferred(struct rail_recv_comm *r)
+{
+    if (!r->ndeferred || atomic_load(&r->base.error))
+        return;
+    bool starved = sender_starved(r) && r->freed == r->credit_sent;
+    uint64_t now = rail_coarse_ns();
+    for (int k = 0; k < r->ndeferred; k++) {
+        struct rail_recv_req *q = &r->reqs[r->deferred[k]];
+        if (q->left == 0) {
+            undefer(r, k--);
+            continue;
+        }
+        if (!starved && now - q->defer_ns < RAIL_CTS_DEFER_NS)
+            return; /* the list is in posting order */
+        if (write_cts(r, q) != 0)
+            return;
+        undefer(r, k--);
+    }
 }
 
 int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const int *tags,
@@ -252,7 +371,6 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
 {
     struct rail_recv_comm *r = comm;
     const struct rail_mr *m[RAIL_MAX_RECVS];
-    const int rail = 0;
     int rc;
 
     if (!request)
@@ -273,16 +391,20 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     rc = rail_comm_error(&r->base);
     if (rc)
         return rc;
+    bool small = r->peer_eager_limit > 0;
     for (int i = 0; i < n; i++) {
         rc = rail_mr_check(&r->base, mhandles[i], data[i], sizes[i], &m[i]);
         if (rc)
             return rc;
+        small = small && sizes[i] <= r->peer_eager_limit;
     }
-    struct rail_link *l = &r->base.link[rail];
+    flush_deferred(r);
+    struct rail_link *l = &r->base.link[0];
     int qp = (int)(r->base.rr % (unsigned)r->base.nqps);
-    unsigned slot = (unsigned)(r->tail % RAIL_FIFO_SLOTS);
-    if (r->nfree == 0 || l->qps[qp].sq_out >= l->qps[qp].sq_max || r->by_slot[slot])
+    if (r->nfree == 0)
         return 0; /* NCCL calls again */
+    if (!small && (l->qps[qp].sq_out >= l->qps[qp].sq_max || r->by_slot[r->tail % RAIL_FIFO_SLOTS]))
+        return 0;
 
     struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];
     int idx = (int)(q - r->reqs);
@@ -290,8 +412,8 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     q->h.magic = RAIL_RREQ_MAGIC;
     q->n = q->left = n;
     q->error = 0;
-    q->slot_seq = r->tail;
-    q->cts_pending = true;
+    q->cts_pending = false;
+    q->has_slot = false;
     for (int i = 0; i < n; i++) {
         struct rail_recv_entry *e = &q->e[i];
         struct rail_cts *c = (struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES);
@@ -314,31 +436,18 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         c->entry = (uint16_t)i;
         for (int rl = 0; rl < r->base.nrails; rl++)
             c->rkey[rl] = m[i]->rkey[rl];
-        c->seq = r->tail + 1;
     }
-    r->by_slot[slot] = q;
-    r->tail++;
-
-    struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)(n * RAIL_CTS_BYTES), l->mr[2]->lkey};
-    struct ibv_send_wr wr;
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = rail_wrid(RAIL_WR_CTS, rail, qp, idx);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
-    wr.wr.rdma.rkey = l->peer_rkey1;
-    rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
-    if (rc < 0) {
-        rail_comm_fail(&r->base, rc, "%s: posting the clear-to-send failed: %s", l->dev->name,
-                       strerror(-rc));
-        return rc;
+    if (small) {
+        q->defer_ns = rail_coarse_ns();
+        r->deferred[r->ndeferred++] = (uint8_t)idx;
+    } else {
+        rc = write_cts(r, q); /* cannot be busy: checked above */
+        if (rc < 0)
+            return rc;
     }
-    l->qps[qp].sq_out++;
-    r->base.rr++;
     for (int i = 0; i < n; i++)
         match_unexpected(r, q, i);
+    flush_deferred(r);
     *request = q;
     return 0;
 }
@@ -349,6 +458,7 @@ int rail_recv_test(struct rail_recv_req *q, int *done, int *sizes)
     int err;
 
     rail_comm_progress(&r->base);
+    flush_deferred(r);
     send_credit(r);
     if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
         err = q->error;

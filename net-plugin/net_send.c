@@ -2,7 +2,9 @@
  * one slot per irecv, one entry per grouped receive, each naming (tag, per-tag index, buffer,
  * keys). isend(tag) sends the j-th message with that tag, j = messages already sent with it:
  *   - rendezvous: the CTS entry (tag, j) is here -> RDMA WRITE the data into the receive buffer,
- *     then RDMA WRITE WITH IMM a size record (immediate = slot/entry) on the same QP;
+ *     then RDMA WRITE WITH IMM a size record (immediate = slot/entry) on the same QP; a single
+ *     chunk of up to RAIL_IMM_DIRECT_MAX bytes is one RDMA WRITE WITH IMM of the data itself
+ *     (immediate = slot/entry/size, no record);
  *   - eager: no such entry yet, size <= the eager limit and a bounce slot is free -> one RDMA
  *     WRITE WITH IMM of header + data into the receiver's bounce slot (immediate = slot);
  *     the CTS entry (tag, j) arrives later and is skipped as already satisfied;
@@ -153,6 +155,46 @@ static int post_chain(struct rail_send_comm *s, int rail, int qp, struct ibv_sen
     return 0;
 }
 
+static void resolve(struct rail_send_comm *s, struct rail_send_req *q, struct rail_shadow *sh,
+                    int nwr, size_t size)
+{
+    q->wrs_left = nwr;
+    q->size = size;
+    sh->resolved = true;
+    retire(s);
+}
+
+/* A message of 1 .. RAIL_IMM_DIRECT_MAX bytes in one chunk: a single WRITE_WITH_IMM puts the
+ * data into the receive buffer and tells the receiver its size, with no size record. */
+static int send_direct(struct rail_send_comm *s, struct rail_send_req *q, struct rail_shadow *sh,
+                       uint64_t seq, unsigned e, void *data, size_t size, int tag,
+                       const struct rail_mr *m, void **request)
+{
+    const int rail = 0;
+    int qp = (int)(s->base.rr % (unsigned)s->base.nqps), idx = (int)(q - s->reqs);
+    struct ibv_sge sge = {(uintptr_t)data, (uint32_t)size, m->lkey[rail]};
+    struct ibv_send_wr wr;
+    uint32_t ignored;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = rail_wrid(RAIL_WR_LAST, rail, qp, idx);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(rail_imm_direct((unsigned)(seq % RAIL_FIFO_SLOTS), e, (uint32_t)size));
+    wr.wr.rdma.remote_addr = sh->cts.addr;
+    wr.wr.rdma.rkey = sh->cts.rkey[rail];
+    int rc = post_chain(s, rail, qp, &wr, 1);
+    if (rc < 0) {
+        req_free(s, q);
+        return rc;
+    }
+    resolve(s, q, sh, 1, size);
+    *request = q;
+    return rail_tagmap_next(&s->sent, tag, &ignored);
+}
+
 /* Data write(s) + size record for CTS entry `sh` (slot sequence seq, entry e). */
 static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t seq, unsigned e,
                     void *data, size_t size, int tag, const struct rail_mr *m, void **request)
@@ -169,12 +211,17 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
                   chunk, l->dev->name);
         return -E2BIG;
     }
-    if (nchunks + 1 > (size_t)(l->qps[qp].sq_max - l->qps[qp].sq_out))
+    /* One chunk that fits the immediate: the data write itself completes the receive. */
+    bool direct = nchunks == 1 && size <= RAIL_IMM_DIRECT_MAX;
+    int nwr = direct ? 1 : (int)nchunks + 1;
+    if (nwr > l->qps[qp].sq_max - l->qps[qp].sq_out)
         return 0; /* send queue full: NCCL retries */
     q = req_alloc(s);
     if (!q)
         return 0;
     int idx = (int)(q - s->reqs);
+    if (direct)
+        return send_direct(s, q, sh, seq, e, data, size, tag, m, request);
     struct rail_record *rec = (struct rail_record *)(s->local + (size_t)idx * RAIL_LOCAL_STRIDE);
     rec->size = too_big ? RAIL_RECORD_TOO_BIG : size;
     rec->seq = (uint32_t)(seq + 1);
@@ -209,17 +256,14 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
     wr[k].wr.rdma.rkey = l->peer_rkey1;
     wr[k].next = NULL;
 
-    int rc = post_chain(s, rail, qp, wr, (int)nchunks + 1);
+    int rc = post_chain(s, rail, qp, wr, nwr);
     if (rc < 0) {
         req_free(s, q);
         return rc;
     }
-    q->wrs_left = (int)nchunks + 1;
-    q->size = size;
-    sh->resolved = true;
+    resolve(s, q, sh, nwr, size);
     uint32_t ignored;
     rc = rail_tagmap_next(&s->sent, tag, &ignored);
-    retire(s);
     if (too_big) {
         /* The record tells the receiver; this side reports the misuse too. */
         RAIL_WARN(NCCL_NET,

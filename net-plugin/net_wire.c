@@ -333,8 +333,13 @@ int rail_meta_decode(int type, const void *body, size_t len, uint32_t checksum, 
         return -EPROTO;
     }
     if (type == RAIL_FRAME_META_S) {
-        if (m->eager_slots || m->eager_bytes || m->addr2) {
+        if (m->eager_slots || m->addr2) {
             snprintf(err, errlen, "sender metadata carries eager-buffer fields");
+            return -EPROTO;
+        }
+        if (m->eager_bytes > RAIL_EAGER_MAX_CAP) {
+            snprintf(err, errlen, "peer announces an eager limit of %u bytes (max %d)",
+                     m->eager_bytes, RAIL_EAGER_MAX_CAP);
             return -EPROTO;
         }
     } else {
@@ -366,26 +371,37 @@ uint32_t rail_imm_rdv(unsigned slot, unsigned entry)
     return ((slot % RAIL_FIFO_SLOTS) << 3) | (entry & 7u);
 }
 
+uint32_t rail_imm_direct(unsigned slot, unsigned entry, uint32_t size)
+{
+    return RAIL_IMM_DIRECT | (size & RAIL_IMM_DIRECT_MAX) << 9 | rail_imm_rdv(slot, entry);
+}
+
 uint32_t rail_imm_eager(unsigned bounce)
 {
     return RAIL_IMM_EAGER | (bounce & 0xFFFFu);
 }
 
-int rail_imm_decode(uint32_t imm, bool *eager, unsigned *slot, unsigned *entry, unsigned *bounce)
+int rail_imm_decode(uint32_t imm, struct rail_imm *out)
 {
-    *eager = (imm & RAIL_IMM_EAGER) != 0;
-    *slot = *entry = *bounce = 0;
-    if (*eager) {
+    memset(out, 0, sizeof(*out));
+    if (imm & RAIL_IMM_EAGER) {
         if (imm & 0x7FFF0000u)
             return -EPROTO;
-        *bounce = imm & 0xFFFFu;
+        out->kind = RAIL_IMM_BOUNCE;
+        out->bounce = imm & 0xFFFFu;
         return 0;
     }
-    if (imm >> 3 >= RAIL_FIFO_SLOTS)
+    out->slot = (imm >> 3) & 0x3Fu;
+    out->entry = imm & 7u;
+    if (out->slot >= RAIL_FIFO_SLOTS)
         return -EPROTO;
-    *slot = imm >> 3;
-    *entry = imm & 7u;
-    return 0;
+    if (imm & RAIL_IMM_DIRECT) {
+        out->kind = RAIL_IMM_DATA;
+        out->size = (imm >> 9) & RAIL_IMM_DIRECT_MAX;
+        return out->size ? 0 : -EPROTO;
+    }
+    out->kind = RAIL_IMM_RECORD;
+    return imm >> 9 ? -EPROTO : 0;
 }
 
 int rail_cts_check(const struct rail_cts *c, uint64_t want_seq, unsigned entry, int nrails,

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define RAIL_WIRE_MAGIC   0x4c494152u /* "RAIL" little-endian */
-#define RAIL_WIRE_VERSION 1
+#define RAIL_WIRE_VERSION 2           /* 2: direct rendezvous writes (RAIL_IMM_DIRECT) */
 
 /* Limits shared by both ends of a connection (a peer announcing more is rejected). */
 #define RAIL_MAX_RAILS     8   /* rails (physical ports) one connection may stripe over */
@@ -70,7 +70,8 @@ struct rail_meta {
     int nqps;             /* per rail, 1..RAIL_MAX_QPS */
     int sl, tc;           /* S: chosen service level / traffic class; R: echoed */
     int eager_slots;      /* R: bounce slots (0..RAIL_EAGER_SLOTS); S: 0 */
-    uint32_t eager_bytes; /* R: payload bytes per slot (0..RAIL_EAGER_MAX_CAP); S: 0 */
+    uint32_t eager_bytes; /* R: payload bytes per slot; S: the largest message it sends eagerly
+                           * (its NCCL_RAIL_EAGER_MAX); both 0..RAIL_EAGER_MAX_CAP */
     uint64_t addr1;       /* S: FIFO+credit region; R: size-record region */
     uint64_t addr2;       /* R: bounce region (0 when no eager); S: 0 */
     struct rail_meta_rail rails[RAIL_MAX_RAILS];
@@ -128,13 +129,28 @@ struct rail_eager_hdr {
     uint8_t pad[RAIL_EAGER_HDR - 24];
 };
 
-/* Immediate data of WRITE_WITH_IMM: bit 31 set = eager (bits 0..15 bounce slot); clear =
- * rendezvous record (bits 0..2 entry, bits 3..8 FIFO slot). Other bits must be zero. */
-#define RAIL_IMM_EAGER 0x80000000u
+/* Immediate data of WRITE_WITH_IMM. Bit 31 set = eager (bits 0..15 bounce slot). Bit 31 clear:
+ * a rendezvous completion for FIFO slot bits 3..8, entry bits 0..2, either
+ *   - bit 30 clear: a size record was written (all other bits zero), or
+ *   - bit 30 set ("direct"): the data itself was this write, its size (1 .. RAIL_IMM_DIRECT_MAX)
+ *     in bits 9..29, and no record follows. */
+#define RAIL_IMM_EAGER      0x80000000u
+#define RAIL_IMM_DIRECT     0x40000000u
+#define RAIL_IMM_DIRECT_MAX ((1u << 21) - 1)
 uint32_t rail_imm_rdv(unsigned slot, unsigned entry);
+/* size must be 1 .. RAIL_IMM_DIRECT_MAX. */
+uint32_t rail_imm_direct(unsigned slot, unsigned entry, uint32_t size);
 uint32_t rail_imm_eager(unsigned bounce);
-/* 0 with *eager and the index fields, or -EPROTO for a value no sender produces. */
-int rail_imm_decode(uint32_t imm, bool *eager, unsigned *slot, unsigned *entry, unsigned *bounce);
+
+enum rail_imm_kind { RAIL_IMM_RECORD = 1, RAIL_IMM_DATA, RAIL_IMM_BOUNCE };
+struct rail_imm {
+    enum rail_imm_kind kind;
+    unsigned slot, entry; /* RECORD, DATA */
+    uint32_t size;        /* DATA */
+    unsigned bounce;      /* BOUNCE */
+};
+/* 0 with *out filled, or -EPROTO for a value no sender produces. */
+int rail_imm_decode(uint32_t imm, struct rail_imm *out);
 
 /* Validates a CTS entry copied out of the FIFO against the slot it sits in. */
 int rail_cts_check(const struct rail_cts *c, uint64_t want_seq, unsigned entry, int nrails,

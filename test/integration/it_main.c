@@ -47,6 +47,7 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_stream_recv,
      .send_side = it_stream_send,
      .env = "NCCL_RAIL_EAGER_MAX=65536"},
+    {.name = "eager_starved", .recv_side = it_starved_recv, .send_side = it_starved_send},
     {.name = "recv_larger", .recv_side = it_larger_recv, .send_side = it_larger_send},
     {.name = "recv_smaller", .recv_side = it_smaller_recv, .send_side = it_smaller_send},
     {.name = "listen_reuse", .recv_side = it_reuse_recv, .send_side = it_reuse_send},

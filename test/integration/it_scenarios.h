@@ -39,6 +39,10 @@ int it_smaller_send(struct it_side *s);
 int it_reuse_recv(struct it_side *s);
 int it_reuse_send(struct it_side *s);
 
+/* it_eager.c */
+int it_starved_recv(struct it_side *s);
+int it_starved_send(struct it_side *s);
+
 /* it_stream.c */
 int it_stream_recv(struct it_side *s);
 int it_stream_send(struct it_side *s);

@@ -197,7 +197,7 @@ static void test_meta_rejects(void)
         rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, g_err, sizeof(g_err)),
         -EPROTO);
     g_frame[0] ^= 1;
-    g_frame[4] = 2;
+    g_frame[4] = RAIL_WIRE_VERSION + 1;
     CHECK_EQ_INT(
         rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, g_err, sizeof(g_err)),
         -EPROTO);
@@ -261,6 +261,20 @@ static void test_meta_rejects(void)
     CHECK_EQ_INT(rail_meta_decode(RAIL_FRAME_META_S, body, len, rail_wire_checksum(body, len), &d,
                                   g_err, sizeof(g_err)),
                  -EPROTO);
+    /* A sender announces only its eager limit, at most RAIL_EAGER_MAX_CAP. */
+    sample_meta(&m, RAIL_FRAME_META_S, 2, 3);
+    m.eager_bytes = RAIL_EAGER_MAX_CAP;
+    rail_meta_encode(RAIL_FRAME_META_S, &m, g_frame, sizeof(g_frame));
+    CHECK_EQ_INT(rail_meta_decode(RAIL_FRAME_META_S, body, len, rail_wire_checksum(body, len), &d,
+                                  g_err, sizeof(g_err)),
+                 0);
+    CHECK_EQ_INT((int)d.eager_bytes, RAIL_EAGER_MAX_CAP);
+    m.eager_bytes = RAIL_EAGER_MAX_CAP + 1;
+    rail_meta_encode(RAIL_FRAME_META_S, &m, g_frame, sizeof(g_frame));
+    CHECK_EQ_INT(rail_meta_decode(RAIL_FRAME_META_S, body, len, rail_wire_checksum(body, len), &d,
+                                  g_err, sizeof(g_err)),
+                 -EPROTO);
+    CHECK(strstr(g_err, "eager limit") != NULL);
     sample_meta(&m, RAIL_FRAME_META_S, 2, 3);
     m.addr1 = 0;
     rail_meta_encode(RAIL_FRAME_META_S, &m, g_frame, sizeof(g_frame));
@@ -324,26 +338,37 @@ static void test_ready(void)
 
 static void test_imm(void)
 {
-    bool eager;
-    unsigned slot, entry, bounce;
+    static const uint32_t sizes[] = {1, 8, 4096, 65536, RAIL_IMM_DIRECT_MAX};
+    struct rail_imm m;
     int wrong = 0;
 
     for (unsigned s = 0; s < RAIL_FIFO_SLOTS; s++) {
         for (unsigned e = 0; e < RAIL_MAX_RECVS; e++) {
-            if (rail_imm_decode(rail_imm_rdv(s, e), &eager, &slot, &entry, &bounce) != 0 || eager ||
-                slot != s || entry != e)
+            if (rail_imm_decode(rail_imm_rdv(s, e), &m) != 0 || m.kind != RAIL_IMM_RECORD ||
+                m.slot != s || m.entry != e)
                 wrong++;
+            for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++)
+                if (rail_imm_decode(rail_imm_direct(s, e, sizes[z]), &m) != 0 ||
+                    m.kind != RAIL_IMM_DATA || m.slot != s || m.entry != e || m.size != sizes[z])
+                    wrong++;
         }
     }
     for (unsigned b = 0; b < RAIL_EAGER_SLOTS; b++)
-        if (rail_imm_decode(rail_imm_eager(b), &eager, &slot, &entry, &bounce) != 0 || !eager ||
-            bounce != b)
+        if (rail_imm_decode(rail_imm_eager(b), &m) != 0 || m.kind != RAIL_IMM_BOUNCE ||
+            m.bounce != b)
             wrong++;
     CHECK_EQ_INT(wrong, 0);
-    CHECK_EQ_INT(rail_imm_decode(RAIL_FIFO_SLOTS << 3, &eager, &slot, &entry, &bounce), -EPROTO);
-    CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_EAGER | 0x10000, &eager, &slot, &entry, &bounce),
-                 -EPROTO);
-    CHECK_EQ_INT(rail_imm_decode(0x40000000u, &eager, &slot, &entry, &bounce), -EPROTO);
+    /* Values no sender produces. */
+    CHECK_EQ_INT(rail_imm_decode(RAIL_FIFO_SLOTS << 3, &m), -EPROTO);     /* record, size bits */
+    CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_EAGER | 0x10000, &m), -EPROTO); /* eager, high bits */
+    CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_EAGER | RAIL_IMM_DIRECT, &m), -EPROTO);
+    CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_DIRECT, &m), -EPROTO); /* direct, 0 bytes */
+    CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_DIRECT | (5u << 3), &m), -EPROTO);
+    CHECK_EQ_INT(rail_imm_decode(rail_imm_direct(3, 2, 100), &m), 0);
+    CHECK_EQ_INT(m.kind, RAIL_IMM_DATA);
+    CHECK_EQ_INT((int)m.size, 100);
+    CHECK_EQ_INT((int)m.slot, 3);
+    CHECK_EQ_INT((int)m.entry, 2);
 }
 
 static void test_cts(void)

@@ -1,0 +1,43 @@
+/* netbench's view of an NCCL net plugin: one set of calls (size_t sizes, no contexts) over
+ * whichever ncclNetPlugin_vN table the library exports, v6 .. v12. Nothing here knows the
+ * nccl-rail plugin: any net plugin .so can be measured. Calls return ncclResult_t values
+ * (0 = ncclSuccess). */
+#ifndef NCCL_RAIL_NETBENCH_ABI_H
+#define NCCL_RAIL_NETBENCH_ABI_H
+
+#include <stddef.h>
+
+struct nb_net {
+    void *dl;
+    int version;       /* 6 .. 12 */
+    const void *table; /* the ncclNet_vN_t */
+    const char *name;  /* the table's name field */
+    void *ctx;         /* v11+: the per-communicator context from init */
+};
+
+/* Loads `path` and initialises the table of version `want` (0: v11 first, then v12, v10 .. v6).
+ * 0, or -1 with the reason in err. `verbose` prints the plugin's INFO lines on stderr. */
+int nb_net_load(struct nb_net *n, const char *path, int want, int verbose, char *err,
+                size_t errlen);
+void nb_net_finalize(struct nb_net *n);
+
+int nb_net_devices(const struct nb_net *n, int *ndev);
+/* Name and ptrSupport bits of device dev. */
+int nb_net_dev_info(const struct nb_net *n, int dev, char *name, size_t namelen, int *ptr_support);
+
+int nb_net_listen(const struct nb_net *n, int dev, void *handle, void **lc);
+int nb_net_connect(const struct nb_net *n, int dev, void *handle, void **sc);
+int nb_net_accept(const struct nb_net *n, void *lc, void **rc);
+int nb_net_reg(const struct nb_net *n, void *comm, void *data, size_t size, void **mh);
+int nb_net_dereg(const struct nb_net *n, void *comm, void *mh);
+int nb_net_isend(const struct nb_net *n, void *sc, void *data, size_t size, int tag, void *mh,
+                 void **req);
+/* One receive (n = 1). */
+int nb_net_irecv(const struct nb_net *n, void *rc, void *data, size_t size, int tag, void *mh,
+                 void **req);
+int nb_net_test(const struct nb_net *n, void *req, int *done, int *size);
+int nb_net_close_send(const struct nb_net *n, void *sc);
+int nb_net_close_recv(const struct nb_net *n, void *rc);
+int nb_net_close_listen(const struct nb_net *n, void *lc);
+
+#endif

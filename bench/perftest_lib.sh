@@ -1,0 +1,113 @@
+# shellcheck shell=bash disable=SC2154 # sdev, rdev, build, plugin come from the caller
+# Shared by bench/net_vs_perftest.sh and bench/net_demo.sh (sourced, inside the fabric VM).
+# The caller sets sdev, rdev (device names), build (build tree) and plugin (.so, may be empty),
+# then calls lib_setup NAME. Afterwards:
+#   perftest TOOL SIZE ITERS PORT [ARGS...]  -> the tool's report row after "#bytes #iterations"
+#   nb_run FILE ARGS...                      -> netbench's output in FILE; status 0 when verified
+#   nb_get FILE KEY                          -> KEY's value from the bw/lat result line in FILE
+#   failed WHAT                              -> counts a failure (usable from $(...) subshells)
+#   failures                                 -> how many runs failed
+# Exec is slow in the guest (a 9p root under TCG), so the helpers stick to shell builtins.
+
+lib_setup() { # $1 script name for messages
+  local root
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  case $build in /*) ;; *) build=$root/$build ;; esac
+  plugin=${plugin:-$build/libnccl-net-rail.so}
+  nb=$build/bench/netbench
+  if [ ! -x "$nb" ] || [ ! -f "$plugin" ]; then
+    echo "$1: $nb or $plugin missing: build first" >&2
+    exit 1
+  fi
+  if [ ! -e /dev/infiniband ]; then
+    echo "$1: no /dev/infiniband: run me through test/fabric/run-in-vm.sh" >&2
+    exit 1
+  fi
+  ulimit -l unlimited 2>/dev/null || true
+  sgid=$(fabric_var G "$sdev" 1) rgid=$(fabric_var G "$rdev" 1)
+  raddr=$(fabric_var A "$rdev" 127.0.0.1)
+  scratch=$(mktemp -d)
+  trap 'rm -rf "$scratch"' EXIT
+  if grep -q '^RAIL_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+    echo "note: $build is a sanitizer build: slower than a release build"
+  fi
+}
+
+fabric_var() { # $1 G|A, $2 device name, $3 default -> FABRIC_<$1><i> of the device
+  local i d
+  for i in 0 1 2 3; do
+    d=FABRIC_DEV$i
+    if [ "${!d:-}" = "$2" ]; then
+      d=FABRIC_$1$i
+      echo "${!d:-$3}"
+      return
+    fi
+  done
+  echo "$3"
+}
+
+wait_listen() { # $1 port: until a TCP socket listens on it
+  local hex n l st
+  hex=$(printf '%04X' "$1")
+  for ((n = 0; n < 300; n++)); do
+    while read -r _ l _ st _; do
+      [ "${l##*:}" = "$hex" ] && [ "$st" = 0A ] && return 0
+    done </proc/net/tcp
+    sleep 0.1
+  done
+  return 1
+}
+
+failed() { echo "$1" >>"$scratch/failed"; }
+failures() { if [ -s "$scratch/failed" ]; then wc -l <"$scratch/failed"; else echo 0; fi; }
+
+perftest() {
+  local tool=$1 size=$2 iters=$3 port=$4 row='' b n rest
+  shift 4
+  timeout 300 "$tool" -d "$rdev" -x "$rgid" -F -s "$size" -n "$iters" -p "$port" "$@" \
+    >"$scratch/srv" 2>&1 &
+  local srv=$!
+  if wait_listen "$port"; then
+    timeout 300 "$tool" -d "$sdev" -x "$sgid" -F -s "$size" -n "$iters" -p "$port" "$@" \
+      "$raddr" >"$scratch/cli" 2>&1
+  fi
+  wait "$srv"
+  while read -r b n rest; do
+    [ "$b" = "$size" ] && [ "$n" = "$iters" ] && row="$rest"
+  done <"$scratch/cli"
+  if [ -z "$row" ]; then
+    echo "$tool failed:" >&2
+    tail -n 5 "$scratch/cli" "$scratch/srv" >&2
+    failed "$tool"
+  fi
+  echo "$row"
+}
+
+nb_run() {
+  local out=$1
+  shift
+  if "$nb" "$plugin" --send-dev "$sdev" --recv-dev "$rdev" "$@" >"$out" 2>&1 &&
+    grep -q 'verified=OK' "$out"; then
+    return 0
+  fi
+  echo "netbench $* failed:" >&2
+  tail -n 5 "$out" >&2
+  failed netbench
+  return 1
+}
+
+nb_get() {
+  local line val=''
+  while read -r line; do
+    case $line in
+    "netbench bw "* | "netbench lat "*)
+      case " $line " in *" $2="*)
+        val=${line#* "$2"=}
+        val=${val%% *}
+        ;;
+      esac
+      ;;
+    esac
+  done <"$1"
+  echo "$val"
+}
