@@ -61,3 +61,7 @@ RAIL_PARAM(EAGER_MAX, "NCCL_RAIL_EAGER_MAX", INT, "8192", 0, 65536, NULL,
            "Largest message in bytes sent eagerly into pre-registered bounce buffers (0 disables)")
 RAIL_PARAM(MEMLOCK_MIN_MB, "NCCL_RAIL_MEMLOCK_MIN_MB", INT, "64", 0, 1048576, NULL,
            "Decline the net plugin when RLIMIT_MEMLOCK is below this many MiB and the process lacks CAP_IPC_LOCK (0: no check)")
+RAIL_PARAM(STRIPE_MIN, "NCCL_RAIL_STRIPE_MIN", INT, "131072", 0, 1073741824, NULL,
+           "(Multi-rail; not used until the data path stripes) Messages smaller than this many bytes go whole to one rail (round-robin); from this size up they are split over the rails on 128-byte boundaries (docs/striping.md)")
+RAIL_PARAM(STRIPE_POLICY, "NCCL_RAIL_STRIPE_POLICY", ENUM, "adaptive", 0, 0, "equal|weighted|adaptive",
+           "(Multi-rail; not used until the data path stripes) How a striped message is shared between rails: equally, by rail speed, or by each rail's measured completion throughput")

@@ -385,7 +385,9 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         return -EINVAL;
     }
     rail_comm_progress(&r->base);
-    rail_comm_health(&r->base, true);
+    /* A closed peer does not fail the post: what it sent eagerly before closing may already be
+     * here and completes this receive; test() reports the loss if nothing arrives. */
+    rail_comm_health(&r->base, false);
     rc = rail_comm_error(&r->base);
     if (rc)
         return rc;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs every test: unit tests (plain build and ASan+UBSan build, via ctest).
-# Installs what it needs. Prints one closing line "N passed, M failed" (ctest tests of every suite).
+# Builds and runs every test: unit tests (plain build and ASan+UBSan build, via ctest), then the
+# SoftRoCE VM suites (fabric smoke test, net plugin integration on both builds).
+# Installs what it needs. Prints one closing line "N passed, M failed" over every suite.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -30,5 +31,24 @@ run_suite() { # name build-dir cmake-args...
 }
 run_suite "unit tests" build
 run_suite "unit tests under ASan+UBSan" build-asan -DRAIL_SANITIZE=ON
+
+# Real RDMA: the SoftRoCE VM (qemu, rdma_rxe, two rails), one boot for every VM suite.
+echo "== SoftRoCE fabric: host setup"
+if bash test/fabric/setup-host.sh; then
+  echo "== SoftRoCE fabric: tests in the VM"
+  bash test/fabric/run-in-vm.sh --timeout 2400 -- bash test/vm-tests.sh build build-asan 2>&1 | tee "$log"
+  vmrc=${PIPESTATUS[0]}
+  sum=$(grep -E '^vm tests: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+  if [ -n "$sum" ]; then
+    passed=$((passed + $(echo "$sum" | sed -E 's/vm tests: ([0-9]+) passed.*/\1/')))
+    failed=$((failed + $(echo "$sum" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+    [ "$vmrc" -eq 0 ] || [ "$(echo "$sum" | sed -E 's/.* ([0-9]+) failed.*/\1/')" -gt 0 ] ||
+      { echo "== VM exited $vmrc"; failed=$((failed + 1)); }
+  else
+    echo "== the VM run printed no result (exit $vmrc)"; failed=$((failed + 1))
+  fi
+else
+  echo "== SoftRoCE fabric: host setup FAILED"; failed=$((failed + 1))
+fi
 echo "all tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -8,9 +8,11 @@
 #    (it is NOT installed on the host) and runs depmod on it.
 #
 # Idempotent: step 2 is skipped when a kernel is already unpacked there.
-# Needs root (apt-get). Environment:
+# Package installs need root (sudo is used when not root). Environment:
 #   FABRIC_DIR   work directory, default build/fabric in the repository
 set -euo pipefail
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo # package installs need root; the rest does not
 
 HERE=$(cd "$(dirname "$0")" && pwd -P)
 FABRIC_DIR=${FABRIC_DIR:-$(cd "$HERE/../.." && pwd -P)/build/fabric}
@@ -39,8 +41,8 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup-host: installing ${missing[*]}"
-  apt-get "${APT_OPTS[@]}" update
-  apt-get "${APT_OPTS[@]}" install --no-install-recommends "${PACKAGES[@]}"
+  $SUDO apt-get "${APT_OPTS[@]}" update
+  $SUDO apt-get "${APT_OPTS[@]}" install --no-install-recommends "${PACKAGES[@]}"
 else
   echo "setup-host: all packages already installed"
 fi
@@ -59,7 +61,7 @@ find_image_pkg() {
 }
 PKG=$(find_image_pkg)
 if [ -z "$PKG" ]; then
-  apt-get "${APT_OPTS[@]}" update
+  $SUDO apt-get "${APT_OPTS[@]}" update
   PKG=$(find_image_pkg)
 fi
 [ -n "$PKG" ] || { echo "setup-host: cannot resolve linux-image-amd64" >&2; exit 1; }
