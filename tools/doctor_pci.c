@@ -232,7 +232,7 @@ void doctor_check_acs(const struct doctor_ctx *c, struct doctor_report *r)
         int got = read_config(c->root, b.path[i], cfg, sizeof(cfg));
         int ctrl = got < 0 ? got : doctor_acs_ctrl(cfg, (size_t)got);
         const char *bdf = strrchr(b.path[i], '/') + 1;
-        if (ctrl == -ENODATA || (got < 0 && got != -ENOENT)) {
+        if (got < 0 || ctrl == -ENODATA || ctrl == -EINVAL) {
             unreadable++;
         } else if (ctrl >= 0 && (ctrl & (ACS_RR | ACS_CR | ACS_EC))) {
             char fix[200];
