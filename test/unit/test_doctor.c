@@ -31,6 +31,14 @@ static void done(struct run *x)
     doctor_ctx_release(&x->c);
 }
 
+/* The finding exists and its message (or fix) contains needle. */
+static bool has(const struct run *x, const char *id, const char *subject, bool fix,
+                const char *needle)
+{
+    const struct doctor_finding *f = doctor_find(&x->r, id, subject);
+    return f && strstr(fix ? f->fix : f->message, needle) != NULL;
+}
+
 /* The finding (id, subject) exists with this severity. */
 #define EXPECT(x, id_, subj_, want_)                                                               \
     do {                                                                                           \
@@ -62,7 +70,7 @@ static void test_healthy(void)
     EXPECT(&x, "rdma.port", "mlx5_0:1", DOCTOR_OK);
     EXPECT(&x, "rdma.port", "mlx5_1:1", DOCTOR_OK);
     EXPECT(&x, "roce.gid", "mlx5_1:1", DOCTOR_OK);
-    CHECK(strstr(doctor_find(&x.r, "roce.gid", "mlx5_1:1")->message, "GID index 3") != NULL);
+    CHECK(has(&x, "roce.gid", "mlx5_1:1", false, "GID index 3"));
     EXPECT(&x, "topo.gpu_nic", "GPU0 0000:4e:00.0", DOCTOR_OK);
     EXPECT(&x, "topo.gpu_nic", "GPU1 0000:5f:00.0", DOCTOR_OK);
     EXPECT(&x, "pcie.link", "GPU1 0000:5f:00.0", DOCTOR_INFO); /* idle Gen1 */
@@ -71,8 +79,7 @@ static void test_healthy(void)
     EXPECT(&x, "gpu.bar1", "GPU0 0000:4e:00.0", DOCTOR_OK);
     EXPECT(&x, "gdr.peermem", NULL, DOCTOR_OK);
     EXPECT(&x, "gdr.dmabuf", NULL, DOCTOR_INFO);
-    CHECK(strstr(doctor_find(&x.r, "gdr.dmabuf", NULL)->message,
-                 "unknown without the CUDA driver") != NULL);
+    CHECK(has(&x, "gdr.dmabuf", NULL, false, "unknown without the CUDA driver"));
     EXPECT(&x, "sys.memlock", NULL, DOCTOR_INFO);        /* no proc/self in the tree */
     EXPECT(&x, "sys.dev_infiniband", NULL, DOCTOR_INFO); /* no dev/ in the tree */
     EXPECT(&x, "recommend.debug", NULL, DOCTOR_INFO);
@@ -99,7 +106,7 @@ static void test_port_down(void)
     CHECK_EQ_INT(x.rc, 1);
     EXPECT(&x, "rdma.port", "mlx5_0:1", DOCTOR_WARN);
     EXPECT(&x, "rdma.port", "mlx5_1:1", DOCTOR_WARN);
-    CHECK(strstr(doctor_find(&x.r, "rdma.port", "mlx5_1:1")->fix, "subnet manager") != NULL);
+    CHECK(has(&x, "rdma.port", "mlx5_1:1", true, "subnet manager"));
     EXPECT(&x, "rdma.devices", NULL, DOCTOR_ERROR);
     CHECK(doctor_find(&x.r, "topo.gpu_nic", NULL) == NULL); /* no active NIC to place */
     done(&x);
@@ -130,8 +137,7 @@ static void test_degraded(void)
     EXPECT(&x, "rdma.speed", "mlx5_0:1", DOCTOR_WARN);
     EXPECT(&x, "pcie.link", "mlx5_0 0000:1c:00.0", DOCTOR_WARN);
     EXPECT(&x, "pcie.link", "GPU0 0000:1b:00.0", DOCTOR_WARN);
-    CHECK(strstr(doctor_find(&x.r, "pcie.link", "mlx5_0 0000:1c:00.0")->message,
-                 "Gen3 x8, capable of Gen5 x16") != NULL);
+    CHECK(has(&x, "pcie.link", "mlx5_0 0000:1c:00.0", false, "Gen3 x8, capable of Gen5 x16"));
     EXPECT(&x, "rdma.port", "mlx5_0:1", DOCTOR_OK);
     done(&x);
 }
@@ -143,8 +149,7 @@ static void test_far_gpu(void)
     CHECK_EQ_INT(x.rc, 0);
     EXPECT(&x, "topo.gpu_nic", "GPU0 0000:1b:00.0", DOCTOR_OK);
     EXPECT(&x, "topo.gpu_nic", "GPU1 0000:98:00.0", DOCTOR_WARN);
-    CHECK(strstr(doctor_find(&x.r, "topo.gpu_nic", "GPU1 0000:98:00.0")->message, "cross-NUMA") !=
-          NULL);
+    CHECK(has(&x, "topo.gpu_nic", "GPU1 0000:98:00.0", false, "cross-NUMA"));
     EXPECT(&x, "gpu.bar1", "GPU1 0000:98:00.0", DOCTOR_WARN);
     EXPECT(&x, "gpu.bar1", "GPU0 0000:1b:00.0", DOCTOR_OK);
     EXPECT(&x, "gdr.peermem", NULL, DOCTOR_WARN);
@@ -158,8 +163,7 @@ static void test_acs(void)
     EXPECT(&x, "pcie.acs", "0000:1a:01.0", DOCTOR_WARN);
     EXPECT(&x, "pcie.acs", "0000:1a:02.0", DOCTOR_WARN);
     CHECK(doctor_find(&x.r, "pcie.acs", "bridges") == NULL);
-    CHECK(strstr(doctor_find(&x.r, "pcie.acs", "0000:1a:01.0")->fix, "setpci -s 0000:1a:01.0") !=
-          NULL);
+    CHECK(has(&x, "pcie.acs", "0000:1a:01.0", true, "setpci -s 0000:1a:01.0"));
     done(&x);
 }
 
@@ -171,17 +175,16 @@ static void test_roce(void)
     EXPECT(&x, "roce.gid", "mlx5_0:1", DOCTOR_ERROR);
     EXPECT(&x, "roce.gid", "mlx5_1:1", DOCTOR_WARN);
     EXPECT(&x, "roce.gid", "mlx5_2:1", DOCTOR_OK);
-    CHECK(strstr(doctor_find(&x.r, "roce.gid", "mlx5_2:1")->message, "GID index 3") != NULL);
-    CHECK(strstr(doctor_find(&x.r, "roce.gid", "mlx5_1:1")->message, "GID index 2") != NULL);
+    CHECK(has(&x, "roce.gid", "mlx5_2:1", false, "GID index 3"));
+    CHECK(has(&x, "roce.gid", "mlx5_1:1", false, "GID index 2"));
     done(&x);
     /* Knobs change the pick exactly as the plugin's precedence says. */
     char *env[] = {"NCCL_IB_GID_INDEX=1", "NCCL_RAIL_GID_INDEX=mlx5_2:2", NULL};
     run(&x, SYSFS "doctor-roce", NULL, env);
     EXPECT(&x, "roce.gid", "mlx5_0:1", DOCTOR_WARN); /* index 1: link-local, used as told */
     EXPECT(&x, "roce.gid", "mlx5_2:1", DOCTOR_WARN); /* index 2: RoCE v1 IPv4 */
-    CHECK(strstr(doctor_find(&x.r, "roce.gid", "mlx5_2:1")->message, "NCCL_RAIL_GID_INDEX") !=
-          NULL);
-    CHECK(strstr(doctor_find(&x.r, "roce.gid", "mlx5_2:1")->fix, "mlx5_2:3") != NULL);
+    CHECK(has(&x, "roce.gid", "mlx5_2:1", false, "NCCL_RAIL_GID_INDEX"));
+    CHECK(has(&x, "roce.gid", "mlx5_2:1", true, "mlx5_2:3"));
     done(&x);
     char *env2[] = {"NCCL_IB_GID_INDEX=7", NULL};
     run(&x, SYSFS "doctor-roce", NULL, env2);
@@ -233,7 +236,7 @@ static void test_gdr_seam(void)
     doctor_run(&x.c, &x.r);
     CHECK_EQ_INT(calls, 1);
     EXPECT(&x, "gdr.dmabuf", NULL, DOCTOR_OK);
-    CHECK(strstr(doctor_find(&x.r, "gdr.plugin", NULL)->message, "dma-buf") != NULL);
+    CHECK(has(&x, "gdr.plugin", NULL, false, "dma-buf"));
     done(&x);
 }
 
