@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "net_comm.h"
+#include "net_flush.h"
 #include "net_link.h"
 #include "net_verbs.h"
 #include "net_oob.h"
@@ -216,6 +217,7 @@ void rail_comm_free(struct rail_comm *c)
         rail_tagmap_free(&s->sent);
     } else if (c->magic == RAIL_RECV_MAGIC) {
         struct rail_recv_comm *r = (struct rail_recv_comm *)c;
+        rail_flush_destroy(r); /* GPUDirect flush QPs: net_flush.c */
         free(r->records);
         free(r->bounce);
         free(r->staging);
