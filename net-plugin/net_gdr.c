@@ -140,6 +140,11 @@ bool rail_gdr_flush_needed(struct rail_dev *d)
     return rail_gdr_get(d)->flush;
 }
 
+bool rail_gdr_eager_ok(struct rail_dev *d)
+{
+    return !rail_gdr_get(d)->gdr;
+}
+
 int rail_gdr_ro_access(struct rail_dev *d)
 {
 #ifdef IBV_ACCESS_RELAXED_ORDERING

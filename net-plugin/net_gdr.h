@@ -22,6 +22,11 @@ int rail_gdr_force_flush(struct rail_dev *d);
 /* Receive comms on d set up the loopback flush QP. */
 bool rail_gdr_flush_needed(struct rail_dev *d);
 
+/* Eager messages land in host bounce slots and are copied out by the CPU, which cannot write GPU
+ * memory: receive comms on a device with GPUDirect offer no bounce slots (the sender then uses
+ * rendezvous writes straight into the receive buffer for every size). */
+bool rail_gdr_eager_ok(struct rail_dev *d);
+
 /* The errno of ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0) (0 if it succeeded), or RAIL_GDR_PROBE_NONE
  * when the verbs library has no ibv_reg_dmabuf_mr. */
 int rail_gdr_probe_dmabuf(struct ibv_pd *pd);

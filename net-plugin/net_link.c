@@ -9,6 +9,7 @@
 #include "log.h"
 #include "net_comm.h"
 #include "net_flush.h"
+#include "net_gdr.h"
 #include "net_link.h"
 #include "net_verbs.h"
 #include "net_oob.h"
@@ -273,7 +274,7 @@ int rail_recv_comm_create(struct rail_dev *dev, int nqps, struct rail_recv_comm 
     r->base.nqps = nqps;
     r->base.fd = -1;
     r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
-    r->eager_slots = eager > 0 ? RAIL_EAGER_SLOTS : 0;
+    r->eager_slots = eager > 0 && rail_gdr_eager_ok(dev) ? RAIL_EAGER_SLOTS : 0; /* net_gdr.c */
     r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
     rail_recv_init_state(r);
     rc = rail_link_create(&r->base, 0, dev, nqps, RAIL_RECV_SQ, RAIL_RECV_RQ, err, errlen);
