@@ -265,7 +265,8 @@ int rail_recv_comm_create(struct rail_dev *dev, int nqps, struct rail_recv_comm 
                           size_t errlen)
 {
     struct rail_recv_comm *r = calloc(1, sizeof(*r));
-    long long eager = rail_param_int(RAIL_PARAM_EAGER_MAX);
+    /* GPUDirect devices: no eager bounce slots (net_gdr.c, rail_gdr_eager_ok). */
+    long long eager = rail_gdr_eager_ok(dev) ? rail_param_int(RAIL_PARAM_EAGER_MAX) : 0;
     int rc;
     if (!r)
         return -ENOMEM;
@@ -274,7 +275,7 @@ int rail_recv_comm_create(struct rail_dev *dev, int nqps, struct rail_recv_comm 
     r->base.nqps = nqps;
     r->base.fd = -1;
     r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
-    r->eager_slots = eager > 0 && rail_gdr_eager_ok(dev) ? RAIL_EAGER_SLOTS : 0; /* net_gdr.c */
+    r->eager_slots = eager > 0 ? RAIL_EAGER_SLOTS : 0;
     r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
     rail_recv_init_state(r);
     rc = rail_link_create(&r->base, 0, dev, nqps, RAIL_RECV_SQ, RAIL_RECV_RQ, err, errlen);
