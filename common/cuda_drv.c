@@ -175,6 +175,23 @@ int rail_cuda_device_attr(int dev, int attr, int *value)
     return rc;
 }
 
+int rail_cuda_device_busid(int dev, char *buf, size_t len)
+{
+    int domain = 0, bus = 0, device = 0;
+    if (!buf || len == 0)
+        return -EINVAL;
+    buf[0] = '\0';
+    int rc = rail_cuda_device_attr(dev, RAIL_CU_ATTR_PCI_DOMAIN_ID, &domain);
+    if (rc == 0)
+        rc = rail_cuda_device_attr(dev, RAIL_CU_ATTR_PCI_BUS_ID, &bus);
+    if (rc == 0)
+        rc = rail_cuda_device_attr(dev, RAIL_CU_ATTR_PCI_DEVICE_ID, &device);
+    if (rc < 0)
+        return rc;
+    int n = snprintf(buf, len, "%04x:%02x:%02x.0", domain, bus, device);
+    return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
 int rail_cuda_ptr_is_device(const void *p, bool *is_device)
 {
     int rc = rail_cuda_init();

@@ -59,6 +59,8 @@ int rail_cuda_driver_version(int *version);
 int rail_cuda_device_count(int *count);
 /* Attribute of device ordinal dev (enum rail_cu_attr). */
 int rail_cuda_device_attr(int dev, int attr, int *value);
+/* PCI address of device ordinal dev as NCCL and sysfs write it: "0000:4e:00.0" (function 0). */
+int rail_cuda_device_busid(int dev, char *buf, size_t len);
 
 /* 0 and *is_device=true for device (or unified) memory of the driver; 0 and false for memory
  * the driver does not know (plain host memory) or host memory it allocated. */

@@ -18,21 +18,34 @@ typedef int (*mem_alloc_fn)(unsigned long long *, size_t);
 typedef int (*mem_free_fn)(unsigned long long);
 
 /* Runs fn in a child with the given NAME=VALUE settings (NULL-terminated); the child's CHECK
- * failures make it exit 1. */
+ * counts come back through a pipe and add to this process's. */
 static void in_child(const char *what, void (*fn)(void), const char *const *env)
 {
+    int fds[2], counts[2] = {0, 0};
+    CHECK(pipe(fds) == 0);
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
+        close(fds[0]);
+        g_checks_passed = g_checks_failed = 0;
         for (int i = 0; env && env[i]; i++)
             putenv((char *)env[i]);
         fn();
         fflush(NULL);
-        _exit(g_checks_failed ? 1 : 0);
+        int out[2] = {g_checks_passed, g_checks_failed};
+        _exit(write(fds[1], out, sizeof(out)) == (ssize_t)sizeof(out) ? 0 : 1);
     }
+    close(fds[1]);
+    ssize_t got = read(fds[0], counts, sizeof(counts));
+    close(fds[0]);
     int st = 0;
-    CHECK_MSG(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
-              "case '%s' failed (status %#x)", what, st);
+    CHECK_MSG(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+                  got == (ssize_t)sizeof(counts),
+              "case '%s' did not finish (status %#x)", what, st);
+    g_checks_passed += counts[0];
+    g_checks_failed += counts[1];
+    if (counts[1])
+        fprintf(stderr, "case '%s': %d check(s) failed\n", what, counts[1]);
 }
 
 static void absent(void)
@@ -50,6 +63,9 @@ static void absent(void)
     CHECK_EQ_INT(rail_cuda_device_count(&v), -ENODEV);
     CHECK_EQ_INT(v, 0);
     CHECK_EQ_INT(rail_cuda_device_attr(0, RAIL_CU_ATTR_CC_MAJOR, &v), -ENODEV);
+    char busid[16] = "x";
+    CHECK_EQ_INT(rail_cuda_device_busid(0, busid, sizeof(busid)), -ENODEV);
+    CHECK_EQ_STR(busid, "");
     CHECK_EQ_INT(rail_cuda_ptr_is_device(&v, &dev), -ENODEV);
     CHECK(!dev);
     CHECK_EQ_INT(rail_cuda_addr_range(&v, &base, &size), -ENODEV);
@@ -91,6 +107,11 @@ static void present(void)
     CHECK_EQ_INT(rail_cuda_device_attr(1, RAIL_CU_ATTR_PCI_BUS_ID, &v), 0);
     CHECK_EQ_INT(v, 0x11);
     CHECK_EQ_INT(rail_cuda_device_attr(2, RAIL_CU_ATTR_CC_MAJOR, &v), -ENODEV);
+    char busid[16];
+    CHECK_EQ_INT(rail_cuda_device_busid(1, busid, sizeof(busid)), 0);
+    CHECK_EQ_STR(busid, "0000:11:00.0");
+    CHECK_EQ_INT(rail_cuda_device_busid(1, busid, 5), -ENAMETOOLONG);
+    CHECK_EQ_INT(rail_cuda_device_busid(3, busid, sizeof(busid)), -ENODEV);
     CHECK_EQ_INT(rail_cuda_device_attr(0, 9999, &v), -EINVAL);
 
     void *lib = dlopen(FAKE, RTLD_NOW | RTLD_NOLOAD);
