@@ -53,12 +53,24 @@ RAIL_PARAM(IB_ADDR_FAMILY, "NCCL_IB_ADDR_FAMILY", ENUM, "", 0, 0, "AF_INET|AF_IN
            "Address family of the automatically selected RoCE GID (unset: AF_INET)")
 RAIL_PARAM(IB_ADDR_RANGE, "NCCL_IB_ADDR_RANGE", STRING, "", 0, 0, NULL,
            "CIDR range the automatically selected RoCE GID must lie in (unset: any)")
+RAIL_PARAM(NET_GDR_LEVEL, "NCCL_NET_GDR_LEVEL", STRING, "", 0, 0, NULL,
+           "Farthest GPU-NIC path GPUDirect RDMA is used over: LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS or legacy 0-4 (unset: PXB)")
+RAIL_PARAM(DMABUF_ENABLE, "NCCL_DMABUF_ENABLE", BOOL, "1", 0, 1, NULL,
+           "0 never offers dma-buf registration of GPU memory (NCCL_PTR_DMABUF)")
+RAIL_PARAM(GDR_FLUSH_DISABLE, "NCCL_GDR_FLUSH_DISABLE", BOOL, "0", 0, 1, NULL,
+           "1 skips the RDMA-read flush after GPUDirect receives (iflush completes at once)")
+RAIL_PARAM(NET_FORCE_FLUSH, "NCCL_NET_FORCE_FLUSH", BOOL, "0", 0, 1, NULL,
+           "1 flushes GPUDirect receives on Hopper and newer GPUs too (reported as forceFlush)")
+RAIL_PARAM(IB_PCI_RELAXED_ORDERING, "NCCL_IB_PCI_RELAXED_ORDERING", INT, "2", 0, 2, NULL,
+           "PCIe relaxed ordering on registered memory: 0 off, 1 or 2 on where the device accepts it")
 
 /* ---- net plugin: the project's own knobs ---- */
 RAIL_PARAM(GID_INDEX, "NCCL_RAIL_GID_INDEX", STRING, "", 0, 0, NULL,
            "Per-HCA GID index overrides: mlx5_0:3,mlx5_1:5 (wins over NCCL_IB_GID_INDEX)")
 RAIL_PARAM(EAGER_MAX, "NCCL_RAIL_EAGER_MAX", INT, "8192", 0, 65536, NULL,
            "Largest message in bytes sent eagerly into pre-registered bounce buffers (0 disables)")
+RAIL_PARAM(CUDA_LIBRARY, "NCCL_RAIL_CUDA_LIBRARY", STRING, "libcuda.so.1", 0, 0, NULL,
+           "CUDA driver library the net plugin dlopens for GPU buffer queries (tests point it at a fake)")
 RAIL_PARAM(MEMLOCK_MIN_MB, "NCCL_RAIL_MEMLOCK_MIN_MB", INT, "64", 0, 1048576, NULL,
            "Decline the net plugin when RLIMIT_MEMLOCK is below this many MiB and the process lacks CAP_IPC_LOCK (0: no check)")
 RAIL_PARAM(STRIPE_MIN, "NCCL_RAIL_STRIPE_MIN", INT, "131072", 0, 1073741824, NULL,

@@ -24,6 +24,7 @@
 /* ---- devices (net_devices.c) ---- */
 
 struct rail_reg_cache;
+struct rail_flush;
 
 struct rail_dev {
     int index;
@@ -178,6 +179,8 @@ struct rail_recv_comm {
     int nfree;
     uint8_t free_list[RAIL_RECV_REQS];
     struct rail_recv_req reqs[RAIL_RECV_REQS];
+    /* GPUDirect flush (net_flush.c): loopback QPs per rail, NULL when no rail needs a flush. */
+    struct rail_flush *flush;
 };
 
 #define RAIL_STAGING_CREDIT_OFF ((size_t)RAIL_RECV_REQS * RAIL_MAX_RECVS * RAIL_CTS_BYTES)

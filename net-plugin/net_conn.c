@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "net_comm.h"
+#include "net_flush.h"
 #include "net_link.h"
 #include "net_oob.h"
 #include "params.h"
@@ -336,6 +337,8 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     for (int rl = 0; rc == 0 && rl < r->base.nrails; rl++)
         for (int q = 0; rc == 0 && q < r->base.nqps; q++)
             rc = rail_post_recvs(&r->base, rl, q, r->base.link[rl].rq_depth);
+    if (rc == 0)
+        rc = rail_flush_setup(r, err, errlen); /* GPUDirect flush QPs: net_flush.c */
     if (rc < 0) {
         if (!err[0])
             snprintf(err, errlen, "posting receives failed: %s", strerror(-rc));

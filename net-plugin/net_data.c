@@ -1,4 +1,5 @@
-/* Data-path entry points shared by both directions: completion polling, test() and iflush(). */
+/* Data-path entry points shared by both directions: completion polling, test() (iflush:
+ * net_flush.c). */
 #include "net_data.h"
 
 #include <errno.h>
@@ -54,24 +55,4 @@ int rail_net_test(void *request, int *done, int *sizes)
         return rail_recv_test((struct rail_recv_req *)h, done, sizes);
     RAIL_WARN(NCCL_NET, "test: %p is not a request in flight (completed or never issued)", request);
     return -EINVAL;
-}
-
-int rail_net_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
-                    void **request)
-{
-    (void)n;
-    (void)data;
-    (void)sizes;
-    (void)mhandles;
-    if (!request)
-        return -EINVAL;
-    /* Host memory is coherent once the completion was seen: nothing to flush. NULL tells NCCL
-     * the flush is complete. */
-    *request = NULL;
-    struct rail_comm *c = recv_comm;
-    if (!c || c->magic != RAIL_RECV_MAGIC) {
-        RAIL_WARN(NCCL_NET, "iflush: %p is not a receive comm of this plugin", recv_comm);
-        return -EINVAL;
-    }
-    return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "nccl/nccl_net.h"
+#include "net_flush.h"
 #include "net_plugin.h"
 #include "net_wire.h"
 #include "result.h"
@@ -109,11 +110,13 @@ static ncclResult_t irecv_v10(void *comm, int n, void **data, size_t *sizes, int
 static ncclResult_t iflush(void *comm, int n, void **data, int *sizes, void **mhandles,
                            void **request)
 {
-    return rail_result(rail_net_iflush(comm, n, data, sizes, mhandles, request));
+    return rail_result(rail_flush_iflush(comm, n, data, sizes, mhandles, request)); /* GDR */
 }
 
 static ncclResult_t test(void *request, int *done, int *sizes)
 {
+    if (rail_flush_owns(request)) /* GPUDirect flush requests: net_flush.c */
+        return rail_result(rail_flush_test(request, done, sizes));
     return rail_result(rail_net_test(request, done, sizes));
 }
 

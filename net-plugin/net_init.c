@@ -6,6 +6,7 @@
 #include "log.h"
 #include "nccl/nccl_net.h"
 #include "net_comm.h"
+#include "net_gdr.h"
 #include "net_plugin.h"
 
 static const struct rail_net_ctx g_default_ctx = {RAIL_CTX_MAGIC, 0, -1};
@@ -77,9 +78,9 @@ int rail_net_get_props(int dev, struct rail_net_props *p)
     p->name = d->name;
     p->pci_path = d->pci_path;
     p->guid = d->guid;
-    p->ptr_support = NCCL_PTR_HOST;
+    p->ptr_support = rail_gdr_ptr_support(d); /* GPUDirect: net_gdr.c */
     p->reg_is_global = 1;
-    p->force_flush = 0;
+    p->force_flush = rail_gdr_force_flush(d);
     p->speed = d->speed;
     p->port = d->port;
     p->latency = 0;

@@ -8,6 +8,8 @@
 
 #include "log.h"
 #include "net_comm.h"
+#include "net_flush.h"
+#include "net_gdr.h"
 #include "net_link.h"
 #include "net_verbs.h"
 #include "net_oob.h"
@@ -216,6 +218,7 @@ void rail_comm_free(struct rail_comm *c)
         rail_tagmap_free(&s->sent);
     } else if (c->magic == RAIL_RECV_MAGIC) {
         struct rail_recv_comm *r = (struct rail_recv_comm *)c;
+        rail_flush_destroy(r); /* GPUDirect flush QPs: net_flush.c */
         free(r->records);
         free(r->bounce);
         free(r->staging);
@@ -262,7 +265,8 @@ int rail_recv_comm_create(struct rail_dev *dev, int nqps, struct rail_recv_comm 
                           size_t errlen)
 {
     struct rail_recv_comm *r = calloc(1, sizeof(*r));
-    long long eager = rail_param_int(RAIL_PARAM_EAGER_MAX);
+    /* GPUDirect devices: no eager bounce slots (net_gdr.c, rail_gdr_eager_ok). */
+    long long eager = rail_gdr_eager_ok(dev) ? rail_param_int(RAIL_PARAM_EAGER_MAX) : 0;
     int rc;
     if (!r)
         return -ENOMEM;

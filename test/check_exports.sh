@@ -16,6 +16,13 @@ check_lib() { # lib expected-symbols...
     diff <(echo "$want") <(echo "$got") | sed 's/^/  /'
     fail=$((fail + 1))
   fi
+  # No CUDA link: the driver is dlopen'ed at run time (common/cuda_drv.c).
+  if readelf -d "$lib" | grep -E 'NEEDED.*lib(cuda|cudart)' >/dev/null; then
+    echo "$lib links CUDA:"; readelf -d "$lib" | grep NEEDED | sed 's/^/  /'
+    fail=$((fail + 1))
+  else
+    pass=$((pass + 1))
+  fi
   # Data objects, not functions (NCCL dlsym's struct objects).
   for s in "$@"; do
     t=$(nm -D --defined-only "$lib" | awk -v s="$s" '$3==s{print $2}')

@@ -88,6 +88,23 @@ static const struct it_scenario k_scenarios[] = {
      .env = "NCCL_IB_GID_INDEX=200",
      .decline = "GID index 200"},
     {.name = "remote_access_error", .recv_side = it_rae_recv, .send_side = it_rae_send},
+    {.name = "gdr_off",
+     .recv_side = it_gdr_off_recv,
+     .send_side = it_gdr_off_send,
+     .setup = it_gdr_setup_off},
+    {.name = "gdr_flush",
+     .recv_side = it_gdr_flush_recv,
+     .send_side = it_gdr_send,
+     .setup = it_gdr_setup_ampere},
+    {.name = "gdr_hopper",
+     .recv_side = it_gdr_hopper_recv,
+     .send_side = it_gdr_send,
+     .setup = it_gdr_setup_hopper},
+    {.name = "gdr_force_flush",
+     .recv_side = it_gdr_force_recv,
+     .send_side = it_gdr_send,
+     .env = "NCCL_NET_FORCE_FLUSH=1",
+     .setup = it_gdr_setup_hopper},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
 
@@ -119,6 +136,8 @@ static int run_side(const struct it_scenario *sc, int recv, int ctl)
     if (sc->env)
         putenv((char *)sc->env);
     if (sc->low_memlock && limit_memlock())
+        return 1;
+    if (sc->setup && sc->setup(g_plugin))
         return 1;
     if (sc->decline)
         return it_load_declines(g_plugin, sc->decline);

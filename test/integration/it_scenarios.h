@@ -23,6 +23,7 @@ struct it_scenario {
     const char *env;     /* "NAME=VALUE" set in both sides before loading, or NULL */
     const char *decline; /* init must fail with an INFO line containing this (both sides) */
     int low_memlock;     /* sides run with a 64 KiB RLIMIT_MEMLOCK and without CAP_IPC_LOCK */
+    int (*setup)(const char *plugin); /* runs in both sides before loading, or NULL */
 };
 
 /* it_data.c */
@@ -67,5 +68,16 @@ int it_v8_recv(struct it_side *s);
 int it_v8_send(struct it_side *s);
 int it_ifname_recv(struct it_side *s);
 int it_ifname_send(struct it_side *s);
+
+/* it_gdr.c: GPUDirect with the fake libcuda */
+int it_gdr_setup_off(const char *plugin);
+int it_gdr_setup_ampere(const char *plugin);
+int it_gdr_setup_hopper(const char *plugin);
+int it_gdr_off_recv(struct it_side *s);
+int it_gdr_off_send(struct it_side *s);
+int it_gdr_flush_recv(struct it_side *s);
+int it_gdr_hopper_recv(struct it_side *s);
+int it_gdr_force_recv(struct it_side *s);
+int it_gdr_send(struct it_side *s);
 
 #endif
