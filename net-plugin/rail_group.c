@@ -65,8 +65,8 @@ static int check_input(const struct rail_group_port *ports, int nports,
         if (rc)
             return rc;
         if (p->port < 1 || p->port > 255)
-            return rail_fail(err, errlen, "port %d (%s): port number %d outside 1..255", i,
-                             p->name, p->port);
+            return rail_fail(err, errlen, "port %d (%s): port number %d outside 1..255", i, p->name,
+                             p->port);
         if (p->link_layer != RAIL_LINK_UNKNOWN && p->link_layer != RAIL_LINK_IB &&
             p->link_layer != RAIL_LINK_ETH)
             return rail_fail(err, errlen, "port %d (%s): link layer %d is not IB or Ethernet", i,
@@ -78,8 +78,8 @@ static int check_input(const struct rail_group_port *ports, int nports,
             if (strcmp(ports[k].name, p->name) == 0)
                 return rail_fail(err, errlen, "ports %d and %d are both named '%s'", k, i, p->name);
             if (strcmp(ports[k].ibdev, p->ibdev) == 0 && ports[k].port == p->port)
-                return rail_fail(err, errlen, "ports %d and %d are both %s port %d", k, i,
-                                 p->ibdev, p->port);
+                return rail_fail(err, errlen, "ports %d and %d are both %s port %d", k, i, p->ibdev,
+                                 p->port);
         }
     }
     return 0;
@@ -89,8 +89,8 @@ static int check_input(const struct rail_group_port *ports, int nports,
 
 /* Appends a group of the n ports idx[] (n <= RAIL_MAX_RAILS) to out. */
 static void emit(struct rail_groups *out, const struct rail_group_port *ports, const int *idx,
-                 int n, int reason, uint64_t gpu_mask, const struct rail_group_gpus *gpus,
-                 int part, int nparts)
+                 int n, int reason, uint64_t gpu_mask, const struct rail_group_gpus *gpus, int part,
+                 int nparts)
 {
     struct rail_group *g = &out->g[out->n++];
     size_t used = 0;
@@ -107,15 +107,15 @@ static void emit(struct rail_groups *out, const struct rail_group_port *ports, c
         g->port[r] = idx[r];
         g->speed_mbps += p->speed_mbps;
         /* Names are < RAIL_GROUP_PORT_NAME_MAX (checked): the whole name always fits. */
-        used += (size_t)snprintf(g->name + used, sizeof(g->name) - used, "%s%s", r ? "+" : "",
-                                 p->name);
+        used +=
+            (size_t)snprintf(g->name + used, sizeof(g->name) - used, "%s%s", r ? "+" : "", p->name);
     }
     if (reason == RAIL_GROUP_AUTO_GPU && gpus) {
         /* Every GPU it serves reaches every rail at this class or better. */
         for (int k = 0; k < gpus->n_gpus; k++)
             for (int r = 0; r < n && (gpu_mask & bit(k)); r++) {
-                int c = gpus->path[k][idx[r]] > RAIL_PATH_SYS ? RAIL_PATH_SYS
-                                                               : gpus->path[k][idx[r]];
+                int c =
+                    gpus->path[k][idx[r]] > RAIL_PATH_SYS ? RAIL_PATH_SYS : gpus->path[k][idx[r]];
                 if (c > g->path)
                     g->path = c;
             }
@@ -245,15 +245,14 @@ static int match_element(const char *s, size_t n, const struct rail_group_port *
     rail_quote(q, sizeof(q), s, n);
     for (size_t i = 0; i < n; i++)
         if (!isgraph((unsigned char)s[i]))
-            return rail_fail(err, errlen, "'%s' (%s): white space or control character", q,
-                             where);
+            return rail_fail(err, errlen, "'%s' (%s): white space or control character", q, where);
     const char *colon = memchr(s, ':', n);
     size_t name_len = colon ? (size_t)(colon - s) : n;
     if (name_len == 0)
         return rail_fail(err, errlen, "'%s' (%s): empty device name", q, where);
     if (name_len >= RAIL_GROUP_PORT_NAME_MAX)
-        return rail_fail(err, errlen, "'%s' (%s): device name longer than %d characters", q,
-                         where, RAIL_GROUP_PORT_NAME_MAX - 1);
+        return rail_fail(err, errlen, "'%s' (%s): device name longer than %d characters", q, where,
+                         RAIL_GROUP_PORT_NAME_MAX - 1);
     uint64_t port = 0;
     if (colon) {
         size_t plen = n - name_len - 1;
@@ -281,8 +280,8 @@ static int match_element(const char *s, size_t n, const struct rail_group_port *
     return 0;
 }
 
-/* One group s[0..n) of the spec (number gi, 1-based) into idx[]/*nidx; used = ports named so far,
- * owner[p] = the group that named port p. */
+/* One group s[0..n) of the spec (number gi, 1-based) into idx[] and *nidx; used = ports named so
+ * far, owner[p] = the group that named port p. */
 static int parse_group(const char *s, size_t n, int gi, const struct rail_group_port *ports,
                        int nports, int *idx, int *nidx, int *owner, uint64_t *used, char *err,
                        size_t errlen)
@@ -317,9 +316,9 @@ static int parse_group(const char *s, size_t n, int gi, const struct rail_group_
             return rail_fail(err, errlen, "group %d '%s': more than %d rails", gi, q,
                              RAIL_MAX_RAILS);
         if (*nidx > 0 && port_ll(&ports[pi]) != port_ll(&ports[idx[0]]))
-            return rail_fail(err, errlen, "'%s' (%s) is %s but %s is %s: a group cannot mix link "
-                             "layers",
-                             eq, where, ll_word(port_ll(&ports[pi])), ports[idx[0]].name,
+            return rail_fail(err, errlen,
+                             "'%s' (%s) is %s but %s is %s: a group cannot mix link layers", eq,
+                             where, ll_word(port_ll(&ports[pi])), ports[idx[0]].name,
                              ll_word(port_ll(&ports[idx[0]])));
         *used |= m;
         owner[pi] = gi;
@@ -424,11 +423,16 @@ int rail_group_gpus_from_topo(const struct rail_topo *t, const struct rail_group
 const char *rail_group_reason_name(int reason)
 {
     switch (reason) {
-    case RAIL_GROUP_EXPLICIT: return "explicit";
-    case RAIL_GROUP_AUTO_GPU: return "auto-gpu";
-    case RAIL_GROUP_AUTO_NOGPU: return "auto-nogpu";
-    case RAIL_GROUP_AUTO_SPARE: return "auto-spare";
-    default: return "?";
+    case RAIL_GROUP_EXPLICIT:
+        return "explicit";
+    case RAIL_GROUP_AUTO_GPU:
+        return "auto-gpu";
+    case RAIL_GROUP_AUTO_NOGPU:
+        return "auto-nogpu";
+    case RAIL_GROUP_AUTO_SPARE:
+        return "auto-spare";
+    default:
+        return "?";
     }
 }
 
@@ -456,12 +460,18 @@ int rail_group_describe(const struct rail_group *g, int index, char *buf, size_t
     size_t o = 0;
     bool ok = true;
     buf[0] = '\0';
-    put(buf, len, &o, &ok, "[%d] %.*s %d rail%s %d Mbps (", index, RAIL_GROUP_NAME_MAX - 1,
-        g->name, g->nrails, g->nrails == 1 ? "" : "s", g->speed_mbps);
+    put(buf, len, &o, &ok, "[%d] %.*s %d rail%s %d Mbps (", index, RAIL_GROUP_NAME_MAX - 1, g->name,
+        g->nrails, g->nrails == 1 ? "" : "s", g->speed_mbps);
     switch (g->reason) {
-    case RAIL_GROUP_EXPLICIT: put(buf, len, &o, &ok, "NCCL_RAIL_RAILS"); break;
-    case RAIL_GROUP_AUTO_NOGPU: put(buf, len, &o, &ok, "auto: no GPU"); break;
-    case RAIL_GROUP_AUTO_SPARE: put(buf, len, &o, &ok, "auto: nearest to no GPU"); break;
+    case RAIL_GROUP_EXPLICIT:
+        put(buf, len, &o, &ok, "NCCL_RAIL_RAILS");
+        break;
+    case RAIL_GROUP_AUTO_NOGPU:
+        put(buf, len, &o, &ok, "auto: no GPU");
+        break;
+    case RAIL_GROUP_AUTO_SPARE:
+        put(buf, len, &o, &ok, "auto: nearest to no GPU");
+        break;
     case RAIL_GROUP_AUTO_GPU:
         put(buf, len, &o, &ok, "auto: GPU ");
         for (int a = 0, first = 1; a < 64; a++) {
@@ -480,7 +490,9 @@ int rail_group_describe(const struct rail_group *g, int index, char *buf, size_t
         if (g->path >= 0)
             put(buf, len, &o, &ok, " at %s", rail_path_name((enum rail_path)g->path));
         break;
-    default: put(buf, len, &o, &ok, "reason %d", g->reason); break;
+    default:
+        put(buf, len, &o, &ok, "reason %d", g->reason);
+        break;
     }
     if (g->nparts > 1)
         put(buf, len, &o, &ok, ", part %d of %d", g->part, g->nparts);

@@ -34,10 +34,10 @@
 #include "net_wire.h" /* RAIL_MAX_RAILS */
 #include "topo.h"     /* enum rail_path, enum rail_link_layer, struct rail_topo */
 
-#define RAIL_GROUP_MAX_PORTS     64 /* input ports; = RAIL_TOPO_MAX_NICS */
-#define RAIL_GROUP_MAX_GPUS      64 /* = RAIL_TOPO_MAX_GPUS (a uint64_t mask) */
+#define RAIL_GROUP_MAX_PORTS     64                   /* input ports; = RAIL_TOPO_MAX_NICS */
+#define RAIL_GROUP_MAX_GPUS      64                   /* = RAIL_TOPO_MAX_GPUS (a uint64_t mask) */
 #define RAIL_GROUP_MAX_GROUPS    RAIL_GROUP_MAX_PORTS /* every group holds at least one port */
-#define RAIL_GROUP_PORT_NAME_MAX 80 /* bytes of a port name including the NUL */
+#define RAIL_GROUP_PORT_NAME_MAX 80                   /* bytes of a port name including the NUL */
 /* A group name: RAIL_MAX_RAILS port names, '+' between them, and the NUL. */
 #define RAIL_GROUP_NAME_MAX (RAIL_MAX_RAILS * RAIL_GROUP_PORT_NAME_MAX)
 
