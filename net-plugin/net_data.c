@@ -21,7 +21,7 @@ int rail_comm_progress(struct rail_comm *c)
             }
             for (int i = 0; i < n; i++) {
                 int q = rail_wrid_qp(wc[i].wr_id);
-                if (q >= c->nqps || (int)(wc[i].wr_id >> 48 & 0xFF) != r) {
+                if (q >= c->nqps || rail_wrid_rail(wc[i].wr_id) != r) {
                     rail_comm_fail(c, -EIO, "completion with a foreign work request id %#llx",
                                    (unsigned long long)wc[i].wr_id);
                     continue;
@@ -35,6 +35,10 @@ int rail_comm_progress(struct rail_comm *c)
                 break;
         }
     }
+    if (c->magic == RAIL_SEND_MAGIC)
+        rail_send_retry((struct rail_send_comm *)c);
+    else if (((struct rail_recv_comm *)c)->nretry || c->nup < c->nrails)
+        rail_recv_retry((struct rail_recv_comm *)c);
     return atomic_load(&c->error);
 }
 
