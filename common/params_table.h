@@ -65,3 +65,11 @@ RAIL_PARAM(STRIPE_MIN, "NCCL_RAIL_STRIPE_MIN", INT, "131072", 0, 1073741824, NUL
            "(Multi-rail; not used until the data path stripes) Messages smaller than this many bytes go whole to one rail (round-robin); from this size up they are split over the rails on 128-byte boundaries (docs/striping.md)")
 RAIL_PARAM(STRIPE_POLICY, "NCCL_RAIL_STRIPE_POLICY", ENUM, "adaptive", 0, 0, "equal|weighted|adaptive",
            "(Multi-rail; not used until the data path stripes) How a striped message is shared between rails: equally, by rail speed, or by each rail's measured completion throughput")
+
+/* ---- net plugin: multi-rail telemetry (net-plugin/rail_stats.h, docs/striping.md) ---- */
+RAIL_PARAM(STATS_FILE, "NCCL_RAIL_STATS_FILE", STRING, "", 0, 0, NULL,
+           "(Takes effect once the data path reports to rail_stats) Write per-connection, per-rail telemetry snapshots to this file (%p = pid), atomically replaced every NCCL_RAIL_STATS_INTERVAL_MS; read it with `nccl-rail stats FILE`")
+RAIL_PARAM(STATS_INTERVAL_MS, "NCCL_RAIL_STATS_INTERVAL_MS", INT, "1000", 10, 3600000, NULL,
+           "Milliseconds between two telemetry snapshots written to NCCL_RAIL_STATS_FILE")
+RAIL_PARAM(STATS_FORMAT, "NCCL_RAIL_STATS_FORMAT", ENUM, "json", 0, 0, "json|prometheus",
+           "Format of NCCL_RAIL_STATS_FILE: JSON (read by `nccl-rail stats`) or Prometheus text exposition format (node_exporter textfile collector)")
