@@ -70,7 +70,7 @@ struct rail_stats_conn *rail_stats_open(enum rail_stats_dir dir, const char *dev
     pthread_once(&g_atexit_once, register_atexit);
     struct rail_stats_conn *c = calloc(1, sizeof(*c));
     if (!c) {
-        RAIL_WARN(NCCL_NET, "rail stats: out of memory, connection to %s not counted",
+        RAIL_WARN(NCCL_NET, "stats: out of memory, connection to %s not counted",
                   peer ? peer : "?");
         return NULL;
     }
@@ -313,7 +313,7 @@ static void writer_write_once(void)
     pthread_mutex_unlock(&g_wlock);
     if (warn)
         RAIL_WARN(NCCL_NET,
-                  "rail stats: %s (NCCL_RAIL_STATS_FILE); telemetry goes on, further failures "
+                  "stats: %s (NCCL_RAIL_STATS_FILE); telemetry goes on, further failures "
                   "are not reported",
                   err);
 }
@@ -390,10 +390,11 @@ int rail_stats_writer_start(const struct rail_stats_writer_config *cfg, char *er
         rail_set_err(err, errlen, "cannot start the stats writer: %s", strerror(rc));
         return -rc;
     }
+    pthread_setname_np(g_w.thread, "rail-stats");
     g_w.running = true;
     pthread_mutex_unlock(&g_wlock);
     rail_clear_err(err, errlen);
-    RAIL_INFO(NCCL_NET | NCCL_ENV, "rail stats: writing %s snapshots to %s every %d ms",
+    RAIL_INFO(NCCL_NET | NCCL_ENV, "stats: writing %s snapshots to %s every %d ms",
               cfg->format == RAIL_STATS_FMT_PROMETHEUS ? "prometheus" : "json", path,
               cfg->interval_ms);
     return 0;
@@ -412,7 +413,7 @@ static void start_from_env(void)
     };
     char err[PATH_MAX + 64];
     if (rail_stats_writer_start(&cfg, err, sizeof(err)) != 0)
-        RAIL_WARN(NCCL_NET | NCCL_ENV, "rail stats: NCCL_RAIL_STATS_FILE ignored: %s", err);
+        RAIL_WARN(NCCL_NET | NCCL_ENV, "stats: NCCL_RAIL_STATS_FILE ignored: %s", err);
 }
 
 void rail_stats_finalize(void)
@@ -431,7 +432,7 @@ void rail_stats_finalize(void)
         clock_gettime(CLOCK_REALTIME, &dl);
         dl.tv_sec += 5;
         if (pthread_timedjoin_np(th, NULL, &dl) != 0) {
-            RAIL_WARN(NCCL_NET, "rail stats: the writer did not stop within 5 s, left behind");
+            RAIL_WARN(NCCL_NET, "stats: the writer did not stop within 5 s, left behind");
             pthread_detach(th);
         }
         pthread_mutex_lock(&g_wlock);
@@ -448,7 +449,7 @@ void rail_stats_finalize(void)
     pthread_mutex_unlock(&g_lock);
     if (running || news)
         RAIL_INFO(NCCL_NET,
-                  "rail stats: %llu connections closed: %llu bytes, %llu messages, %llu stripes, "
+                  "stats: %llu connections closed: %llu bytes, %llu messages, %llu stripes, "
                   "%llu errors, %llu failovers, %llu rejoins",
                   (unsigned long long)t.connections, (unsigned long long)t.bytes,
                   (unsigned long long)t.messages, (unsigned long long)t.stripes,

@@ -466,7 +466,7 @@ void rail_stats_summary_line(const struct rail_stats_conn_snap *c, uint64_t now_
             pos = n_ < 0 ? len : pos + (size_t)n_;                                                 \
         }                                                                                          \
     } while (0)
-    APPEND("rail stats: %s conn %" PRIu64 " %s peer %s, %.1f s: %" PRIu64 " bytes, %" PRIu64
+    APPEND("stats: %s conn %" PRIu64 " %s peer %s, %.1f s: %" PRIu64 " bytes, %" PRIu64
            " messages (%" PRIu64 " striped), %" PRIu64 " errors, %" PRIu64 " failovers;",
            rail_stats_dir_name(c->dir), c->id, printable(c->dev, dev, sizeof(dev)),
            printable(c->peer, peer, sizeof(peer)), age_s(now_unix_ms, c->created_unix_ms), t.bytes,

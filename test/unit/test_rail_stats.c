@@ -411,14 +411,14 @@ static void test_table_and_summary(void)
 
     char line[1024];
     rail_stats_summary_line(&g_conns[0], 1700000002623ull, line, sizeof(line));
-    CHECK_EQ_STR(line, "rail stats: send conn 7 mlx5_0 peer 10.0.0.2:4000, 2.5 s: 1048576 bytes, "
+    CHECK_EQ_STR(line, "stats: send conn 7 mlx5_0 peer 10.0.0.2:4000, 2.5 s: 1048576 bytes, "
                        "18 messages (3 striped), 2 errors, 1 failovers; rail 0: 699392 bytes "
                        "66.7%, 0 failovers, 0 errors, up; rail 1 mlx5_1: 349184 bytes 33.3%, 1 "
                        "failovers, 2 errors, down");
     /* Truncation keeps a terminated string. */
     char small[16];
     rail_stats_summary_line(&g_conns[0], 0, small, sizeof(small));
-    CHECK_EQ_STR(small, "rail stats: sen");
+    CHECK_EQ_STR(small, "stats: send con");
 }
 
 static void test_expand_path(void)
