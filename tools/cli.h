@@ -4,4 +4,5 @@
  * (0 ok, 1 findings/errors, 2 usage). */
 int cli_explain(int argc, char **argv);
 int cli_params(int argc, char **argv);
+int cli_stats(int argc, char **argv);
 #endif
