@@ -335,6 +335,8 @@ void rail_rails_poll(struct rail_comm *c, uint64_t now);
 /* After the QPs are connected: failover mode, stripe scheduler, control channel. */
 int rail_comm_setup_rails(struct rail_comm *c, char *err, size_t errlen);
 int rail_ctl_init(struct rail_comm *c);
+/* Registers the comm with the telemetry (once its peer name is known). */
+void rail_comm_stats_open(struct rail_comm *c);
 void rail_ctl_free(struct rail_comm *c);
 /* First rail that is up, starting the search at `from` (round-robin); -1 when none. */
 int rail_pick_up(struct rail_comm *c, unsigned from);

@@ -303,6 +303,7 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     st->fd = -1;
     st->comm = NULL;
     rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
+    rail_comm_stats_open(c);
     RAIL_INFO(NCCL_NET, "send comm %p: %s -> %s, %d rail(s) x %d QP(s), eager <= %u bytes%s",
               (void *)c, d->name, c->peer, c->nrails, c->nqps,
               ((struct rail_send_comm *)c)->eager_limit, c->failover ? ", failover on" : "");

@@ -12,6 +12,7 @@
 #include "net_verbs.h"
 #include "net_oob.h"
 #include "params.h"
+#include "rail_stats.h"
 
 uint64_t rail_now_ns(void)
 {
@@ -221,6 +222,8 @@ void rail_comm_free(struct rail_comm *c)
 {
     if (!c)
         return;
+    rail_stats_close(c->stats);
+    c->stats = NULL;
     rail_ctl_free(c);
     rail_comm_destroy_links(c);
     if (c->magic == RAIL_SEND_MAGIC) {

@@ -329,6 +329,8 @@ static void ctl_read(struct rail_comm *c)
 
 void rail_rails_poll(struct rail_comm *c, uint64_t now)
 {
+    if (c->magic == RAIL_SEND_MAGIC && c->nrails > 1)
+        rail_stats_sync_stripe(c->stats, &((struct rail_send_comm *)c)->sched);
     if (!c->failover || !c->ctl || atomic_load(&c->error))
         return;
     for (int r = 0; r < c->nrails; r++) {
@@ -372,4 +374,15 @@ int rail_comm_setup_rails(struct rail_comm *c, char *err, size_t errlen)
         s->max_chunk = RAIL_STRIPE_ALIGN;
     s->split_qps = rail_param_bool(RAIL_PARAM_IB_SPLIT_DATA_ON_QPS);
     return rail_stripe_init(&s->sched, &cfg, err, errlen);
+}
+
+void rail_comm_stats_open(struct rail_comm *c)
+{
+    bool send = c->magic == RAIL_SEND_MAGIC;
+    c->stats = rail_stats_open(send ? RAIL_STATS_SEND : RAIL_STATS_RECV,
+                               c->group ? c->group->name : "?", c->peer, c->nrails);
+    for (int r = 0; r < c->nrails; r++)
+        rail_stats_set_rail_dev(c->stats, r, c->link[r].dev->name);
+    if (send)
+        rail_stats_sync_stripe(c->stats, &((struct rail_send_comm *)c)->sched);
 }

@@ -231,6 +231,8 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
         return nsc;
     }
     q->striped = nsc > 1;
+    if (q->striped)
+        rail_tel_striped_msg(&s->base);
     int n = cut_pieces(s, q, sc, nsc);
     if (n < 0) {
         RAIL_WARN(NCCL_NET, "isend of %zu bytes needs more than %d pieces of at most %llu bytes",
