@@ -185,6 +185,9 @@ struct rail_send_comm {
     uint64_t max_chunk;                     /* smallest max_msg over the rails */
     bool split_qps;                         /* NCCL_IB_SPLIT_DATA_ON_QPS */
     int npending;                           /* requests with chunks waiting to be (re)posted */
+    int n2ph;                               /* two-phase requests not yet done */
+    atomic_int busy;                        /* a thread is inside this comm (net_data.c) */
+    bool helped;                            /* listed for help from other comms' progress */
     uint16_t slot_busy[RAIL_FIFO_SLOTS];    /* WRs of a message of that FIFO slot in flight */
     uint16_t bounce_busy[RAIL_EAGER_SLOTS]; /* WRs of an eager message in that slot in flight */
     struct rail_send_req reqs[RAIL_SEND_REQS];
@@ -314,6 +317,14 @@ int rail_comm_error(struct rail_comm *c);
 
 /* net_data.c: completion polling for either comm kind. */
 int rail_comm_progress(struct rail_comm *c);
+/* A two-phase message needs its sender's completions polled before its size record goes out.
+ * NCCL keeps testing its sends, but a caller may wait on a receive without touching the send
+ * comm: such a send comm is listed, and every comm's progress (any thread) also polls the listed
+ * ones it can enter. The owner brackets its own calls with enter/leave. */
+void rail_send_enter(struct rail_send_comm *s);
+void rail_send_leave(struct rail_send_comm *s);
+void rail_send_help_list(struct rail_send_comm *s);
+void rail_send_help_unlist(struct rail_send_comm *s);
 
 /* net_send.c / net_recv.c: completion handlers and setup. */
 void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc);

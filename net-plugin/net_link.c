@@ -222,6 +222,10 @@ void rail_comm_free(struct rail_comm *c)
 {
     if (!c)
         return;
+    if (c->magic == RAIL_SEND_MAGIC) { /* no other comm's progress may be polling it */
+        rail_send_help_unlist((struct rail_send_comm *)c);
+        rail_send_enter((struct rail_send_comm *)c);
+    }
     rail_stats_close(c->stats);
     c->stats = NULL;
     rail_ctl_free(c);

@@ -227,15 +227,12 @@ static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag
     return rc;
 }
 
+static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int tag, void *mhandle,
+                         void **request);
+
 int rail_net_isend(void *comm, void *data, size_t size, int tag, void *mhandle, void **request)
 {
     struct rail_send_comm *s = comm;
-    const struct rail_mr *m = NULL;
-    struct rail_shadow *sh;
-    uint64_t seq;
-    unsigned e;
-    int rc;
-
     if (!request)
         return -EINVAL;
     *request = NULL;
@@ -243,6 +240,23 @@ int rail_net_isend(void *comm, void *data, size_t size, int tag, void *mhandle, 
         RAIL_WARN(NCCL_NET, "isend: %p is not a send comm of this plugin", comm);
         return -EINVAL;
     }
+    rail_send_enter(s);
+    int rc = isend_entered(s, data, size, tag, mhandle, request);
+    if (s->helped && s->n2ph == 0)
+        rail_send_help_unlist(s);
+    rail_send_leave(s);
+    return rc;
+}
+
+static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int tag, void *mhandle,
+                         void **request)
+{
+    const struct rail_mr *m = NULL;
+    struct rail_shadow *sh;
+    uint64_t seq;
+    unsigned e;
+    int rc;
+
     rail_comm_progress(&s->base);
     rail_comm_health(&s->base, true);
     rc = rail_comm_error(&s->base);
@@ -270,10 +284,21 @@ static bool req_done(const struct rail_send_req *q)
     return q->ch_left == 0 && q->rec_state == RAIL_CH_DONE;
 }
 
+static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes);
+
 int rail_send_test(struct rail_send_req *q, int *done, int *sizes)
 {
     struct rail_send_comm *s = (struct rail_send_comm *)q->h.comm;
+    rail_send_enter(s);
+    int rc = test_entered(s, q, done, sizes);
+    if (s->helped && s->n2ph == 0)
+        rail_send_help_unlist(s);
+    rail_send_leave(s);
+    return rc;
+}
 
+static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes)
+{
     rail_comm_progress(&s->base);
     /* A failed comm never reuses anything: its requests end at once (two-phase ones may have
      * pieces parked for a re-send that will never come). */

@@ -262,6 +262,8 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
                 return 1;
     q->kind = RAIL_SREQ_2PH;
     q->rec_state = 0;
+    s->n2ph++;
+    rail_send_help_list(s);
     bool empty = nbytes == 0;
     q->ch_left = empty ? 0 : (uint8_t)n;
     s->slot_busy[q->seq % RAIL_FIFO_SLOTS] = (uint16_t)((empty ? 0 : n) + 1);
@@ -405,10 +407,12 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
         return;
     }
     q->rec_state = RAIL_CH_DONE;
-    if (q->kind == RAIL_SREQ_EAGER)
+    if (q->kind == RAIL_SREQ_EAGER) {
         s->bounce_busy[q->bounce] = 0;
-    else
+    } else {
         s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
+        s->n2ph--;
+    }
 }
 
 /* Re-posts pieces, records and eager writes whose rail failed, on rails that are up. */
