@@ -9,6 +9,8 @@
 set -uo pipefail
 build=${RAIL_BUILD_DIR:-build} plugin=''
 sdev=${FABRIC_DEV0:-rxe0} rdev=${FABRIC_DEV1:-rxe1}
+# One plugin device per rxe port unless the caller groups them (multi-rail runs do).
+export NCCL_RAIL_RAILS=${NCCL_RAIL_RAILS-${FABRIC_DEV0:-rxe0},${FABRIC_DEV1:-rxe1},${FABRIC_DEV2:-rxe2},${FABRIC_DEV3:-rxe3}}
 case ${1:-} in
 --build) build=${2:?--build DIR} ;;
 '') ;;

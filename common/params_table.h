@@ -74,6 +74,18 @@ RAIL_PARAM(CUDA_LIBRARY, "NCCL_RAIL_CUDA_LIBRARY", STRING, "libcuda.so.1", 0, 0,
 RAIL_PARAM(MEMLOCK_MIN_MB, "NCCL_RAIL_MEMLOCK_MIN_MB", INT, "64", 0, 1048576, NULL,
            "Decline the net plugin when RLIMIT_MEMLOCK is below this many MiB and the process lacks CAP_IPC_LOCK (0: no check)")
 RAIL_PARAM(STRIPE_MIN, "NCCL_RAIL_STRIPE_MIN", INT, "131072", 0, 1073741824, NULL,
-           "(Multi-rail; not used until the data path stripes) Messages smaller than this many bytes go whole to one rail (round-robin); from this size up they are split over the rails on 128-byte boundaries (docs/striping.md)")
+           "Messages smaller than this many bytes go whole to one rail (round-robin); from this size up they are split over the rails on 128-byte boundaries (docs/striping.md)")
 RAIL_PARAM(STRIPE_POLICY, "NCCL_RAIL_STRIPE_POLICY", ENUM, "adaptive", 0, 0, "equal|weighted|adaptive",
-           "(Multi-rail; not used until the data path stripes) How a striped message is shared between rails: equally, by rail speed, or by each rail's measured completion throughput")
+           "How a striped message is shared between rails: equally, by rail speed, or by each rail's measured completion throughput")
+RAIL_PARAM(FAILOVER, "NCCL_RAIL_FAILOVER", BOOL, "1", 0, 1, NULL,
+           "1: a multi-rail connection survives losing rails (work in flight is re-sent on the others, a rail whose port comes back rejoins); costs one completion round trip per rendezvous message before its size record. 0: any rail error fails the connection. Set it the same on every rank")
+RAIL_PARAM(RAILS, "NCCL_RAIL_RAILS", STRING, "", 0, 0, NULL,
+           "Rail groups, one NCCL device each: groups separated by ',', the ports of a group by '+', a port named device or device:port (mlx5_0+mlx5_1,mlx5_2:1+mlx5_3:1; at most 8 ports of one link layer per group; ports not named are not used). Unset: each GPU's nearest ports form a group (docs/striping.md, Rails); an invalid value WARNs and uses the automatic grouping")
+
+/* ---- net plugin: multi-rail telemetry (net-plugin/rail_stats.h, docs/striping.md) ---- */
+RAIL_PARAM(STATS_FILE, "NCCL_RAIL_STATS_FILE", STRING, "", 0, 0, NULL,
+           "Write per-connection, per-rail telemetry snapshots to this file (%p = pid), atomically replaced every NCCL_RAIL_STATS_INTERVAL_MS; read it with `nccl-rail stats FILE`")
+RAIL_PARAM(STATS_INTERVAL_MS, "NCCL_RAIL_STATS_INTERVAL_MS", INT, "1000", 10, 3600000, NULL,
+           "Milliseconds between two telemetry snapshots written to NCCL_RAIL_STATS_FILE")
+RAIL_PARAM(STATS_FORMAT, "NCCL_RAIL_STATS_FORMAT", ENUM, "json", 0, 0, "json|prometheus",
+           "Format of NCCL_RAIL_STATS_FILE: JSON (read by `nccl-rail stats`) or Prometheus text exposition format (node_exporter textfile collector)")

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "net_tagmap.h"
+#include "stripe.h"
 #include "net_wire.h"
 
 #define RAIL_SEND_REQS  256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
@@ -25,6 +26,7 @@
 
 struct rail_reg_cache;
 struct rail_flush;
+struct rail_stats_conn;
 
 struct rail_dev {
     int index;
@@ -46,15 +48,28 @@ struct rail_dev {
     struct rail_reg_cache *cache;
     pthread_mutex_t async_lock;
     _Atomic uint64_t next_async_ns;
-    atomic_int fatal; /* a fatal device event was seen: every comm on it fails */
+    atomic_int fatal;     /* a fatal device event was seen: every comm on it fails */
+    atomic_int port_down; /* the port reported PORT_ERR and no PORT_ACTIVE since */
+};
+
+/* A plugin device as NCCL sees it: a group of rails (ports) that connections stripe over. */
+struct rail_netdev {
+    int index;
+    char name[160];  /* the rails' names joined by '+' */
+    char reason[48]; /* how the group was formed (explicit, auto: ...) */
+    int nrails;
+    struct rail_dev *rail[RAIL_MAX_RAILS];
+    int speed; /* Mbps, the sum over the rails */
 };
 
 /* Discover once per process. Returns the device count (> 0), or a negative errno after logging
  * ONE INFO line saying why the plugin declines (no devices, all filtered, ...). Later calls
  * return the cached result. */
 int rail_devices_init(void);
-int rail_devices_count(void);
-struct rail_dev *rail_device(int index);
+int rail_devices_count(void); /* plugin devices = groups */
+struct rail_netdev *rail_device_group(int index);
+int rail_ports_count(void);
+struct rail_dev *rail_port(int index);
 
 /* ---- connections ---- */
 
@@ -70,6 +85,7 @@ struct rail_qp {
     struct ibv_qp *qp;
     int sq_out; /* signalled send WRs not yet completed */
     int sq_max;
+    int rq_posted; /* receive WRs posted and not yet completed */
 };
 
 /* One rail (physical port) of a connection. */
@@ -80,6 +96,13 @@ struct rail_link {
     struct ibv_mr *mr[3]; /* this end's registered control regions (see the comm types) */
     uint32_t peer_rkey1, peer_rkey2;
     int rq_depth;
+    bool up;          /* carries new work; false after a failure until it rejoins */
+    bool ready;       /* receive side of a rejoin: QPs connected, peer not yet confirmed */
+    int rejoin_stage; /* net_rail_state.c */
+    uint32_t epoch;   /* bumped at each failure: stale control frames are ignored */
+    uint64_t next_try_ns;
+    unsigned rr; /* rotation over this rail's QPs */
+    int sl, tc;
 };
 
 struct rail_comm {
@@ -92,9 +115,14 @@ struct rail_comm {
     uint64_t next_check_ns;
     uint64_t peer_gone_ns; /* when the peer's socket was first seen closed (0: open) */
     unsigned rr;           /* rotation counter over QPs */
-    uint64_t peer_addr1;   /* S: peer's size records; R: peer's FIFO */
-    uint64_t peer_addr2;   /* S: peer's eager bounce slots */
-    char peer[64];         /* peer's out-of-band address, for messages */
+    int nup;               /* rails up */
+    bool failover;         /* NCCL_RAIL_FAILOVER and more than one rail */
+    struct rail_netdev *group;
+    struct rail_ctl *ctl; /* out-of-band control frames (net_rail_state.c) */
+    struct rail_stats_conn *stats;
+    uint64_t peer_addr1; /* S: peer's size records; R: peer's FIFO */
+    uint64_t peer_addr2; /* S: peer's eager bounce slots */
+    char peer[64];       /* peer's out-of-band address, for messages */
 };
 
 /* Request header shared by both kinds, so test() can tell them apart. */
@@ -103,11 +131,35 @@ struct rail_req_head {
     struct rail_comm *comm;
 };
 
+#define RAIL_REQ_CHUNKS 16   /* data pieces of one message (rails x QPs x max-message splits) */
+#define RAIL_CHUNK_REC  0xFF /* work request id "chunk" of a record or eager write */
+
+enum { RAIL_CH_POSTED = 1, RAIL_CH_DONE, RAIL_CH_PENDING };
+enum { RAIL_SREQ_PIPE = 1, RAIL_SREQ_2PH, RAIL_SREQ_EAGER };
+
+struct rail_send_chunk {
+    uint64_t off, len;
+    uint64_t post_ns;
+    uint8_t rail, qp, state;
+};
+
 struct rail_send_req {
     struct rail_req_head h;
-    int wrs_left; /* signalled WRs of this message not yet completed */
+    int wrs_left; /* signalled WRs of this message not yet completed (PIPE) */
     size_t size;
     int error;
+    uint8_t kind;                /* RAIL_SREQ_* */
+    uint8_t nch, ch_left;        /* 2PH: data chunks, chunks not yet done */
+    uint8_t rec_state, rec_rail; /* 2PH: the size record; EAGER: the eager write */
+    bool striped;                /* more than one rail carried data */
+    bool too_big;
+    uintptr_t data;
+    uint32_t lkey[RAIL_MAX_RAILS];
+    uint64_t raddr; /* receive buffer */
+    uint32_t rkey[RAIL_MAX_RAILS];
+    uint64_t seq; /* FIFO slot sequence (rendezvous) or eager message number */
+    unsigned entry, bounce;
+    struct rail_send_chunk ch[RAIL_REQ_CHUNKS];
 };
 
 struct rail_shadow {
@@ -130,6 +182,15 @@ struct rail_send_comm {
     uint32_t eager_limit; /* min(bounce size, NCCL_RAIL_EAGER_MAX) */
     int nfree;
     uint16_t free_list[RAIL_SEND_REQS];
+    struct rail_stripe sched;
+    uint64_t max_chunk;                     /* smallest max_msg over the rails */
+    bool split_qps;                         /* NCCL_IB_SPLIT_DATA_ON_QPS */
+    int npending;                           /* requests with chunks waiting to be (re)posted */
+    int n2ph;                               /* two-phase requests not yet done */
+    atomic_int busy;                        /* a thread is inside this comm (net_data.c) */
+    bool helped;                            /* listed for help from other comms' progress */
+    uint16_t slot_busy[RAIL_FIFO_SLOTS];    /* WRs of a message of that FIFO slot in flight */
+    uint16_t bounce_busy[RAIL_EAGER_SLOTS]; /* WRs of an eager message in that slot in flight */
     struct rail_send_req reqs[RAIL_SEND_REQS];
 };
 
@@ -146,6 +207,7 @@ struct rail_recv_req {
     struct rail_req_head h;
     int n, left;       /* entries, entries whose data has not arrived */
     bool cts_pending;  /* the CTS write has not completed locally yet */
+    bool cts_retry;    /* the CTS write failed with its rail: re-post it on another rail */
     bool has_slot;     /* a CTS was written: slot_seq is valid */
     uint64_t defer_ns; /* deferred CTS: when the receive was posted (coarse clock) */
     uint64_t slot_seq;
@@ -169,11 +231,14 @@ struct rail_recv_comm {
     uint8_t bstate[RAIL_EAGER_SLOTS];
     uint64_t freed; /* eager messages released in ring order: the credit the sender sees */
     uint64_t credit_sent;
+    uint64_t credit_acked; /* the value of the last credit write that completed */
+    uint64_t credit_inflight;
     uint64_t arrived; /* eager messages received */
     bool credit_busy;
     uint32_t peer_eager_limit; /* the sender sends messages up to this size eagerly */
     int ndeferred;             /* receives whose CTS is held back (they may come eagerly) */
     uint8_t deferred[RAIL_RECV_REQS];
+    int nretry; /* receives whose clear-to-send must be written again (rail failure) */
     int nunexp; /* arrived eager messages no receive was posted for yet */
     uint8_t unexp[RAIL_EAGER_SLOTS];
     int nfree;
@@ -217,7 +282,15 @@ static inline int rail_wrid_qp(uint64_t id)
 }
 static inline int rail_wrid_idx(uint64_t id)
 {
-    return (int)(id & 0xFFFFFFFFu);
+    return (int)(id & 0xFFFFu);
+}
+static inline int rail_wrid_chunk(uint64_t id)
+{
+    return (int)((id >> 16) & 0xFFu);
+}
+static inline int rail_wrid_rail(uint64_t id)
+{
+    return (int)((id >> 48) & 0xFFu);
 }
 
 /* ---- shared internals ---- */
@@ -237,6 +310,9 @@ int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count);
 void rail_comm_fail(struct rail_comm *c, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc);
+/* Statuses that mean "this path is broken" (failover material), as opposed to a protocol or
+ * access error that would fail on every rail. */
+bool rail_wc_rail_failure(enum ibv_wc_status st);
 /* Rate-limited checks: async events of the comm's devices and the peer's TCP connection. */
 void rail_comm_health(struct rail_comm *c, bool want_peer);
 /* The comm's sticky error (WARNs once per comm when first returned). */
@@ -244,6 +320,14 @@ int rail_comm_error(struct rail_comm *c);
 
 /* net_data.c: completion polling for either comm kind. */
 int rail_comm_progress(struct rail_comm *c);
+/* A two-phase message needs its sender's completions polled before its size record goes out.
+ * NCCL keeps testing its sends, but a caller may wait on a receive without touching the send
+ * comm: such a send comm is listed, and every comm's progress (any thread) also polls the listed
+ * ones it can enter. The owner brackets its own calls with enter/leave. */
+void rail_send_enter(struct rail_send_comm *s);
+void rail_send_leave(struct rail_send_comm *s);
+void rail_send_help_list(struct rail_send_comm *s);
+void rail_send_help_unlist(struct rail_send_comm *s);
 
 /* net_send.c / net_recv.c: completion handlers and setup. */
 void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc);
@@ -252,6 +336,32 @@ int rail_send_test(struct rail_send_req *q, int *done, int *sizes);
 int rail_recv_test(struct rail_recv_req *q, int *done, int *sizes);
 void rail_send_init_state(struct rail_send_comm *s);
 void rail_recv_init_state(struct rail_recv_comm *r);
+
+/* net_rail_state.c: rail failure, rejoin and the out-of-band control frames. */
+struct rail_ctl;
+/* Rail `rail` of c failed (why: one line): it stops carrying new work, its QPs are moved to the
+ * error state so every WR in flight on it completes (flushed) and is re-sent elsewhere, the peer
+ * is told. One WARN per failure. Without failover, or when it was the last rail up, the comm
+ * fails instead. Returns true when the comm can go on. */
+bool rail_link_fail(struct rail_comm *c, int rail, const char *why);
+/* Polls port state changes and control frames from the peer; drives rejoins. Rate-limited. */
+void rail_rails_poll(struct rail_comm *c, uint64_t now);
+/* After the QPs are connected: failover mode, stripe scheduler, control channel. */
+int rail_comm_setup_rails(struct rail_comm *c, char *err, size_t errlen);
+int rail_ctl_init(struct rail_comm *c);
+/* Registers the comm with the telemetry (once its peer name is known). */
+void rail_comm_stats_open(struct rail_comm *c);
+void rail_ctl_free(struct rail_comm *c);
+/* First rail that is up, starting the search at `from` (round-robin); -1 when none. */
+int rail_pick_up(struct rail_comm *c, unsigned from);
+
+/* net_send_post.c: posting of rendezvous/eager messages and their re-sending. */
+/* 0 posted, 1 no room or no rail up yet (nothing posted: NCCL calls again), -errno. */
+int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q);
+int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q);
+void rail_send_retry(struct rail_send_comm *s);
+/* net_recv.c: clear-to-send and credit writes lost with a failed rail, again. */
+void rail_recv_retry(struct rail_recv_comm *r);
 
 /* net_reg.c */
 int rail_mr_check(const struct rail_comm *c, const void *mhandle, const void *data, size_t size,

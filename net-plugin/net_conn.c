@@ -40,7 +40,7 @@ struct rail_conn_state {
 
 struct rail_listen_comm {
     uint32_t magic;
-    struct rail_dev *dev;
+    struct rail_netdev *dev;
     int fd;
     uint64_t nonce;
     struct rail_conn_state *pending;
@@ -62,7 +62,7 @@ static void state_free(struct rail_conn_state *st)
 
 int rail_net_listen(const struct rail_net_ctx *ctx, int dev, void *handle, void **listen_comm)
 {
-    struct rail_dev *d = rail_device(dev);
+    struct rail_netdev *d = rail_device_group(dev);
     struct rail_listen_comm *lc;
     struct rail_handle h;
     char err[256] = "";
@@ -110,7 +110,7 @@ int rail_net_close_listen(void *listen_comm)
 
 /* ---- connect (sender) ---- */
 
-static int connect_begin(const struct rail_net_ctx *ctx, struct rail_dev *d,
+static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
                          const struct rail_handle *h, struct rail_conn_state **out, char *err,
                          size_t errlen)
 {
@@ -192,8 +192,12 @@ static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
                 }
                 if (rc == 0)
                     rc = rail_link_check_peer(&s->base, &st->meta, err, errlen);
-                if (rc == 0)
+                if (rc == 0) {
+                    s->base.nrails = st->meta.nrails; /* the receiver's choice: min of both */
                     rc = rail_link_connect(&s->base, &st->meta, st->sl, st->tc, err, errlen);
+                }
+                if (rc == 0)
+                    rc = rail_comm_setup_rails(&s->base, err, errlen);
                 if (rc == 0) {
                     long long mine = rail_param_int(RAIL_PARAM_EAGER_MAX);
                     s->base.peer_addr1 = st->meta.addr1;
@@ -244,7 +248,7 @@ static void registry_put(struct rail_conn_state *st)
 
 int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void **send_comm)
 {
-    struct rail_dev *d = rail_device(dev);
+    struct rail_netdev *d = rail_device_group(dev);
     struct rail_conn_state *st;
     struct rail_handle h;
     char err[320] = "";
@@ -300,8 +304,10 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     st->fd = -1;
     st->comm = NULL;
     rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
-    RAIL_INFO(NCCL_NET, "send comm %p: %s -> %s, %d QP(s), eager <= %u bytes", (void *)c, d->name,
-              c->peer, c->nqps, ((struct rail_send_comm *)c)->eager_limit);
+    rail_comm_stats_open(c);
+    RAIL_INFO(NCCL_NET, "send comm %p: %s -> %s, %d rail(s) x %d QP(s), eager <= %u bytes%s",
+              (void *)c, d->name, c->peer, c->nrails, c->nqps,
+              ((struct rail_send_comm *)c)->eager_limit, c->failover ? ", failover on" : "");
     rail_handle_stage_set(handle, 0);
     state_free(st);
     *send_comm = c;
@@ -323,17 +329,22 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
         snprintf(err, errlen, "peer connected with the handle of another listener");
         return -EPROTO;
     }
-    if (m->nrails != 1) {
-        snprintf(err, errlen, "peer stripes over %d rails, this device has 1", m->nrails);
-        return -EPROTO;
-    }
-    rc = rail_recv_comm_create(lc->dev, m->nqps, &r, err, errlen);
+    /* Rail i pairs with the peer's rail i; extra rails of either side stay unused. */
+    int nrails = m->nrails < lc->dev->nrails ? m->nrails : lc->dev->nrails;
+    rc = rail_recv_comm_create(lc->dev, nrails, m->nqps, &r, err, errlen);
     if (rc < 0)
         return rc;
     st->comm = &r->base;
+    int peer_rails = m->nrails;
+    m->nrails = nrails; /* the peer's first nrails rails */
     rc = rail_link_check_peer(&r->base, m, err, errlen);
     if (rc == 0)
         rc = rail_link_connect(&r->base, m, m->sl, m->tc, err, errlen);
+    if (rc == 0)
+        rc = rail_comm_setup_rails(&r->base, err, errlen);
+    if (rc == 0 && peer_rails != lc->dev->nrails)
+        RAIL_INFO(NCCL_NET, "%s: the peer has %d rail(s), this device %d: using %d", lc->dev->name,
+                  peer_rails, lc->dev->nrails, nrails);
     for (int rl = 0; rc == 0 && rl < r->base.nrails; rl++)
         for (int q = 0; rc == 0 && q < r->base.nqps; q++)
             rc = rail_post_recvs(&r->base, rl, q, r->base.link[rl].rq_depth);
@@ -462,9 +473,11 @@ int rail_net_accept(void *listen_comm, void **recv_comm)
     st->fd = -1;
     st->comm = NULL;
     rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
-    RAIL_INFO(NCCL_NET, "recv comm %p: %s <- %s, %d QP(s), %d eager slots of %u bytes", (void *)c,
-              lc->dev->name, c->peer, c->nqps, ((struct rail_recv_comm *)c)->eager_slots,
-              ((struct rail_recv_comm *)c)->eager_bytes);
+    RAIL_INFO(NCCL_NET,
+              "recv comm %p: %s <- %s, %d rail(s) x %d QP(s), %d eager slots of %u bytes%s",
+              (void *)c, lc->dev->name, c->peer, c->nrails, c->nqps,
+              ((struct rail_recv_comm *)c)->eager_slots, ((struct rail_recv_comm *)c)->eager_bytes,
+              c->failover ? ", failover on" : "");
     state_free(st);
     *recv_comm = c;
     return 0;

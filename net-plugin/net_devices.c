@@ -1,7 +1,8 @@
 /* Device discovery, once per process: every ACTIVE port with an InfiniBand or Ethernet (RoCE)
- * link layer that NCCL_IB_HCA selects becomes one plugin device with its own verbs context,
- * protection domain and registration cache. When nothing is usable the plugin declines with one
- * INFO line that says why and how to fix it. */
+ * link layer that NCCL_IB_HCA selects is opened with its own verbs context, protection domain and
+ * registration cache; the ports are then grouped into plugin devices of one or more rails
+ * (rail_group.c: NCCL_RAIL_RAILS, or by GPU affinity, or all ports of a link layer). When nothing
+ * is usable the plugin declines with one INFO line that says why and how to fix it. */
 #include <endian.h>
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +22,8 @@
 #include "net_oob.h"
 #include "net_reg.h"
 #include "params.h"
+#include "rail_group.h"
+#include "topo.h"
 
 #define RAIL_MAX_DEVS 64
 #define GID_TBL_MAX   256
@@ -28,15 +31,29 @@
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool g_done; /* set once, after g_result/g_devs are final */
 static int g_result;
-static int g_ndevs;
+static int g_ndevs; /* ports */
 static struct rail_dev *g_devs[RAIL_MAX_DEVS];
+static int g_ngroups; /* plugin devices */
+static struct rail_netdev g_groups[RAIL_MAX_DEVS];
 
 int rail_devices_count(void)
+{
+    return g_done && g_result > 0 ? g_ngroups : 0;
+}
+
+struct rail_netdev *rail_device_group(int index)
+{
+    if (!g_done || g_result <= 0 || index < 0 || index >= g_ngroups)
+        return NULL;
+    return &g_groups[index];
+}
+
+int rail_ports_count(void)
 {
     return g_done && g_result > 0 ? g_ndevs : 0;
 }
 
-struct rail_dev *rail_device(int index)
+struct rail_dev *rail_port(int index)
 {
     if (!g_done || index < 0 || index >= g_ndevs)
         return NULL;
@@ -369,6 +386,75 @@ static int discover(char *why, size_t whylen)
     return g_ndevs;
 }
 
+/* GPU affinity of the ports, when a topology with GPUs is at hand and the ports sit on PCI. */
+static bool gpu_affinity(const struct rail_group_port *ports, struct rail_group_gpus *gpus)
+{
+    bool pci = false;
+    for (int i = 0; i < g_ndevs; i++)
+        pci = pci || ports[i].busid;
+    if (!pci || g_ndevs < 2)
+        return false;
+    struct rail_topo *t = calloc(1, sizeof(*t));
+    char err[512];
+    bool ok = t && rail_topo_discover(t, err, sizeof(err)) == 0 && t->n_gpus > 0 &&
+              rail_group_gpus_from_topo(t, ports, g_ndevs, gpus) == 0;
+    free(t);
+    return ok;
+}
+
+/* Groups the opened ports into plugin devices. */
+static int make_groups(char *why, size_t whylen)
+{
+    static struct rail_group_port ports[RAIL_MAX_DEVS];
+    static struct rail_group_gpus gpus;
+    static struct rail_groups groups;
+    char err[512];
+    for (int i = 0; i < g_ndevs; i++) {
+        struct rail_dev *d = g_devs[i];
+        const char *slash = d->pci_path ? strrchr(d->pci_path, '/') : NULL;
+        ports[i] = (struct rail_group_port){
+            .name = d->name,
+            .ibdev = d->ibdev,
+            .port = d->port,
+            .link_layer = d->link_layer == IBV_LINK_LAYER_ETHERNET ? RAIL_LINK_ETH : RAIL_LINK_IB,
+            .speed_mbps = d->speed,
+            .busid = slash && strlen(slash + 1) == 12 ? slash + 1 : NULL,
+            .numa = -1,
+        };
+    }
+    const struct rail_group_gpus *gp = gpu_affinity(ports, &gpus) ? &gpus : NULL;
+    const char *spec = rail_param_str(RAIL_PARAM_RAILS);
+    int rc = rail_group_build(ports, g_ndevs, gp, spec && *spec ? spec : NULL, &groups, err,
+                              sizeof(err));
+    if (rc < 0 && spec && *spec) {
+        RAIL_WARN(NCCL_ENV | NCCL_NET, "NCCL_RAIL_RAILS='%s' ignored: %s; grouping automatically",
+                  spec, err);
+        rc = rail_group_build(ports, g_ndevs, gp, NULL, &groups, err, sizeof(err));
+    }
+    if (rc < 0) {
+        snprintf(why, whylen, "cannot group the ports into devices: %s", err);
+        return rc;
+    }
+    g_ngroups = 0;
+    for (int i = 0; i < groups.n; i++) {
+        const struct rail_group *src = &groups.g[i];
+        struct rail_netdev *g = &g_groups[g_ngroups];
+        memset(g, 0, sizeof(*g));
+        g->index = g_ngroups;
+        snprintf(g->name, sizeof(g->name), "%s", src->name);
+        snprintf(g->reason, sizeof(g->reason), "%s", rail_group_reason_name(src->reason));
+        for (int r = 0; r < src->nrails && r < RAIL_MAX_RAILS; r++) {
+            g->rail[g->nrails++] = g_devs[src->port[r]];
+            g->speed += g_devs[src->port[r]]->speed;
+        }
+        char line[512];
+        if (rail_group_describe(src, g_ngroups, line, sizeof(line)) == 0)
+            RAIL_INFO(NCCL_INIT | NCCL_NET, "device %s", line);
+        g_ngroups++;
+    }
+    return g_ngroups;
+}
+
 int rail_devices_init(void)
 {
     char why[1536];
@@ -376,6 +462,8 @@ int rail_devices_init(void)
     if (!g_done) {
         why[0] = '\0';
         g_result = discover(why, sizeof(why));
+        if (g_result > 0)
+            g_result = make_groups(why, sizeof(why));
         atomic_store(&g_done, true);
         if (g_result < 0) {
             RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin declines: %s", why);
@@ -383,10 +471,11 @@ int rail_devices_init(void)
             char list[1024];
             size_t used = 0;
             list[0] = '\0';
-            for (int i = 0; i < g_ndevs; i++)
-                append(list, sizeof(list), &used, " [%d]%s/%s/%dMbps", i, g_devs[i]->name,
-                       ll_name(g_devs[i]->link_layer), g_devs[i]->speed);
-            RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin: %d device(s):%s", g_ndevs, list);
+            for (int i = 0; i < g_ngroups; i++)
+                append(list, sizeof(list), &used, " [%d]%s/%s/%dMbps", i, g_groups[i].name,
+                       ll_name(g_groups[i].rail[0]->link_layer), g_groups[i].speed);
+            RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin: %d device(s) over %d port(s):%s",
+                      g_ngroups, g_ndevs, list);
         }
     }
     pthread_mutex_unlock(&g_lock);

@@ -74,6 +74,22 @@ static bool remote_status(enum ibv_wc_status st)
     }
 }
 
+bool rail_wc_rail_failure(enum ibv_wc_status st)
+{
+    switch (st) {
+    case IBV_WC_RETRY_EXC_ERR:
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+    case IBV_WC_RESP_TIMEOUT_ERR:
+    case IBV_WC_WR_FLUSH_ERR:
+    case IBV_WC_FATAL_ERR:
+    case IBV_WC_GENERAL_ERR:
+    case IBV_WC_LOC_QP_OP_ERR:
+        return true;
+    default:
+        return false;
+    }
+}
+
 void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc)
 {
     const struct rail_link *l = &c->link[rail];
@@ -122,7 +138,16 @@ static void handle_event(struct rail_dev *d, struct ibv_async_event *ev)
             rail_comm_fail(c, -EIO, "%s: completion queue error (overrun?): '%s'", d->name, what);
         break;
     case IBV_EVENT_PORT_ERR:
-        RAIL_WARN(NCCL_NET, "%s: port %d went down (%s)", d->name, ev->element.port_num, what);
+        if (ev->element.port_num == d->port) {
+            atomic_store(&d->port_down, 1);
+            RAIL_WARN(NCCL_NET, "%s: port %d went down (%s): its rails fail over", d->name,
+                      ev->element.port_num, what);
+        }
+        break;
+    case IBV_EVENT_PORT_ACTIVE:
+        if (ev->element.port_num == d->port && atomic_exchange(&d->port_down, 0))
+            RAIL_INFO(NCCL_NET, "%s: port %d is active again: its rails may rejoin", d->name,
+                      ev->element.port_num);
         break;
     default:
         RAIL_INFO(NCCL_NET, "%s: asynchronous event '%s'", d->name, what);
@@ -160,6 +185,7 @@ void rail_comm_health(struct rail_comm *c, bool want_peer)
         if (atomic_load(&d->fatal))
             rail_comm_fail(c, -EIO, "%s had a fatal device event", d->name);
     }
+    rail_rails_poll(c, now);
     /* A peer that completed our last transfer and then closed may be seen closed a moment
      * before that transfer's completion is visible here: wait a short grace period (while
      * the callers keep polling completions) before failing. */

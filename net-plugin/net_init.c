@@ -65,26 +65,41 @@ int rail_net_devices(int *ndev)
 
 int rail_net_get_props(int dev, struct rail_net_props *p)
 {
-    struct rail_dev *d = rail_device(dev);
+    struct rail_netdev *g = rail_device_group(dev);
     if (!p)
         return -EINVAL;
     memset(p, 0, sizeof(*p));
-    if (!d) {
+    if (!g) {
         RAIL_WARN(NCCL_NET, "getProperties: device %d does not exist (%d devices)", dev,
                   rail_devices_count());
         return -EINVAL;
     }
-    size_t limit = 8 * (size_t)d->max_msg;
-    p->name = d->name;
+    /* A device is its rails: speed is their sum, the PCI path and port those of the first. */
+    struct rail_dev *d = g->rail[0];
+    size_t max_msg = d->max_msg;
+    int max_qp = d->max_qp;
+    for (int r = 1; r < g->nrails; r++) {
+        if (g->rail[r]->max_msg < max_msg)
+            max_msg = g->rail[r]->max_msg;
+        if (g->rail[r]->max_qp < max_qp)
+            max_qp = g->rail[r]->max_qp;
+    }
+    size_t limit = 8 * max_msg;
+    p->name = g->name;
     p->pci_path = d->pci_path;
     p->guid = d->guid;
-    p->ptr_support = rail_gdr_ptr_support(d); /* GPUDirect: net_gdr.c */
+    p->ptr_support = rail_gdr_ptr_support(d); /* GPUDirect: net_gdr.c; first rail, then all */
     p->reg_is_global = 1;
-    p->force_flush = rail_gdr_force_flush(d);
-    p->speed = d->speed;
+    /* GPUDirect only when every rail of the device can; a flush when any rail needs it. */
+    p->force_flush = 0;
+    for (int r = 0; r < g->nrails; r++) {
+        p->ptr_support &= rail_gdr_ptr_support(g->rail[r]);
+        p->force_flush |= rail_gdr_force_flush(g->rail[r]);
+    }
+    p->speed = g->speed;
     p->port = d->port;
     p->latency = 0;
-    p->max_comms = d->max_qp > 0 ? d->max_qp : 1 << 16;
+    p->max_comms = max_qp > 0 ? max_qp : 1 << 16;
     p->max_recvs = RAIL_MAX_RECVS;
     p->max_p2p_bytes = limit < (size_t)MAX_NET_SIZE ? limit : (size_t)MAX_NET_SIZE;
     p->max_coll_bytes = (size_t)MAX_COLLNET_SIZE;

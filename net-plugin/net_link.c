@@ -14,6 +14,7 @@
 #include "net_verbs.h"
 #include "net_oob.h"
 #include "params.h"
+#include "rail_stats.h"
 
 uint64_t rail_now_ns(void)
 {
@@ -141,12 +142,12 @@ void rail_link_describe(const struct rail_comm *c, int rail, struct rail_meta_ra
 int rail_link_check_peer(const struct rail_comm *c, const struct rail_meta *peer, char *err,
                          size_t errlen)
 {
-    if (peer->nrails != c->nrails || peer->nqps != c->nqps) {
+    if (peer->nrails > c->nrails || peer->nqps != c->nqps) {
         snprintf(err, errlen, "peer has %d rail(s) x %d QP(s), this end %d x %d", peer->nrails,
                  peer->nqps, c->nrails, c->nqps);
         return -EPROTO;
     }
-    for (int r = 0; r < c->nrails; r++) {
+    for (int r = 0; r < peer->nrails; r++) {
         const struct rail_dev *d = c->link[r].dev;
         if (peer->rails[r].link_layer != rail_wire_ll(d->link_layer)) {
             snprintf(err, errlen, "rail %d: peer link layer %s, local %s is %s", r,
@@ -158,36 +159,48 @@ int rail_link_check_peer(const struct rail_comm *c, const struct rail_meta *peer
     return 0;
 }
 
+int rail_link_connect_one(struct rail_comm *c, int r, const struct rail_meta_rail *pr, int sl,
+                          int tc, char *err, size_t errlen)
+{
+    struct rail_link *l = &c->link[r];
+    struct rail_qp_path path = {
+        .port = l->dev->port,
+        .gid_index = l->dev->gid_index,
+        .sl = sl,
+        .tc = tc,
+        .pkey_index = (int)rail_param_int(RAIL_PARAM_IB_PKEY),
+        .timeout = (int)rail_param_int(RAIL_PARAM_IB_TIMEOUT),
+        .retry_cnt = (int)rail_param_int(RAIL_PARAM_IB_RETRY_CNT),
+    };
+    struct rail_qp_remote remote = {
+        .link_layer = l->dev->link_layer,
+        .lid = (uint16_t)pr->lid,
+        .mtu = (enum ibv_mtu)(pr->mtu < (int)l->dev->mtu ? pr->mtu : (int)l->dev->mtu),
+    };
+    memcpy(remote.gid.raw, pr->gid, 16);
+    for (int q = 0; q < c->nqps; q++) {
+        remote.qpn = pr->qpn[q];
+        int rc = rail_verbs_qp_connect(l->qps[q].qp, &path, &remote, l->dev->name, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    l->sl = sl;
+    l->tc = tc;
+    return 0;
+}
+
 int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl, int tc, char *err,
                       size_t errlen)
 {
     for (int r = 0; r < c->nrails; r++) {
-        struct rail_link *l = &c->link[r];
-        const struct rail_meta_rail *pr = &peer->rails[r];
-        struct rail_qp_path path = {
-            .port = l->dev->port,
-            .gid_index = l->dev->gid_index,
-            .sl = sl,
-            .tc = tc,
-            .pkey_index = (int)rail_param_int(RAIL_PARAM_IB_PKEY),
-            .timeout = (int)rail_param_int(RAIL_PARAM_IB_TIMEOUT),
-            .retry_cnt = (int)rail_param_int(RAIL_PARAM_IB_RETRY_CNT),
-        };
-        struct rail_qp_remote remote = {
-            .link_layer = l->dev->link_layer,
-            .lid = (uint16_t)pr->lid,
-            .mtu = (enum ibv_mtu)(pr->mtu < (int)l->dev->mtu ? pr->mtu : (int)l->dev->mtu),
-        };
-        memcpy(remote.gid.raw, pr->gid, 16);
-        for (int q = 0; q < c->nqps; q++) {
-            remote.qpn = pr->qpn[q];
-            int rc = rail_verbs_qp_connect(l->qps[q].qp, &path, &remote, l->dev->name, err, errlen);
-            if (rc < 0)
-                return rc;
-        }
-        l->peer_rkey1 = pr->rkey1;
-        l->peer_rkey2 = pr->rkey2;
+        int rc = rail_link_connect_one(c, r, &peer->rails[r], sl, tc, err, errlen);
+        if (rc < 0)
+            return rc;
+        c->link[r].peer_rkey1 = peer->rails[r].rkey1;
+        c->link[r].peer_rkey2 = peer->rails[r].rkey2;
+        c->link[r].up = true;
     }
+    c->nup = c->nrails;
     return 0;
 }
 
@@ -200,6 +213,7 @@ int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count)
         int rc = rail_verbs_post_recv(c->link[rail].qps[qp].qp, &wr);
         if (rc < 0)
             return rc;
+        c->link[rail].qps[qp].rq_posted++;
     }
     return 0;
 }
@@ -210,6 +224,13 @@ void rail_comm_free(struct rail_comm *c)
 {
     if (!c)
         return;
+    if (c->magic == RAIL_SEND_MAGIC) { /* no other comm's progress may be polling it */
+        rail_send_help_unlist((struct rail_send_comm *)c);
+        rail_send_enter((struct rail_send_comm *)c);
+    }
+    rail_stats_close(c->stats);
+    c->stats = NULL;
+    rail_ctl_free(c);
     rail_comm_destroy_links(c);
     if (c->magic == RAIL_SEND_MAGIC) {
         struct rail_send_comm *s = (struct rail_send_comm *)c;
@@ -229,19 +250,21 @@ void rail_comm_free(struct rail_comm *c)
     free(c);
 }
 
-int rail_send_comm_create(struct rail_dev *dev, int nqps, struct rail_send_comm **out, char *err,
+int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
                           size_t errlen)
 {
     struct rail_send_comm *s = calloc(1, sizeof(*s));
-    int rc;
+    int rc = 0;
     if (!s)
         return -ENOMEM;
     s->base.magic = RAIL_SEND_MAGIC;
-    s->base.nrails = 1;
+    s->base.nrails = g->nrails;
     s->base.nqps = nqps;
     s->base.fd = -1;
+    s->base.group = g;
     rail_send_init_state(s);
-    rc = rail_link_create(&s->base, 0, dev, nqps, RAIL_SEND_SQ, 1, err, errlen);
+    for (int r = 0; r < g->nrails && rc == 0; r++)
+        rc = rail_link_create(&s->base, r, g->rail[r], nqps, RAIL_SEND_SQ, 1, err, errlen);
     if (rc == 0)
         rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
     if (rc == 0)
@@ -261,24 +284,30 @@ int rail_send_comm_create(struct rail_dev *dev, int nqps, struct rail_send_comm 
     return 0;
 }
 
-int rail_recv_comm_create(struct rail_dev *dev, int nqps, struct rail_recv_comm **out, char *err,
-                          size_t errlen)
+int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct rail_recv_comm **out,
+                          char *err, size_t errlen)
 {
     struct rail_recv_comm *r = calloc(1, sizeof(*r));
     /* GPUDirect devices: no eager bounce slots (net_gdr.c, rail_gdr_eager_ok). */
-    long long eager = rail_gdr_eager_ok(dev) ? rail_param_int(RAIL_PARAM_EAGER_MAX) : 0;
-    int rc;
+    bool eager_ok = true;
+    for (int k = 0; k < nrails; k++)
+        eager_ok = eager_ok && rail_gdr_eager_ok(g->rail[k]);
+    long long eager = eager_ok ? rail_param_int(RAIL_PARAM_EAGER_MAX) : 0;
+    int rc = 0;
     if (!r)
         return -ENOMEM;
     r->base.magic = RAIL_RECV_MAGIC;
-    r->base.nrails = 1;
+    r->base.nrails = nrails;
     r->base.nqps = nqps;
     r->base.fd = -1;
+    r->base.group = g;
     r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
     r->eager_slots = eager > 0 ? RAIL_EAGER_SLOTS : 0;
     r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
     rail_recv_init_state(r);
-    rc = rail_link_create(&r->base, 0, dev, nqps, RAIL_RECV_SQ, RAIL_RECV_RQ, err, errlen);
+    for (int k = 0; k < nrails && rc == 0; k++)
+        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ, RAIL_RECV_RQ, err,
+                              errlen);
     if (rc == 0)
         rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
     if (rc == 0)

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "net_comm.h"
 #include "net_data.h"
+#include "net_telemetry.h"
 #include "net_verbs.h"
 
 void rail_recv_init_state(struct rail_recv_comm *r)
@@ -66,9 +67,11 @@ static bool sender_starved(const struct rail_recv_comm *r)
  * may be waiting for it; never with a credit write still in flight. */
 static void send_credit(struct rail_recv_comm *r)
 {
-    const int rail = 0;
+    int rail = rail_pick_up(&r->base, 0);
+    if (rail < 0)
+        return;
     struct rail_link *l = &r->base.link[rail];
-    int qp = (int)(r->base.rr % (unsigned)r->base.nqps);
+    int qp = (int)(l->rr % (unsigned)r->base.nqps);
     uint64_t *word = (uint64_t *)(r->staging + RAIL_STAGING_CREDIT_OFF);
     uint64_t batch = r->eager_slots > 1 ? (uint64_t)r->eager_slots / 2 : 1;
 
@@ -91,13 +94,15 @@ static void send_credit(struct rail_recv_comm *r)
     wr.wr.rdma.rkey = l->peer_rkey1;
     int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
     if (rc < 0) {
-        rail_comm_fail(&r->base, rc, "%s: posting the eager credit failed: %s", l->dev->name,
-                       strerror(-rc));
+        if (!rail_link_fail(&r->base, rail, "posting the eager credit failed"))
+            rail_comm_fail(&r->base, rc, "%s: posting the eager credit failed: %s", l->dev->name,
+                           strerror(-rc));
         return;
     }
     l->qps[qp].sq_out++;
-    r->base.rr++;
+    l->rr++;
     r->credit_busy = true;
+    r->credit_inflight = r->freed;
     r->credit_sent = r->freed;
 }
 
@@ -140,9 +145,26 @@ static void match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, 
     }
 }
 
+/* With failover the sender writes an eager message again when the completion of its first
+ * write was lost with a rail: a second arrival of a message already here or already released
+ * is dropped. */
+static bool duplicate_eager(struct rail_recv_comm *r, unsigned b)
+{
+    const struct rail_eager_hdr *h = bounce_hdr(r, b);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (r->bstate[b] != RAIL_BOUNCE_EMPTY || h->seq < r->freed) {
+        RAIL_TRACE(NCCL_NET, "dropped a re-sent eager message (slot %u, number %llu)", b,
+                   (unsigned long long)h->seq);
+        return true;
+    }
+    return false;
+}
+
 static void on_eager(struct rail_recv_comm *r, unsigned b)
 {
     char err[160] = "";
+    if ((int)b < r->eager_slots && r->base.failover && duplicate_eager(r, b))
+        return;
     if ((int)b >= r->eager_slots || r->bstate[b] != RAIL_BOUNCE_EMPTY) {
         rail_comm_fail(&r->base, -EPROTO, "eager message into bounce slot %u (%d slots, state %d)",
                        b, r->eager_slots, (int)b < r->eager_slots ? r->bstate[b] : -1);
@@ -219,6 +241,21 @@ static void on_direct(struct rail_recv_comm *r, unsigned slot, unsigned entry, u
 
 static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
 {
+    if (r->base.failover) {
+        /* A record written again after a rail failure, for a message already complete (its
+         * slot may even hold a newer receive): drop it. */
+        struct rail_recv_req *p = r->by_slot[slot];
+        const struct rail_record *rec =
+            (const struct rail_record *)(r->records + ((size_t)slot * RAIL_MAX_RECVS + entry) *
+                                                          RAIL_RECORD_BYTES);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (!p || (int)entry >= p->n || p->e[entry].done ||
+            rec->seq != (uint32_t)(p->slot_seq + 1)) {
+            RAIL_TRACE(NCCL_NET, "dropped a re-sent completion record (slot %u entry %u)", slot,
+                       entry);
+            return;
+        }
+    }
     struct rail_recv_req *q = pending_entry(r, slot, entry, "completion record");
     if (!q)
         return;
@@ -249,6 +286,31 @@ static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
     q->left--;
 }
 
+/* A work request of rail failed: the rail is out; what it carried is sent again elsewhere. */
+static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc, int kind,
+                        int idx)
+{
+    struct rail_link *l = &r->base.link[rail];
+    bool flushed_after_down = wc->status == IBV_WC_WR_FLUSH_ERR && !l->up;
+    if (!flushed_after_down) {
+        rail_tel_error(&r->base, rail);
+        if (!rail_wc_rail_failure(wc->status) ||
+            !rail_link_fail(&r->base, rail, ibv_wc_status_str(wc->status))) {
+            rail_wc_error(&r->base, rail, wc);
+            if (kind == RAIL_WR_CTS && idx < RAIL_RECV_REQS)
+                r->reqs[idx].cts_pending = false;
+            return;
+        }
+    }
+    if (kind == RAIL_WR_CTS && idx < RAIL_RECV_REQS && r->reqs[idx].h.magic == RAIL_RREQ_MAGIC) {
+        r->reqs[idx].cts_retry = true;
+        r->nretry++;
+    } else if (kind == RAIL_WR_CREDIT) {
+        r->credit_busy = false;
+        r->credit_sent = r->credit_acked; /* sent again from the next progress call */
+    }
+}
+
 void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc)
 {
     struct rail_link *l = &r->base.link[rail];
@@ -257,10 +319,10 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
 
     if (kind != RAIL_WR_RECV)
         l->qps[qp].sq_out--;
+    else
+        l->qps[qp].rq_posted--;
     if (wc->status != IBV_WC_SUCCESS) {
-        rail_wc_error(&r->base, rail, wc);
-        if (kind == RAIL_WR_CTS && idx < RAIL_RECV_REQS)
-            r->reqs[idx].cts_pending = false;
+        on_wc_error(r, rail, wc, kind, idx);
         return;
     }
     switch (kind) {
@@ -270,6 +332,8 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
         return;
     case RAIL_WR_CREDIT:
         r->credit_busy = false;
+        if (r->credit_inflight > r->credit_acked)
+            r->credit_acked = r->credit_inflight;
         send_credit(r);
         return;
     case RAIL_WR_RECV:
@@ -278,11 +342,13 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
         rail_comm_fail(&r->base, -EIO, "receive comm got a completion of kind %d", kind);
         return;
     }
-    int rc = rail_post_recvs(&r->base, rail, qp, 1);
-    if (rc < 0) {
-        rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,
-                       strerror(-rc));
-        return;
+    if (l->up || l->ready) {
+        int rc = rail_post_recvs(&r->base, rail, qp, 1);
+        if (rc < 0 && !rail_link_fail(&r->base, rail, "reposting a receive failed")) {
+            rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,
+                           strerror(-rc));
+            return;
+        }
     }
     struct rail_imm imm;
     if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
@@ -299,20 +365,22 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
         on_record(r, imm.slot, imm.entry);
 }
 
-/* Writes q's clear-to-send (prepared in its staging area by irecv) into the next FIFO slot:
- * 0, 1 when the slot or the send queue is still busy (try again later), or -errno. */
-static int write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
+/* Posts q's clear-to-send (prepared in its staging area by irecv) into FIFO slot sequence seq
+ * on the first rail that is up: 0, 1 when the send queue is full (try again later), -errno. */
+static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t seq)
 {
-    const int rail = 0;
+    int rail = rail_pick_up(&r->base, 0), idx = (int)(q - r->reqs);
+    if (rail < 0)
+        return atomic_load(&r->base.error) ? atomic_load(&r->base.error) : 1;
     struct rail_link *l = &r->base.link[rail];
-    int qp = (int)(r->base.rr % (unsigned)r->base.nqps), idx = (int)(q - r->reqs);
-    unsigned slot = (unsigned)(r->tail % RAIL_FIFO_SLOTS);
+    int qp = (int)(l->rr % (unsigned)r->base.nqps);
+    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
     uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
 
-    if (l->qps[qp].sq_out >= l->qps[qp].sq_max || r->by_slot[slot])
+    if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
         return 1;
     for (int i = 0; i < q->n; i++)
-        ((struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES))->seq = r->tail + 1;
+        ((struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES))->seq = seq + 1;
     struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)(q->n * RAIL_CTS_BYTES), l->mr[2]->lkey};
     struct ibv_send_wr wr;
     memset(&wr, 0, sizeof(wr));
@@ -325,18 +393,54 @@ static int write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
     wr.wr.rdma.rkey = l->peer_rkey1;
     int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
     if (rc < 0) {
+        if (rail_link_fail(&r->base, rail, "posting the clear-to-send failed"))
+            return 1;
         rail_comm_fail(&r->base, rc, "%s: posting the clear-to-send failed: %s", l->dev->name,
                        strerror(-rc));
         return rc;
     }
     l->qps[qp].sq_out++;
-    r->base.rr++;
+    l->rr++;
+    q->cts_pending = true;
+    return 0;
+}
+
+/* Writes q's clear-to-send into the next FIFO slot: 0, 1 when the slot or the send queue is
+ * still busy (try again later), or -errno. */
+static int write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
+{
+    unsigned slot = (unsigned)(r->tail % RAIL_FIFO_SLOTS);
+    if (r->by_slot[slot])
+        return 1;
+    int rc = post_cts(r, q, r->tail);
+    if (rc != 0)
+        return rc;
     q->slot_seq = r->tail;
     q->has_slot = true;
-    q->cts_pending = true;
     r->by_slot[slot] = q;
     r->tail++;
     return 0;
+}
+
+/* Clear-to-send writes lost with a failed rail go again on a rail that is up (same slot, same
+ * content), unless their receive already completed (then the sender had them). */
+void rail_recv_retry(struct rail_recv_comm *r)
+{
+    for (int i = 0; i < RAIL_RECV_REQS && r->nretry > 0; i++) {
+        struct rail_recv_req *q = &r->reqs[i];
+        if (q->h.magic != RAIL_RREQ_MAGIC || !q->cts_retry)
+            continue;
+        if (q->left == 0) {
+            q->cts_retry = q->cts_pending = false;
+            r->nretry--;
+            continue;
+        }
+        if (post_cts(r, q, q->slot_seq) != 0)
+            return;
+        q->cts_retry = false;
+        r->nretry--;
+    }
+    send_credit(r);
 }
 
 /* Receives small enough to come eagerly hold their clear-to-send back: the message usually
@@ -364,6 +468,16 @@ static void flush_deferred(struct rail_recv_comm *r)
             return;
         undefer(r, k--);
     }
+}
+
+static bool cts_room(struct rail_recv_comm *r)
+{
+    int rail = rail_pick_up(&r->base, 0);
+    if (rail < 0)
+        return false;
+    const struct rail_link *l = &r->base.link[rail];
+    int qp = (int)(l->rr % (unsigned)r->base.nqps);
+    return l->qps[qp].sq_out < l->qps[qp].sq_max;
 }
 
 int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const int *tags,
@@ -399,11 +513,9 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         small = small && sizes[i] <= r->peer_eager_limit;
     }
     flush_deferred(r);
-    struct rail_link *l = &r->base.link[0];
-    int qp = (int)(r->base.rr % (unsigned)r->base.nqps);
     if (r->nfree == 0)
         return 0; /* NCCL calls again */
-    if (!small && (l->qps[qp].sq_out >= l->qps[qp].sq_max || r->by_slot[r->tail % RAIL_FIFO_SLOTS]))
+    if (!small && (r->by_slot[r->tail % RAIL_FIFO_SLOTS] || !cts_room(r)))
         return 0;
 
     struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];
@@ -441,9 +553,13 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         q->defer_ns = rail_coarse_ns();
         r->deferred[r->ndeferred++] = (uint8_t)idx;
     } else {
-        rc = write_cts(r, q); /* cannot be busy: checked above */
+        rc = write_cts(r, q); /* not busy: checked above */
         if (rc < 0)
             return rc;
+        if (rc == 1) { /* its rail failed while posting: held back like a small receive */
+            q->defer_ns = 0;
+            r->deferred[r->ndeferred++] = (uint8_t)idx;
+        }
     }
     for (int i = 0; i < n; i++)
         match_unexpected(r, q, i);

@@ -1,16 +1,15 @@
 /* Sending side. The receiver RDMA-writes clear-to-send (CTS) entries into this comm's FIFO:
  * one slot per irecv, one entry per grouped receive, each naming (tag, per-tag index, buffer,
  * keys). isend(tag) sends the j-th message with that tag, j = messages already sent with it:
- *   - rendezvous: the CTS entry (tag, j) is here -> RDMA WRITE the data into the receive buffer,
- *     then RDMA WRITE WITH IMM a size record (immediate = slot/entry) on the same QP; a single
- *     chunk of up to RAIL_IMM_DIRECT_MAX bytes is one RDMA WRITE WITH IMM of the data itself
- *     (immediate = slot/entry/size, no record);
+ *   - rendezvous: the CTS entry (tag, j) is here -> RDMA WRITE the data into the receive buffer
+ *     (striped over the rails), then a size record by RDMA WRITE WITH IMM (immediate =
+ *     slot/entry); net_send_post.c has the shapes (pipelined, two-phase) and the re-sending;
  *   - eager: no such entry yet, size <= the eager limit and a bounce slot is free -> one RDMA
  *     WRITE WITH IMM of header + data into the receiver's bounce slot (immediate = slot);
  *     the CTS entry (tag, j) arrives later and is skipped as already satisfied;
  *   - otherwise *request = NULL: NCCL calls again.
  * Bounce slots are used in ring order; the receiver returns them by writing a freed count
- * (the credit word behind the FIFO). */
+ * (the credit word behind the FIFO). The eager write goes on any rail that is up. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
@@ -19,8 +18,6 @@
 #include "net_comm.h"
 #include "net_data.h"
 #include "net_verbs.h"
-
-#define NO_REQ 0xFFFF
 
 void rail_send_init_state(struct rail_send_comm *s)
 {
@@ -141,134 +138,50 @@ static struct rail_shadow *find_cts(struct rail_send_comm *s, int tag, uint32_t 
     return NULL;
 }
 
-static int post_chain(struct rail_send_comm *s, int rail, int qp, struct ibv_send_wr *wr, int nwr)
+static struct rail_send_req *req_prepare(struct rail_send_comm *s, void *data, size_t size,
+                                         const struct rail_mr *m)
 {
-    struct rail_link *l = &s->base.link[rail];
-    int rc = rail_verbs_post_send(l->qps[qp].qp, wr);
-    if (rc < 0) {
-        rail_comm_fail(&s->base, rc, "%s: ibv_post_send on QP %#x failed: %s", l->dev->name,
-                       l->qps[qp].qp->qp_num, strerror(-rc));
-        return rc;
-    }
-    l->qps[qp].sq_out += nwr;
-    s->base.rr++;
-    return 0;
-}
-
-static void resolve(struct rail_send_comm *s, struct rail_send_req *q, struct rail_shadow *sh,
-                    int nwr, size_t size)
-{
-    q->wrs_left = nwr;
+    struct rail_send_req *q = req_alloc(s);
+    if (!q)
+        return NULL;
+    q->data = (uintptr_t)data;
     q->size = size;
-    sh->resolved = true;
-    retire(s);
+    q->nch = q->ch_left = 0;
+    q->rec_state = 0;
+    q->striped = q->too_big = false;
+    for (int r = 0; r < s->base.nrails; r++)
+        q->lkey[r] = m->lkey[r];
+    return q;
 }
 
-/* A message of 1 .. RAIL_IMM_DIRECT_MAX bytes in one chunk: a single WRITE_WITH_IMM puts the
- * data into the receive buffer and tells the receiver its size, with no size record. */
-static int send_direct(struct rail_send_comm *s, struct rail_send_req *q, struct rail_shadow *sh,
-                       uint64_t seq, unsigned e, void *data, size_t size, int tag,
-                       const struct rail_mr *m, void **request)
-{
-    const int rail = 0;
-    int qp = (int)(s->base.rr % (unsigned)s->base.nqps), idx = (int)(q - s->reqs);
-    struct ibv_sge sge = {(uintptr_t)data, (uint32_t)size, m->lkey[rail]};
-    struct ibv_send_wr wr;
-    uint32_t ignored;
-
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = rail_wrid(RAIL_WR_LAST, rail, qp, idx);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(rail_imm_direct((unsigned)(seq % RAIL_FIFO_SLOTS), e, (uint32_t)size));
-    wr.wr.rdma.remote_addr = sh->cts.addr;
-    wr.wr.rdma.rkey = sh->cts.rkey[rail];
-    int rc = post_chain(s, rail, qp, &wr, 1);
-    if (rc < 0) {
-        req_free(s, q);
-        return rc;
-    }
-    resolve(s, q, sh, 1, size);
-    *request = q;
-    return rail_tagmap_next(&s->sent, tag, &ignored);
-}
-
-/* Data write(s) + size record for CTS entry `sh` (slot sequence seq, entry e). */
+/* Rendezvous: the receive buffer of CTS entry `sh` (slot sequence seq, entry e) is known. */
 static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t seq, unsigned e,
                     void *data, size_t size, int tag, const struct rail_mr *m, void **request)
 {
-    const int rail = 0;
-    struct rail_link *l = &s->base.link[rail];
-    int qp = (int)(s->base.rr % (unsigned)s->base.nqps);
-    bool too_big = size > sh->cts.size;
-    size_t chunk = l->dev->max_msg, nchunks = too_big || !size ? 0 : (size + chunk - 1) / chunk;
-    struct rail_send_req *q;
-
-    if (nchunks > 8) {
-        RAIL_WARN(NCCL_NET, "isend of %zu bytes exceeds 8 x the %zu-byte message limit of %s", size,
-                  chunk, l->dev->name);
-        return -E2BIG;
-    }
-    /* One chunk that fits the immediate: the data write itself completes the receive. */
-    bool direct = nchunks == 1 && size <= RAIL_IMM_DIRECT_MAX;
-    int nwr = direct ? 1 : (int)nchunks + 1;
-    if (nwr > l->qps[qp].sq_max - l->qps[qp].sq_out)
-        return 0; /* send queue full: NCCL retries */
-    q = req_alloc(s);
+    if (s->slot_busy[seq % RAIL_FIFO_SLOTS])
+        return 0; /* the previous message of this FIFO slot is still in flight */
+    struct rail_send_req *q = req_prepare(s, data, size, m);
     if (!q)
         return 0;
-    int idx = (int)(q - s->reqs);
-    if (direct)
-        return send_direct(s, q, sh, seq, e, data, size, tag, m, request);
-    struct rail_record *rec = (struct rail_record *)(s->local + (size_t)idx * RAIL_LOCAL_STRIDE);
-    rec->size = too_big ? RAIL_RECORD_TOO_BIG : size;
-    rec->seq = (uint32_t)(seq + 1);
-    rec->entry = e;
-
-    struct ibv_send_wr wr[9];
-    struct ibv_sge sge[9];
-    memset(wr, 0, sizeof(wr));
-    for (size_t k = 0; k < nchunks; k++) {
-        size_t off = k * chunk, len = size - off < chunk ? size - off : chunk;
-        sge[k] = (struct ibv_sge){(uintptr_t)data + off, (uint32_t)len, m->lkey[rail]};
-        wr[k].wr_id = rail_wrid(RAIL_WR_DATA, rail, qp, idx);
-        wr[k].sg_list = &sge[k];
-        wr[k].num_sge = 1;
-        wr[k].opcode = IBV_WR_RDMA_WRITE;
-        wr[k].send_flags = IBV_SEND_SIGNALED;
-        wr[k].wr.rdma.remote_addr = sh->cts.addr + off;
-        wr[k].wr.rdma.rkey = sh->cts.rkey[rail];
-        wr[k].next = &wr[k + 1];
-    }
-    size_t k = nchunks;
-    sge[k] = (struct ibv_sge){(uintptr_t)rec, sizeof(*rec), l->mr[1]->lkey};
-    wr[k].wr_id = rail_wrid(RAIL_WR_LAST, rail, qp, idx);
-    wr[k].sg_list = &sge[k];
-    wr[k].num_sge = 1;
-    wr[k].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr[k].send_flags = IBV_SEND_SIGNALED;
-    wr[k].imm_data = htonl(rail_imm_rdv((unsigned)(seq % RAIL_FIFO_SLOTS), e));
-    wr[k].wr.rdma.remote_addr =
-        s->base.peer_addr1 +
-        ((seq % RAIL_FIFO_SLOTS) * RAIL_MAX_RECVS + e) * (uint64_t)RAIL_RECORD_BYTES;
-    wr[k].wr.rdma.rkey = l->peer_rkey1;
-    wr[k].next = NULL;
-
-    int rc = post_chain(s, rail, qp, wr, nwr);
-    if (rc < 0) {
+    q->too_big = size > sh->cts.size;
+    q->raddr = sh->cts.addr;
+    for (int r = 0; r < s->base.nrails; r++)
+        q->rkey[r] = sh->cts.rkey[r];
+    q->seq = seq;
+    q->entry = e;
+    int rc = rail_send_post_rdv(s, q);
+    if (rc != 0) {
         req_free(s, q);
-        return rc;
+        return rc < 0 ? rc : 0; /* 1: no room yet, NCCL calls again */
     }
-    resolve(s, q, sh, nwr, size);
+    sh->resolved = true;
+    retire(s);
     uint32_t ignored;
     rc = rail_tagmap_next(&s->sent, tag, &ignored);
-    if (too_big) {
+    if (q->too_big) {
         /* The record tells the receiver; this side reports the misuse too. */
         RAIL_WARN(NCCL_NET,
-                  "isend of %zu bytes (tag %d) but the matching receive buffer holds "
-                  "%llu bytes",
+                  "isend of %zu bytes (tag %d) but the matching receive buffer holds %llu bytes",
                   size, tag, (unsigned long long)sh->cts.size);
         q->error = -EINVAL;
     }
@@ -279,12 +192,7 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
 static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag, uint32_t index,
                       const struct rail_mr *m, void **request)
 {
-    const int rail = 0;
-    struct rail_link *l = &s->base.link[rail];
-    int qp = (int)(s->base.rr % (unsigned)s->base.nqps);
     uint64_t freed = __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE);
-    struct rail_send_req *q;
-
     if (freed > s->eager_posted) {
         rail_comm_fail(&s->base, -EPROTO, "receiver returned %llu eager slots, only %llu were used",
                        (unsigned long long)freed, (unsigned long long)s->eager_posted);
@@ -292,41 +200,26 @@ static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag
     }
     if (s->eager_posted - freed >= (uint64_t)s->eager_slots)
         return 0; /* no free bounce slot */
-    if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
-        return 0;
-    q = req_alloc(s);
+    unsigned b = (unsigned)(s->eager_posted % (uint64_t)s->eager_slots);
+    if (s->bounce_busy[b])
+        return 0; /* a re-sent copy of its previous message may still be in flight */
+    struct rail_send_req *q = req_prepare(s, data, size, m);
     if (!q)
         return 0;
-    int idx = (int)(q - s->reqs);
-    unsigned b = (unsigned)(s->eager_posted % (uint64_t)s->eager_slots);
+    q->bounce = b;
+    q->seq = s->eager_posted;
     struct rail_eager_hdr *h =
-        (struct rail_eager_hdr *)(s->local + (size_t)idx * RAIL_LOCAL_STRIDE + 64);
+        (struct rail_eager_hdr *)(s->local + (size_t)(q - s->reqs) * RAIL_LOCAL_STRIDE + 64);
     memset(h, 0, sizeof(*h));
     h->tag = tag;
     h->tag_index = index;
     h->size = size;
     h->seq = s->eager_posted;
-
-    struct ibv_sge sge[2] = {{(uintptr_t)h, RAIL_EAGER_HDR, l->mr[1]->lkey},
-                             {(uintptr_t)data, (uint32_t)size, m->lkey[rail]}};
-    struct ibv_send_wr wr;
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = rail_wrid(RAIL_WR_LAST, rail, qp, idx);
-    wr.sg_list = sge;
-    wr.num_sge = size ? 2 : 1;
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(rail_imm_eager(b));
-    wr.wr.rdma.remote_addr =
-        s->base.peer_addr2 + (uint64_t)b * (RAIL_EAGER_HDR + (uint64_t)s->eager_bytes);
-    wr.wr.rdma.rkey = l->peer_rkey2;
-    int rc = post_chain(s, rail, qp, &wr, 1);
-    if (rc < 0) {
+    int rc = rail_send_post_eager(s, q);
+    if (rc != 0) {
         req_free(s, q);
-        return rc;
+        return rc < 0 ? rc : 0;
     }
-    q->wrs_left = 1;
-    q->size = size;
     s->eager_posted++;
     uint32_t ignored;
     rc = rail_tagmap_next(&s->sent, tag, &ignored);
@@ -334,15 +227,12 @@ static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag
     return rc;
 }
 
+static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int tag, void *mhandle,
+                         void **request);
+
 int rail_net_isend(void *comm, void *data, size_t size, int tag, void *mhandle, void **request)
 {
     struct rail_send_comm *s = comm;
-    const struct rail_mr *m = NULL;
-    struct rail_shadow *sh;
-    uint64_t seq;
-    unsigned e;
-    int rc;
-
     if (!request)
         return -EINVAL;
     *request = NULL;
@@ -350,6 +240,23 @@ int rail_net_isend(void *comm, void *data, size_t size, int tag, void *mhandle, 
         RAIL_WARN(NCCL_NET, "isend: %p is not a send comm of this plugin", comm);
         return -EINVAL;
     }
+    rail_send_enter(s);
+    int rc = isend_entered(s, data, size, tag, mhandle, request);
+    if (s->helped && s->n2ph == 0)
+        rail_send_help_unlist(s);
+    rail_send_leave(s);
+    return rc;
+}
+
+static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int tag, void *mhandle,
+                         void **request)
+{
+    const struct rail_mr *m = NULL;
+    struct rail_shadow *sh;
+    uint64_t seq;
+    unsigned e;
+    int rc;
+
     rail_comm_progress(&s->base);
     rail_comm_health(&s->base, true);
     rc = rail_comm_error(&s->base);
@@ -370,31 +277,32 @@ int rail_net_isend(void *comm, void *data, size_t size, int tag, void *mhandle, 
     return 0;
 }
 
-void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc)
+static bool req_done(const struct rail_send_req *q)
 {
-    struct rail_link *l = &s->base.link[rail];
-    int kind = rail_wrid_kind(wc->wr_id), idx = rail_wrid_idx(wc->wr_id);
-
-    l->qps[rail_wrid_qp(wc->wr_id)].sq_out--;
-    if (wc->status != IBV_WC_SUCCESS)
-        rail_wc_error(&s->base, rail, wc);
-    if ((kind == RAIL_WR_DATA || kind == RAIL_WR_LAST) && idx < RAIL_SEND_REQS &&
-        s->reqs[idx].h.magic == RAIL_SREQ_MAGIC) {
-        struct rail_send_req *q = &s->reqs[idx];
-        q->wrs_left--;
-        if (wc->status != IBV_WC_SUCCESS && !q->error)
-            q->error = wc->status == IBV_WC_WR_FLUSH_ERR ? -EIO : -EREMOTEIO;
-    } else if (kind != RAIL_WR_DATA && kind != RAIL_WR_LAST) {
-        rail_comm_fail(&s->base, -EIO, "send comm got a completion of kind %d", kind);
-    }
+    if (q->kind == RAIL_SREQ_PIPE)
+        return q->wrs_left == 0;
+    return q->ch_left == 0 && q->rec_state == RAIL_CH_DONE;
 }
+
+static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes);
 
 int rail_send_test(struct rail_send_req *q, int *done, int *sizes)
 {
     struct rail_send_comm *s = (struct rail_send_comm *)q->h.comm;
+    rail_send_enter(s);
+    int rc = test_entered(s, q, done, sizes);
+    if (s->helped && s->n2ph == 0)
+        rail_send_help_unlist(s);
+    rail_send_leave(s);
+    return rc;
+}
 
+static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes)
+{
     rail_comm_progress(&s->base);
-    if (q->wrs_left == 0) {
+    /* A failed comm never reuses anything: its requests end at once (two-phase ones may have
+     * pieces parked for a re-send that will never come). */
+    if (req_done(q) || (q->kind != RAIL_SREQ_PIPE && atomic_load(&s->base.error))) {
         int err = q->error;
         if (err) {
             req_free(s, q);

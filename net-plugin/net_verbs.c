@@ -127,6 +127,23 @@ int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, str
     return 0;
 }
 
+int rail_verbs_qp_to_error(struct ibv_qp *qp)
+{
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_ERR;
+    int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+    return rc > 0 ? -rc : rc;
+}
+
+int rail_verbs_port_active(struct ibv_context *ctx, int port)
+{
+    struct ibv_port_attr pa;
+    if (ibv_query_port(ctx, (uint8_t)port, &pa) != 0)
+        return 0;
+    return pa.state == IBV_PORT_ACTIVE;
+}
+
 void rail_verbs_destroy_qp(struct ibv_qp *qp)
 {
     if (qp)

@@ -38,6 +38,10 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
                           size_t errlen);
 int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, struct ibv_mr **mr,
                       const char *dev, char *err, size_t errlen);
+/* Moves a QP to the error state: every WR in flight completes with a flush error. */
+int rail_verbs_qp_to_error(struct ibv_qp *qp);
+/* 1 when the port is ACTIVE (queried now), else 0. */
+int rail_verbs_port_active(struct ibv_context *ctx, int port);
 void rail_verbs_destroy_qp(struct ibv_qp *qp);
 void rail_verbs_destroy_cq(struct ibv_cq *cq);
 void rail_verbs_dereg_mr(struct ibv_mr *mr);

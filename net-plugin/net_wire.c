@@ -198,6 +198,8 @@ static const char *frame_name(int type)
         return "receiver metadata";
     case RAIL_FRAME_READY:
         return "ready";
+    case RAIL_FRAME_CTL:
+        return "control";
     }
     return "unknown";
 }

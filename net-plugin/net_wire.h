@@ -46,7 +46,20 @@ void rail_handle_stage_set(void *buf, uint64_t cookie);
 /* ---- handshake frames ---- */
 
 #define RAIL_FRAME_HDR 16
-enum rail_frame_type { RAIL_FRAME_META_S = 1, RAIL_FRAME_META_R = 2, RAIL_FRAME_READY = 3 };
+enum rail_frame_type {
+    RAIL_FRAME_META_S = 1,
+    RAIL_FRAME_META_R = 2,
+    RAIL_FRAME_READY = 3,
+    RAIL_FRAME_CTL = 4, /* after the handshake: rail down / rejoin (one rail's metadata) */
+};
+/* Kinds of control frames, in the metadata's nonce: kind << 32 | rail. */
+enum rail_ctl_kind {
+    RAIL_CTL_DOWN = 1,        /* the sender of the frame saw the rail fail */
+    RAIL_CTL_REJOIN_REQ = 2,  /* send side: new QPs of the rail, please connect */
+    RAIL_CTL_REJOIN_ACK = 3,  /* receive side: connected, here are mine */
+    RAIL_CTL_REJOIN_NAK = 4,  /* receive side: not now (port down, WRs still draining) */
+    RAIL_CTL_REJOIN_DONE = 5, /* send side: connected too, the rail carries traffic again */
+};
 
 /* Link layers on the wire (independent of the verbs enum values). */
 enum rail_wire_ll { RAIL_LL_IB = 1, RAIL_LL_ETH = 2 };

@@ -5,4 +5,5 @@
 int cli_explain(int argc, char **argv);
 int cli_params(int argc, char **argv);
 int cli_doctor(int argc, char **argv);
+int cli_stats(int argc, char **argv);
 #endif

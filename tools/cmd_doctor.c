@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cuda_drv.h"
 #include "doctor.h"
+#include "gdr_policy.h"
+#include "nccl/nccl_net.h"
 
 extern char **environ;
 
@@ -21,6 +24,47 @@ static void doctor_usage(FILE *f)
                "docs/doctor.md explains every finding.\n");
 }
 
+/* The live node's dma-buf state through the CUDA driver (dlopen'ed, never linked), and what the
+ * net plugin's GDR policy makes of it (the ibv_reg_dmabuf_mr probe is the plugin's own, at run
+ * time: here it counts as not probed). */
+static int live_gdr_probe(void *ctx, bool peermem, struct doctor_gdr_state *out)
+{
+    struct rail_gdr_inputs in = {.dev = "the HCAs",
+                                 .peermem = peermem ? rail_gdr_peermem_files[0] : NULL,
+                                 .cuda_dmabuf = -1,
+                                 .dmabuf_probe = RAIL_GDR_PROBE_NONE,
+                                 .path = RAIL_GDR_PATH_UNKNOWN,
+                                 .dmabuf_enable = true};
+    struct rail_gdr_decision d;
+    int n = 0;
+    (void)ctx;
+    memset(out, 0, sizeof(*out));
+    if (rail_cuda_init() == 0 && rail_cuda_device_count(&n) == 0 && n > 0) {
+        int v = 0, all = 1, cc = 0;
+        in.cuda = 1;
+        (void)rail_cuda_driver_version(&in.cuda_version);
+        for (int g = 0; g < n; g++) {
+            if (rail_cuda_device_attr(g, RAIL_CU_ATTR_DMA_BUF_SUPPORTED, &v) != 0 || !v)
+                all = 0;
+            if (rail_cuda_device_attr(g, RAIL_CU_ATTR_CC_MAJOR, &v) == 0 && (!cc || v < cc))
+                cc = v;
+        }
+        in.cuda_dmabuf = all;
+        in.cc_major = cc;
+        out->dmabuf = all ? DOCTOR_DMABUF_SUPPORTED : DOCTOR_DMABUF_UNSUPPORTED;
+    } else {
+        out->dmabuf = DOCTOR_DMABUF_UNKNOWN;
+    }
+    rail_gdr_decide(&in, &d);
+    snprintf(out->plugin_mode, sizeof(out->plugin_mode), "%s",
+             d.peermem  ? "nvidia-peermem (ibv_reg_mr)"
+             : d.dmabuf ? "dma-buf"
+                        : "host staging (no GPUDirect)");
+    snprintf(out->detail, sizeof(out->detail), "%.200s%s", d.reason,
+             in.cuda ? "" : " (no CUDA driver could be loaded: libcuda.so.1)");
+    return 0;
+}
+
 int cli_doctor(int argc, char **argv)
 {
     static const struct option longopts[] = {{"root", required_argument, 0, 'r'},
@@ -28,7 +72,7 @@ int cli_doctor(int argc, char **argv)
                                              {"json", no_argument, 0, 'j'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    struct doctor_ctx c = {.root = "/", .env = {.vars = environ}};
+    struct doctor_ctx c = {.root = "/", .env = {.vars = environ}, .gdr_probe = live_gdr_probe};
     struct doctor_report r;
     struct stat st;
     int ch, json = 0, rc;
@@ -38,6 +82,8 @@ int cli_doctor(int argc, char **argv)
         switch (ch) {
         case 'r':
             c.root = optarg;
+            if (strcmp(optarg, "/") != 0)
+                c.gdr_probe = NULL; /* a snapshot: this machine's CUDA driver says nothing of it */
             break;
         case 'x':
             c.hwloc_xml = optarg;

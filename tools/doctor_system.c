@@ -129,7 +129,8 @@ void doctor_check_gdr(const struct doctor_ctx *c, struct doctor_report *r)
         doctor_add(r, "gdr.peermem", DOCTOR_INFO, "nvidia-peermem", NULL,
                    "not loaded (not needed without both a GPU and an RDMA device)");
 
-    /* GDR seam: wired to gdr_policy once the GDR module lands (doctor.h). */
+    /* The live node: the CUDA driver and the plugin's GDR policy (cmd_doctor.c); a snapshot: no
+     * probe. */
     if (c->gdr_probe) {
         memset(&st, 0, sizeof(st));
         probed = c->gdr_probe(c->gdr_probe_ctx, peermem, &st) == 0;
@@ -155,11 +156,13 @@ void doctor_check_gdr(const struct doctor_ctx *c, struct doctor_report *r)
                    st.detail[0] ? ": " : "", st.detail);
     if (probed && st.plugin_mode[0])
         doctor_add(r, "gdr.plugin", DOCTOR_INFO, "net plugin", NULL,
-                   "GPU buffers are registered with %s", st.plugin_mode);
+                   "GPU buffers are registered with %s%s%s", st.plugin_mode,
+                   st.detail[0] ? ": " : "", st.detail);
     else
         doctor_add(r, "gdr.plugin", DOCTOR_INFO, "net plugin", NULL,
-                   "this net plugin build registers host memory only (NCCL_PTR_HOST): NCCL stages "
-                   "GPU data through host buffers (peermem %s, dma-buf unknown)",
+                   "the net plugin registers GPU buffers through nvidia-peermem when present "
+                   "(here: %s), else through dma-buf when the CUDA driver and the HCA support it "
+                   "(decided at run time), else NCCL stages GPU data through host buffers",
                    peermem ? "present" : "absent");
 }
 

@@ -12,6 +12,7 @@ static void usage(FILE *f)
             "  explain   print the tuner's decision table for a topology and communicator shape\n"
             "  params    print the configuration reference (--markdown)\n"
             "  doctor    check this node (or a sysfs snapshot) for what the plugins need\n"
+            "  stats     print a multi-rail telemetry snapshot (NCCL_RAIL_STATS_FILE)\n"
             "  help      this text\n"
             "run 'nccl-rail COMMAND --help' for the options of a command\n");
 }
@@ -28,6 +29,8 @@ int main(int argc, char **argv)
         return cli_params(argc - 1, argv + 1);
     if (strcmp(argv[1], "doctor") == 0)
         return cli_doctor(argc - 1, argv + 1);
+    if (strcmp(argv[1], "stats") == 0)
+        return cli_stats(argc - 1, argv + 1);
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "-h") == 0) {
         usage(stdout);

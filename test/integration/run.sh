@@ -22,5 +22,7 @@ if [ ! -e /dev/infiniband ]; then
   exit 1
 fi
 ulimit -l unlimited 2>/dev/null || true
+# One plugin device per rxe port unless the caller groups them (multi-rail runs do).
+export NCCL_RAIL_RAILS=${NCCL_RAIL_RAILS-${FABRIC_DEV0:-rxe0},${FABRIC_DEV1:-rxe1},${FABRIC_DEV2:-rxe2},${FABRIC_DEV3:-rxe3}}
 echo "run.sh: $plugin"
 exec "$it" "$plugin" --send-dev "$send" --recv-dev "$recv" "$@"
