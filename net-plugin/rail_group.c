@@ -298,7 +298,7 @@ static int parse_group(const char *s, size_t n, int gi, const struct rail_group_
         snprintf(where, sizeof(where), "group %d '%s', rail %d", gi, q, r);
         if (len == 0)
             return rail_fail(err, errlen, "%s: empty port name", where);
-        uint64_t m;
+        uint64_t m = 0;
         int rc = match_element(p, len, ports, nports, &m, where, err, errlen);
         if (rc)
             return rc;

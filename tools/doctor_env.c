@@ -217,7 +217,7 @@ static void check_ib_hca(const struct doctor_ctx *c, struct doctor_report *r)
     nd = rail_sysfs_list(c->root, "/sys/class/infiniband", devs, 64);
     for (int d = 0; d < nd; d++) {
         char dir[PATH_MAX];
-        snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", devs[d]);
+        snprintf(dir, sizeof(dir), "/sys/class/infiniband/%.255s/ports", devs[d]);
         int np = rail_sysfs_list(c->root, dir, ports, 16);
         for (int p = 0; p < np; p++) {
             struct rail_sysfs_ib_port sp;

@@ -107,11 +107,11 @@ static void check_link(const char *root, const char *label, const char *busid, b
     char path[PATH_MAX], buf[64], subj[96];
     int cur_gen, max_gen, max_w;
     long cur_w;
-    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/current_link_speed", busid);
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%.255s/current_link_speed", busid);
     if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
         !(cur_gen = rail_pcie_gen_from_text(buf)))
         return;
-    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/current_link_width", busid);
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%.255s/current_link_width", busid);
     if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
         rail_parse_long(buf, 10, 1, 32, &cur_w) != 0)
         return;
@@ -148,7 +148,7 @@ void doctor_check_pcie(const struct doctor_ctx *c, struct doctor_report *r)
         char path[PATH_MAX], real[PATH_MAX], bdf[16];
         const char *base;
         bool dup = false;
-        snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", devs[d]);
+        snprintf(path, sizeof(path), "/sys/class/infiniband/%.255s/device", devs[d]);
         if (rail_sysfs_realpath(c->root, path, real, sizeof(real)) != 0 ||
             !(base = strrchr(real, '/')) || rail_busid_normalize(base + 1, bdf) != 0)
             continue;
@@ -207,7 +207,7 @@ static void bridges_between(const char *a, const char *b, struct bridges *out)
 static bool dev_path(const char *root, const char *busid, char *out, size_t len)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", busid);
+    snprintf(path, sizeof(path), "/sys/bus/pci/devices/%.255s", busid);
     return busid[0] && rail_sysfs_realpath(root, path, out, len) == 0;
 }
 
@@ -284,7 +284,7 @@ void doctor_check_bar1(const struct doctor_ctx *c, struct doctor_report *r)
         const struct rail_gpu *gpu = &c->topo->gpus[g];
         char path[PATH_MAX], text[2048], subj[64], sz[32], mem[32];
         long long bar1, gib = gpu->pci_vendor == 0x10de ? gpu_mem_gib(gpu->pci_device) : 0;
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", gpu->busid);
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%.255s/resource", gpu->busid);
         snprintf(subj, sizeof(subj), "GPU%d %s", g, gpu->busid);
         if (rail_sysfs_read(c->root, path, text, sizeof(text)) <= 0)
             continue;

@@ -42,11 +42,11 @@ static int adapter_max_mbps(const char *root, const char *dev)
     static struct rail_topo t;
     char path[PATH_MAX], buf[32];
     long vendor, device;
-    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device/vendor", dev);
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%.255s/device/vendor", dev);
     if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
         rail_parse_long(buf, 16, 0, 0xffff, &vendor) != 0)
         return 0;
-    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device/device", dev);
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%.255s/device/device", dev);
     if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
         rail_parse_long(buf, 16, 0, 0xffff, &device) != 0)
         return 0;
@@ -62,7 +62,7 @@ static void read_port_text(const char *root, const char *dev, const char *port, 
                            char *buf, size_t len)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%s/%s", dev, port, file);
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%.255s/ports/%s/%s", dev, port, file);
     if (rail_sysfs_read(root, path, buf, len) <= 0)
         snprintf(buf, len, "?");
 }
@@ -73,7 +73,7 @@ static void check_port(const char *root, const char *dev, const char *port, int 
     struct rail_sysfs_ib_port sp;
     char subj[80], state[64], phys[64], rate[96];
     const char *ll;
-    snprintf(subj, sizeof(subj), "%s:%d", dev, portnum);
+    snprintf(subj, sizeof(subj), "%.60s:%d", dev, portnum);
     if (rail_sysfs_ib_port(root, dev, portnum, &sp) != 0)
         return;
     read_port_text(root, dev, port, "state", state, sizeof(state));
@@ -133,7 +133,7 @@ void doctor_check_rdma(const struct doctor_ctx *c, struct doctor_report *r)
     for (int d = 0; d < nd; d++) {
         char dir[PATH_MAX];
         int np;
-        snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", devs[d]);
+        snprintf(dir, sizeof(dir), "/sys/class/infiniband/%.255s/ports", devs[d]);
         np = rail_sysfs_list(c->root, dir, ports, MAX_PORTS);
         for (int p = 0; p < np; p++) {
             long pn;
@@ -182,13 +182,13 @@ static void check_gid_port(const struct doctor_ctx *c, const char *dev, int port
     struct rail_gid_overrides ov;
     char subj[80], err[256], how[64], desc[128], fix[160] = "";
     int n = rail_gid_read_sysfs(c->root, dev, port, tbl, GID_MAX), idx, v2;
-    snprintf(subj, sizeof(subj), "%s:%d", dev, port);
+    snprintf(subj, sizeof(subj), "%.60s:%d", dev, port);
     if (rail_gid_overrides_parse(doctor_env_str(&c->env, RAIL_PARAM_GID_INDEX), &ov, err,
                                  sizeof(err)) != 0)
         ov.n = 0; /* the plugin ignores an invalid list too; env.knob reports it */
     v2 = n > 0 ? first_v2_ipv4(tbl, n) : -1;
     if (v2 >= 0)
-        snprintf(fix, sizeof(fix), "NCCL_RAIL_GID_INDEX=%s:%d selects its RoCE v2 IPv4 GID", dev,
+        snprintf(fix, sizeof(fix), "NCCL_RAIL_GID_INDEX=%.60s:%d selects its RoCE v2 IPv4 GID", dev,
                  v2);
     idx = rail_gid_override_for(&ov, dev);
     if (idx >= 0) {
@@ -248,7 +248,7 @@ void doctor_check_gid(const struct doctor_ctx *c, struct doctor_report *r)
     for (int d = 0; d < nd; d++) {
         char dir[PATH_MAX];
         int np;
-        snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", devs[d]);
+        snprintf(dir, sizeof(dir), "/sys/class/infiniband/%.255s/ports", devs[d]);
         np = rail_sysfs_list(c->root, dir, ports, MAX_PORTS);
         for (int p = 0; p < np; p++) {
             struct rail_sysfs_ib_port sp;

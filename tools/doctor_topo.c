@@ -117,7 +117,7 @@ static void load_gpus(const char *root, struct sysfs_walk *w, struct rail_topo *
         long vendor, cls, dev;
         if (!is_bdf(w->names[i]))
             continue;
-        snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", w->names[i]);
+        snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%.255s", w->names[i]);
         vendor = read_hex(root, dir, "vendor");
         cls = read_hex(root, dir, "class");
         dev = read_hex(root, dir, "device");
@@ -146,9 +146,9 @@ static void load_nics(const char *root, struct sysfs_walk *w, struct rail_topo *
         char dir[PATH_MAX], real[PATH_MAX] = "";
         const char *bdf = NULL;
         int np;
-        snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", w->names[i]);
+        snprintf(dir, sizeof(dir), "/sys/class/infiniband/%.255s/ports", w->names[i]);
         np = rail_sysfs_list(root, dir, ports, MAX_PORTS);
-        snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/device", w->names[i]);
+        snprintf(dir, sizeof(dir), "/sys/class/infiniband/%.255s/device", w->names[i]);
         if (rail_sysfs_realpath(root, dir, real, sizeof(real)) == 0 && strrchr(real, '/') &&
             is_bdf(strrchr(real, '/') + 1))
             bdf = strrchr(real, '/') + 1;
@@ -166,7 +166,7 @@ static void load_nics(const char *root, struct sysfs_walk *w, struct rail_topo *
             if (bdf) {
                 char pdir[PATH_MAX];
                 rail_busid_normalize(bdf, nic->busid);
-                snprintf(pdir, sizeof(pdir), "/sys/bus/pci/devices/%s", bdf);
+                snprintf(pdir, sizeof(pdir), "/sys/bus/pci/devices/%.255s", bdf);
                 nic->pci_vendor = (uint16_t)(read_hex(root, pdir, "vendor") & 0xffff);
                 nic->pci_device = (uint16_t)(read_hex(root, pdir, "device") & 0xffff);
                 nic->numa = rail_sysfs_pci_numa(root, bdf);
