@@ -88,6 +88,22 @@ static const struct it_scenario k_scenarios[] = {
      .env = "NCCL_IB_GID_INDEX=200",
      .decline = "GID index 200"},
     {.name = "remote_access_error", .recv_side = it_rae_recv, .send_side = it_rae_send},
+    {.name = "mr_stream", .recv_side = it_mr_recv, .send_side = it_mr_stream_send},
+    {.name = "mr_failover",
+     .recv_side = it_mr_recv,
+     .send_side = it_mr_failover_send,
+     .env = "NCCL_IB_TIMEOUT=12",
+     .env2 = "NCCL_IB_RETRY_CNT=3"},
+    {.name = "mr_alldown",
+     .recv_side = it_mr_recv,
+     .send_side = it_mr_alldown_send,
+     .env = "NCCL_IB_TIMEOUT=12",
+     .env2 = "NCCL_IB_RETRY_CNT=3"},
+    {.name = "mr_rejoin",
+     .recv_side = it_mr_recv,
+     .send_side = it_mr_rejoin_send,
+     .env = "NCCL_IB_TIMEOUT=12",
+     .env2 = "NCCL_IB_RETRY_CNT=3"},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
 
@@ -118,6 +134,8 @@ static int run_side(const struct it_scenario *sc, int recv, int ctl)
     g_it_role = recv ? "recv" : "send";
     if (sc->env)
         putenv((char *)sc->env);
+    if (sc->env2)
+        putenv((char *)sc->env2);
     if (sc->low_memlock && limit_memlock())
         return 1;
     if (sc->decline)
