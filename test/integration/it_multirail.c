@@ -83,7 +83,7 @@ static int links_restore(struct it_side *s)
 {
     static const char *ifs[] = {"FABRIC_IF0", "FABRIC_IF1", "FABRIC_IF2", "FABRIC_IF3"};
     static const char *ifd[] = {"veth0", "veth1", "veth2", "veth3"};
-    char names[2 * sizeof(((ncclNetProperties_v11_t *)0)->name) + 2] = "";
+    char names[512] = "";
     ncclNetProperties_v11_t a, b;
     int rc = 0;
     for (int i = 0; i < 4; i++)
@@ -307,8 +307,30 @@ static int mr_send(struct it_side *s, enum mr_kind kind)
         if (send_batch(s, sc, &m, batch++, NULL, NULL))
             goto out;
         /* Down before the posts: otherwise small messages may finish before the links go. */
-        if (link_set(if_a, "down") || link_set(if_b, "down") || it_ctl_signal(s->ctl, 'X') ||
-            batch_post_send(p, sc, &m, batch) || batch_wait(p, &m, batch, 0, 1))
+        if (link_set(if_a, "down") || link_set(if_b, "down") || it_ctl_signal(s->ctl, 'X'))
+            goto out;
+        /* isend may already refuse (the ports' events came first): that is the error too. */
+        int refused = 0;
+        double tpost = it_now();
+        for (int i = 0; i < NSIZES && !refused; i++) {
+            ncclResult_t r;
+            m.req[i] = NULL;
+            do
+                r = p->net->isend(sc, m.b[i].p, k_sizes[i], i, m.b[i].mh, NULL, &m.req[i]);
+            while (r == ncclSuccess && !m.req[i] && it_now() - tpost < BOUNDED_S);
+            if (r != ncclSuccess) {
+                fprintf(stderr,
+                        "[send] batch %d: isend %d refused with error %d after %.2f s "
+                        "(expected)\n",
+                        batch, i, r, it_now() - tpost);
+                refused = 1;
+            } else if (!m.req[i]) {
+                it_fail("batch %d: isend %d neither posted nor failed in %.0f s", batch, i,
+                        BOUNDED_S);
+                goto out;
+            }
+        }
+        if (!refused && batch_wait(p, &m, batch, 0, 1))
             goto out;
         /* The receiver reports its own outcome ('R') before the links come back. */
         if (it_ctl_wait(s->ctl, 'R'))
