@@ -3,7 +3,8 @@
  *   mr_stream    batches of sizes around the eager, stripe and chunk limits, byte-exact;
  *   mr_failover  rail A's link goes down with a batch in flight: every message still completes
  *                byte-exact and no call fails (the rail's work is re-sent on rail B);
- *   mr_alldown   both links go down: the pending send ends with an error in bounded time;
+ *   mr_alldown   both links go down: the next batch ends with an error in bounded time;
+ *   mr_alldown_inflight  the same with the links going down under a batch in flight;
  *   mr_rejoin    rail A goes down, then up again: traffic returns to it (its veth tx counter
  *                grows again).
  * The send side drives the links with `ip link set` and restores them before it returns.
@@ -279,7 +280,7 @@ static int send_batch(struct it_side *s, void *sc, struct mr_batch *m, int batch
     return it_ctl_wait(s->ctl, 'R');
 }
 
-enum mr_kind { MR_STREAM, MR_FAILOVER, MR_ALLDOWN, MR_REJOIN };
+enum mr_kind { MR_STREAM, MR_FAILOVER, MR_ALLDOWN, MR_ALLDOWN_INFLIGHT, MR_REJOIN };
 
 static int mr_send(struct it_side *s, enum mr_kind kind)
 {
@@ -339,6 +340,17 @@ static int mr_send(struct it_side *s, enum mr_kind kind)
         p->net->closeSend(sc);
         batch_free(p, &m);
         return rc;
+    case MR_ALLDOWN_INFLIGHT:
+        /* The links go while a batch with an 8 MiB message is on the wire: the error comes from
+         * the ports' events or the RC retry timeout, through test(). */
+        if (send_batch(s, sc, &m, batch++, NULL, NULL) || it_ctl_signal(s->ctl, 'X') ||
+            batch_post_send(p, sc, &m, batch) || link_set(if_a, "down") || link_set(if_b, "down") ||
+            batch_wait(p, &m, batch, 0, 1) || it_ctl_wait(s->ctl, 'R'))
+            goto out;
+        rc = links_restore(s) || it_ctl_signal(s->ctl, 'E');
+        p->net->closeSend(sc);
+        batch_free(p, &m);
+        return rc;
     case MR_REJOIN: {
         if (send_batch(s, sc, &m, batch++, if_a, NULL) ||
             send_batch(s, sc, &m, batch++, NULL, NULL) || links_restore(s))
@@ -385,6 +397,11 @@ int it_mr_failover_send(struct it_side *s)
 int it_mr_alldown_send(struct it_side *s)
 {
     return mr_send(s, MR_ALLDOWN);
+}
+
+int it_mr_alldown_inflight_send(struct it_side *s)
+{
+    return mr_send(s, MR_ALLDOWN_INFLIGHT);
 }
 
 int it_mr_rejoin_send(struct it_side *s)

@@ -74,6 +74,7 @@ int it_mr_recv(struct it_side *s);
 int it_mr_stream_send(struct it_side *s);
 int it_mr_failover_send(struct it_side *s);
 int it_mr_alldown_send(struct it_side *s);
+int it_mr_alldown_inflight_send(struct it_side *s);
 int it_mr_rejoin_send(struct it_side *s);
 
 #endif
