@@ -67,9 +67,9 @@ raw2() { # two ib_write_bw at once, one per rail -> sum of the BW averages
     "$(fabric_var A "$dev_b1" 127.0.0.1)" >"$scratch/cb" 2>&1 &
   f2=$!
   wait "$f1" "$f2" "$sa" "$sb"
-  local sum=0 b n peak avg rest got=0
+  local sum=0 b n avg rest got=0
   for f in "$scratch/ca" "$scratch/cb"; do
-    while read -r b n peak avg rest; do
+    while read -r b n _ avg rest; do
       if [ "$b" = 4194304 ] && [ "$n" = "$iters" ]; then
         sum=$(awk -v s="$sum" -v a="$avg" 'BEGIN { printf "%.2f", s + a }')
         got=$((got + 1))
