@@ -10,7 +10,7 @@
 # Prints one closing line "N passed, M failed" summing the suites' own counts.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 [ $# -gt 0 ] || set -- build
 passed=0 failed=0
 log=$(mktemp)
