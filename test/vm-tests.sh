@@ -2,11 +2,15 @@
 # Everything that needs real RDMA, run inside the SoftRoCE VM in one boot:
 #   test/fabric/run-in-vm.sh -- bash test/vm-tests.sh BUILD_DIR...
 # 1. the fabric smoke test (devices, GIDs, traffic crosses each rail);
-# 2. the net plugin integration scenarios against every given build tree.
+# 2. the net plugin integration scenarios against every given build tree, one device per port,
+#    then again with dual-rail devices (rxe0+rxe2 -> rxe1+rxe3), where the multi-rail scenarios
+#    (mr_*: failover, both links down, rejoin) really run;
+# 3. the per-rail byte split of a dual-rail netbench run with the equal policy (veth0 / veth2
+#    tx_bytes deltas within 40-60 %).
 # Prints one closing line "N passed, M failed" summing the suites' own counts.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 [ $# -gt 0 ] || set -- build
 passed=0 failed=0
 log=$(mktemp)
@@ -34,8 +38,32 @@ suite() { # name command...
   fi
 }
 suite "fabric smoke test" bash test/fabric/smoke.sh
+# Prints "1 passed, 0 failed" when rail A carried 40-60 % of a dual-rail equal-policy run.
+rail_split() { # build dir
+  local b=$1 a0 b0 a1 b1 da db pct
+  case $b in /*) ;; *) b=$root/$b ;; esac
+  a0=$(cat /sys/class/net/veth0/statistics/tx_bytes) b0=$(cat /sys/class/net/veth2/statistics/tx_bytes)
+  if ! NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3 NCCL_RAIL_STRIPE_POLICY=equal \
+    "$b/bench/netbench" "$b/libnccl-net-rail.so" --send-dev rxe0+rxe2 --recv-dev rxe1+rxe3 \
+    --test bw --size 4194304 --iters 16 --warmup 2 --inflight 8 --verify-all; then
+    echo "rail split: netbench failed"
+    echo "0 passed, 1 failed"
+    return 1
+  fi
+  a1=$(cat /sys/class/net/veth0/statistics/tx_bytes) b1=$(cat /sys/class/net/veth2/statistics/tx_bytes)
+  da=$((a1 - a0)) db=$((b1 - b0))
+  pct=$((da * 100 / (da + db > 0 ? da + db : 1)))
+  echo "rail split (equal policy): veth0 +$da B, veth2 +$db B: rail A carried $pct %"
+  if [ "$pct" -ge 40 ] && [ "$pct" -le 60 ]; then echo "1 passed, 0 failed"; else
+    echo "0 passed, 1 failed"
+  fi
+}
 for b in "$@"; do
   suite "net plugin integration ($b)" env RAIL_BUILD_DIR="$b" bash test/integration/run.sh
+  suite "net plugin integration, dual-rail ($b)" env RAIL_BUILD_DIR="$b" \
+    NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3 FABRIC_DEV0=rxe0+rxe2 FABRIC_DEV1=rxe1+rxe3 \
+    bash test/integration/run.sh
+  suite "rail byte split ($b)" rail_split "$b"
 done
 rm -f "$log"
 echo "vm tests: $passed passed, $failed failed"

@@ -105,6 +105,36 @@ static const struct it_scenario k_scenarios[] = {
      .send_side = it_gdr_send,
      .env = "NCCL_NET_FORCE_FLUSH=1",
      .setup = it_gdr_setup_hopper},
+    {.name = "mr_stream", .recv_side = it_mr_recv, .send_side = it_mr_stream_send},
+    {.name = "mr_stream_split_qps",
+     .recv_side = it_mr_recv,
+     .send_side = it_mr_stream_send,
+     .env = "NCCL_IB_QPS_PER_CONNECTION=4",
+     .env2 = "NCCL_IB_SPLIT_DATA_ON_QPS=1"},
+    {.name = "mr_stream_no_failover",
+     .recv_side = it_mr_recv,
+     .send_side = it_mr_stream_send,
+     .env = "NCCL_RAIL_FAILOVER=0"},
+    {.name = "mr_failover",
+     .recv_side = it_mr_recv,
+     .send_side = it_mr_failover_send,
+     .env = "NCCL_IB_TIMEOUT=12",
+     .env2 = "NCCL_IB_RETRY_CNT=3"},
+    {.name = "mr_alldown",
+     .recv_side = it_mr_recv,
+     .send_side = it_mr_alldown_send,
+     .env = "NCCL_IB_TIMEOUT=12",
+     .env2 = "NCCL_IB_RETRY_CNT=3"},
+    {.name = "mr_alldown_inflight",
+     .recv_side = it_mr_recv,
+     .send_side = it_mr_alldown_inflight_send,
+     .env = "NCCL_IB_TIMEOUT=12",
+     .env2 = "NCCL_IB_RETRY_CNT=3"},
+    {.name = "mr_rejoin",
+     .recv_side = it_mr_recv,
+     .send_side = it_mr_rejoin_send,
+     .env = "NCCL_IB_TIMEOUT=12",
+     .env2 = "NCCL_IB_RETRY_CNT=3"},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
 
@@ -135,6 +165,8 @@ static int run_side(const struct it_scenario *sc, int recv, int ctl)
     g_it_role = recv ? "recv" : "send";
     if (sc->env)
         putenv((char *)sc->env);
+    if (sc->env2)
+        putenv((char *)sc->env2);
     if (sc->low_memlock && limit_memlock())
         return 1;
     if (sc->setup && sc->setup(g_plugin))

@@ -21,6 +21,7 @@ struct it_scenario {
     int send_killed; /* the send side is expected to die by SIGKILL */
     int recv_killed;
     const char *env;     /* "NAME=VALUE" set in both sides before loading, or NULL */
+    const char *env2;    /* a second one, or NULL */
     const char *decline; /* init must fail with an INFO line containing this (both sides) */
     int low_memlock;     /* sides run with a 64 KiB RLIMIT_MEMLOCK and without CAP_IPC_LOCK */
     int (*setup)(const char *plugin); /* runs in both sides before loading, or NULL */
@@ -79,5 +80,12 @@ int it_gdr_flush_recv(struct it_side *s);
 int it_gdr_hopper_recv(struct it_side *s);
 int it_gdr_force_recv(struct it_side *s);
 int it_gdr_send(struct it_side *s);
+/* it_multirail.c (pass with a note unless both devices are rail groups, in the VM as root) */
+int it_mr_recv(struct it_side *s);
+int it_mr_stream_send(struct it_side *s);
+int it_mr_failover_send(struct it_side *s);
+int it_mr_alldown_send(struct it_side *s);
+int it_mr_alldown_inflight_send(struct it_side *s);
+int it_mr_rejoin_send(struct it_side *s);
 
 #endif
