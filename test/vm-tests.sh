@@ -6,7 +6,8 @@
 #    then again with dual-rail devices (rxe0+rxe2 -> rxe1+rxe3), where the multi-rail scenarios
 #    (mr_*: failover, both links down, rejoin) really run;
 # 3. the per-rail byte split of a dual-rail netbench run with the equal policy (veth0 / veth2
-#    tx_bytes deltas within 40-60 %).
+#    tx_bytes deltas within 40-60 %), and with rail B shaped to 16 Mbit/s by tc: the adaptive
+#    policy must put at most 40 % of the bytes on it (equal would put 50 %).
 # Prints one closing line "N passed, M failed" summing the suites' own counts.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,12 +59,51 @@ rail_split() { # build dir
     echo "0 passed, 1 failed"
   fi
 }
+# Prints "1 passed, 0 failed" when, with veth2 shaped to 16 Mbit/s, the adaptive policy sent at
+# most 40 % of a dual-rail run's bytes over rail B.
+rail_split_shaped() { # build dir
+  local b=$1 a0 b0 a1 b1 da db pct t0 t1
+  case $b in /*) ;; *) b=$root/$b ;; esac
+  if ! grep -q '^sch_tbf ' /proc/modules; then
+    for ko in "${FABRIC_DIR:-$root/build/fabric}"/kernel/lib/modules/*/kernel/net/sched/sch_tbf.ko; do
+      [ -f "$ko" ] && insmod "$ko" 2>/dev/null
+    done
+  fi
+  if ! tc qdisc add dev veth2 root tbf rate 16mbit burst 256kb latency 200ms; then
+    echo "rail split (shaped): cannot shape veth2 (sch_tbf missing?)"
+    echo "0 passed, 1 failed"
+    return 1
+  fi
+  a0=$(cat /sys/class/net/veth0/statistics/tx_bytes) b0=$(cat /sys/class/net/veth2/statistics/tx_bytes)
+  t0=$(date +%s)
+  NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3 NCCL_RAIL_STRIPE_POLICY=adaptive \
+    "$b/bench/netbench" "$b/libnccl-net-rail.so" --send-dev rxe0+rxe2 --recv-dev rxe1+rxe3 \
+    --test bw --size 4194304 --iters 16 --warmup 4 --inflight 8 --verify-all
+  local rc=$?
+  t1=$(date +%s)
+  tc qdisc del dev veth2 root || true
+  if [ "$rc" -ne 0 ]; then
+    echo "rail split (shaped): netbench failed"
+    echo "0 passed, 1 failed"
+    return 1
+  fi
+  a1=$(cat /sys/class/net/veth0/statistics/tx_bytes) b1=$(cat /sys/class/net/veth2/statistics/tx_bytes)
+  da=$((a1 - a0)) db=$((b1 - b0))
+  pct=$((db * 100 / (da + db > 0 ? da + db : 1)))
+  echo "rail split (adaptive, veth2 shaped to 16 Mbit/s): veth0 +$da B, veth2 +$db B: rail B carried $pct % ($((t1 - t0)) s)"
+  if [ "$pct" -le 40 ]; then echo "1 passed, 0 failed"; else
+    echo "0 passed, 1 failed"
+  fi
+}
 for b in "$@"; do
   suite "net plugin integration ($b)" env RAIL_BUILD_DIR="$b" bash test/integration/run.sh
   suite "net plugin integration, dual-rail ($b)" env RAIL_BUILD_DIR="$b" \
     NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3 FABRIC_DEV0=rxe0+rxe2 FABRIC_DEV1=rxe1+rxe3 \
     bash test/integration/run.sh
   suite "rail byte split ($b)" rail_split "$b"
+  if [ "$b" = "$1" ]; then
+    suite "rail byte split, rail B shaped ($b)" rail_split_shaped "$b"
+  fi
 done
 rm -f "$log"
 echo "vm tests: $passed passed, $failed failed"
