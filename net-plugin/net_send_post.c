@@ -231,8 +231,6 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
         return nsc;
     }
     q->striped = nsc > 1;
-    if (q->striped)
-        rail_tel_striped_msg(&s->base);
     int n = cut_pieces(s, q, sc, nsc);
     if (n < 0) {
         RAIL_WARN(NCCL_NET, "isend of %zu bytes needs more than %d pieces of at most %llu bytes",
@@ -243,12 +241,13 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
     rec->size = q->too_big ? RAIL_RECORD_TOO_BIG : q->size;
     rec->seq = (uint32_t)(q->seq + 1);
     rec->entry = q->entry;
-    rail_tel_msg(&s->base, sc[0].rail, q->size);
     if (!s->base.failover && nsc == 1) {
         q->kind = RAIL_SREQ_PIPE;
         int rc = post_pipelined(s, q);
-        if (rc == 0)
+        if (rc == 0) {
             s->slot_busy[q->seq % RAIL_FIFO_SLOTS] = (uint16_t)q->wrs_left;
+            rail_tel_msg(&s->base, sc[0].rail, q->size);
+        }
         return rc;
     }
     /* Two-phase: every QP must take its pieces now, or nothing is posted. */
@@ -262,6 +261,10 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
                 return 1;
     q->kind = RAIL_SREQ_2PH;
     q->rec_state = 0;
+    if (q->striped)
+        rail_tel_striped_msg(&s->base);
+    else
+        rail_tel_msg(&s->base, sc[0].rail, q->size);
     s->n2ph++;
     rail_send_help_list(s);
     bool empty = nbytes == 0;

@@ -7,7 +7,8 @@
 #    (mr_*: failover, both links down, rejoin) really run;
 # 3. the per-rail byte split of a dual-rail netbench run with the equal policy (veth0 / veth2
 #    tx_bytes deltas within 40-60 %), and with rail B shaped to 16 Mbit/s by tc: the adaptive
-#    policy must put at most 40 % of the bytes on it (equal would put 50 %).
+#    policy must put at most 40 % of the bytes on it (equal would put 50 %);
+# 4. a NCCL_RAIL_STATS_FILE snapshot of a running dual-rail connection, read by `nccl-rail stats`.
 # Prints one closing line "N passed, M failed" summing the suites' own counts.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -95,6 +96,40 @@ rail_split_shaped() { # build dir
     echo "0 passed, 1 failed"
   fi
 }
+# Prints "1 passed, 0 failed" when a dual-rail run's NCCL_RAIL_STATS_FILE snapshot, taken while
+# it runs, lists both rails with bytes and `nccl-rail stats` prints it.
+stats_file() { # build dir
+  local b=$1 dir pid f snap="" i
+  case $b in /*) ;; *) b=$root/$b ;; esac
+  dir=$(mktemp -d)
+  NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3 NCCL_RAIL_STATS_FILE="$dir/rail-%p.json" \
+    NCCL_RAIL_STATS_INTERVAL_MS=100 "$b/bench/netbench" "$b/libnccl-net-rail.so" \
+    --send-dev rxe0+rxe2 --recv-dev rxe1+rxe3 --test bw --size 4194304 --iters 24 --warmup 2 \
+    --inflight 8 >"$dir/nb.out" 2>&1 &
+  pid=$!
+  for i in $(seq 1 200); do
+    for f in "$dir"/rail-*.json; do
+      [ -f "$f" ] || continue
+      cp "$f" "$dir/snap.json" 2>/dev/null || continue
+      if "$b/tools/nccl-rail" stats "$dir/snap.json" >"$dir/table" 2>&1 &&
+        grep -q rxe0 "$dir/table" && grep -q rxe2 "$dir/table" &&
+        grep -qE "send .* [1-9][0-9]* messages" "$dir/table"; then
+        snap=$dir/table
+      fi
+    done
+    [ -n "$snap" ] && break
+    sleep 0.1
+  done
+  wait "$pid"
+  local rc=$?
+  if [ -n "$snap" ]; then cat "$snap"; fi
+  if [ "$rc" -eq 0 ] && [ -n "$snap" ]; then echo "1 passed, 0 failed"; else
+    echo "stats file: netbench exit $rc, snapshot with both rails: ${snap:-none}"
+    tail -n 3 "$dir/nb.out"
+    echo "0 passed, 1 failed"
+  fi
+  rm -rf "$dir"
+}
 for b in "$@"; do
   suite "net plugin integration ($b)" env RAIL_BUILD_DIR="$b" bash test/integration/run.sh
   suite "net plugin integration, dual-rail ($b)" env RAIL_BUILD_DIR="$b" \
@@ -103,6 +138,7 @@ for b in "$@"; do
   suite "rail byte split ($b)" rail_split "$b"
   if [ "$b" = "$1" ]; then
     suite "rail byte split, rail B shaped ($b)" rail_split_shaped "$b"
+    suite "telemetry snapshot ($b)" stats_file "$b"
   fi
 done
 rm -f "$log"
