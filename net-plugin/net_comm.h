@@ -307,6 +307,7 @@ void rail_comm_destroy_links(struct rail_comm *c);
 int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count);
 
 /* net_errors.c */
+const char *rail_comm_kind(const struct rail_comm *c); /* "send", "recv" */
 void rail_comm_fail(struct rail_comm *c, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc);
@@ -324,6 +325,8 @@ int rail_comm_progress(struct rail_comm *c);
  * NCCL keeps testing its sends, but a caller may wait on a receive without touching the send
  * comm: such a send comm is listed, and every comm's progress (any thread) also polls the listed
  * ones it can enter. The owner brackets its own calls with enter/leave. */
+/* Only multi-rail send comms are ever listed (one-rail messages are never two-phase), so one-rail
+ * comms skip enter/leave. */
 void rail_send_enter(struct rail_send_comm *s);
 void rail_send_leave(struct rail_send_comm *s);
 void rail_send_help_list(struct rail_send_comm *s);
@@ -360,7 +363,8 @@ int rail_pick_up(struct rail_comm *c, unsigned from);
 int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q);
 int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q);
 void rail_send_retry(struct rail_send_comm *s);
-/* net_recv.c: clear-to-send and credit writes lost with a failed rail, again. */
+/* net_recv.c: clear-to-send writes lost with a failed rail, again (a lost credit write goes again
+ * from the next send_credit, test() calls it). */
 void rail_recv_retry(struct rail_recv_comm *r);
 
 /* net_reg.c */

@@ -1,5 +1,5 @@
-/* Data-path entry points shared by both directions: completion polling, test() (iflush:
- * net_flush.c). */
+/* Data-path entry points shared by both directions: completion polling and test(), which
+ * dispatches send, receive and flush requests (iflush: net_flush.c). */
 #include "net_data.h"
 
 #include <errno.h>
@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "net_comm.h"
+#include "net_flush.h"
 #include "net_verbs.h"
 
 #define HELP_MAX 64
@@ -117,7 +118,7 @@ static int poll_comm(struct rail_comm *c)
     }
     if (c->magic == RAIL_SEND_MAGIC)
         rail_send_retry((struct rail_send_comm *)c);
-    else if (((struct rail_recv_comm *)c)->nretry || c->nup < c->nrails)
+    else if (((struct rail_recv_comm *)c)->nretry)
         rail_recv_retry((struct rail_recv_comm *)c);
     return atomic_load(&c->error);
 }
@@ -136,6 +137,8 @@ int rail_net_test(void *request, int *done, int *sizes)
         return rail_send_test((struct rail_send_req *)h, done, sizes);
     if (h->magic == RAIL_RREQ_MAGIC)
         return rail_recv_test((struct rail_recv_req *)h, done, sizes);
+    if (h->magic == RAIL_FREQ_MAGIC) /* GPUDirect flush (iflush) */
+        return rail_flush_test(request, done, sizes);
     RAIL_WARN(NCCL_NET, "test: %p is not a request in flight (completed or never issued)", request);
     return -EINVAL;
 }

@@ -19,7 +19,7 @@
                    * completions of a peer that finished and closed                                \
                    * can lag its close on a loaded (emulated) host */
 
-static const char *comm_kind(const struct rail_comm *c)
+const char *rail_comm_kind(const struct rail_comm *c)
 {
     return c->magic == RAIL_SEND_MAGIC ? "send" : c->magic == RAIL_RECV_MAGIC ? "recv" : "?";
 }
@@ -36,7 +36,7 @@ void rail_comm_fail(struct rail_comm *c, int err, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (atomic_compare_exchange_strong(&c->error, &expected, err))
-        RAIL_WARN(NCCL_NET, "%s comm %p (peer %s): %s", comm_kind(c), (void *)c,
+        RAIL_WARN(NCCL_NET, "%s comm %p (peer %s): %s", rail_comm_kind(c), (void *)c,
                   c->peer[0] ? c->peer : "?", msg);
 }
 
@@ -204,8 +204,8 @@ int rail_comm_error(struct rail_comm *c)
     int err = atomic_load(&c->error);
     if (err && !c->error_warned) {
         c->error_warned = true;
-        RAIL_WARN(NCCL_NET, "%s comm %p (peer %s): returning error %d (%s) to NCCL", comm_kind(c),
-                  (void *)c, c->peer[0] ? c->peer : "?", err, strerror(-err));
+        RAIL_WARN(NCCL_NET, "%s comm %p (peer %s): returning error %d (%s) to NCCL",
+                  rail_comm_kind(c), (void *)c, c->peer[0] ? c->peer : "?", err, strerror(-err));
     }
     return err;
 }

@@ -115,8 +115,6 @@ static ncclResult_t iflush(void *comm, int n, void **data, int *sizes, void **mh
 
 static ncclResult_t test(void *request, int *done, int *sizes)
 {
-    if (rail_flush_owns(request)) /* GPUDirect flush requests: net_flush.c */
-        return rail_result(rail_flush_test(request, done, sizes));
     return rail_result(rail_net_test(request, done, sizes));
 }
 

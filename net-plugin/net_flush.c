@@ -128,7 +128,7 @@ void rail_flush_destroy(struct rail_recv_comm *r)
     r->flush = NULL;
 }
 
-bool rail_flush_owns(const void *request)
+static bool rail_flush_owns(const void *request)
 {
     const struct rail_req_head *h = request;
     return h && h->magic == RAIL_FREQ_MAGIC;

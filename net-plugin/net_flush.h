@@ -24,8 +24,6 @@ void rail_flush_destroy(struct rail_recv_comm *r);
  * no non-empty buffer, host memory), else a request for test(). */
 int rail_flush_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
                       void **request);
-/* True when request is a flush request in flight (test() routes it to rail_flush_test). */
-bool rail_flush_owns(const void *request);
 /* Polls the flush completions; *done = 1 and the request is released once every read completed.
  * sizes (NULL from NCCL for flushes) gets 0 in its first entry when given. */
 int rail_flush_test(void *request, int *done, int *sizes);

@@ -41,11 +41,6 @@ struct rail_ctl {
     bool dead; /* the socket failed: control frames are off, the health check reports the peer */
 };
 
-static const char *kind_name(const struct rail_comm *c)
-{
-    return c->magic == RAIL_SEND_MAGIC ? "send" : "recv";
-}
-
 int rail_pick_up(struct rail_comm *c, unsigned from)
 {
     for (int i = 0; i < c->nrails; i++) {
@@ -104,7 +99,7 @@ static void ctl_send(struct rail_comm *c, int kind, int rail)
     int n = rail_meta_encode(RAIL_FRAME_CTL, &m, k->txq + k->txlen, CTL_TXQ - k->txlen);
     if (n < 0) {
         RAIL_WARN(NCCL_NET, "%s comm %p: control frame for rail %d dropped (queue full)",
-                  kind_name(c), (void *)c, rail);
+                  rail_comm_kind(c), (void *)c, rail);
         return;
     }
     k->txlen += (size_t)n;
@@ -140,8 +135,8 @@ bool rail_link_fail(struct rail_comm *c, int rail, const char *why)
     RAIL_WARN(NCCL_NET,
               "%s comm %p (peer %s): rail %d (%s) failed: %s; %d of %d rail(s) carry on, its "
               "work in flight is sent again on them",
-              kind_name(c), (void *)c, c->peer[0] ? c->peer : "?", rail, l->dev->name, why, c->nup,
-              c->nrails);
+              rail_comm_kind(c), (void *)c, c->peer[0] ? c->peer : "?", rail, l->dev->name, why,
+              c->nup, c->nrails);
     ctl_send(c, RAIL_CTL_DOWN, rail);
     return true;
 }
@@ -187,7 +182,7 @@ static void rail_back(struct rail_comm *c, int rail)
         (void)rail_stripe_set_rail_state(&((struct rail_send_comm *)c)->sched, rail, true);
     rail_tel_rejoin(c, rail);
     RAIL_INFO(NCCL_NET, "%s comm %p (peer %s): rail %d (%s) rejoined; %d of %d rail(s) up",
-              kind_name(c), (void *)c, c->peer, rail, l->dev->name, c->nup, c->nrails);
+              rail_comm_kind(c), (void *)c, c->peer, rail, l->dev->name, c->nup, c->nrails);
 }
 
 static bool port_ok(const struct rail_link *l)

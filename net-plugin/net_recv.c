@@ -307,7 +307,7 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
         r->nretry++;
     } else if (kind == RAIL_WR_CREDIT) {
         r->credit_busy = false;
-        r->credit_sent = r->credit_acked; /* sent again from the next progress call */
+        r->credit_sent = r->credit_acked; /* sent again by the next send_credit (test) */
     }
 }
 
@@ -440,7 +440,6 @@ void rail_recv_retry(struct rail_recv_comm *r)
         q->cts_retry = false;
         r->nretry--;
     }
-    send_credit(r);
 }
 
 /* Receives small enough to come eagerly hold their clear-to-send back: the message usually

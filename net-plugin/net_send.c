@@ -240,6 +240,8 @@ int rail_net_isend(void *comm, void *data, size_t size, int tag, void *mhandle, 
         RAIL_WARN(NCCL_NET, "isend: %p is not a send comm of this plugin", comm);
         return -EINVAL;
     }
+    if (s->base.nrails == 1) /* never two-phase: no other thread polls it */
+        return isend_entered(s, data, size, tag, mhandle, request);
     rail_send_enter(s);
     int rc = isend_entered(s, data, size, tag, mhandle, request);
     if (s->helped && s->n2ph == 0)
@@ -289,6 +291,8 @@ static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *
 int rail_send_test(struct rail_send_req *q, int *done, int *sizes)
 {
     struct rail_send_comm *s = (struct rail_send_comm *)q->h.comm;
+    if (s->base.nrails == 1)
+        return test_entered(s, q, done, sizes);
     rail_send_enter(s);
     int rc = test_entered(s, q, done, sizes);
     if (s->helped && s->n2ph == 0)

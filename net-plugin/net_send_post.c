@@ -154,13 +154,14 @@ static int post_record(struct rail_send_comm *s, struct rail_send_req *q, int ra
     return rc;
 }
 
-/* Record (or eager write) to post again: on `prefer` when it is up, else the next rail up. */
+/* The record (or eager write) waits for rail_send_retry. */
 static void record_pending(struct rail_send_comm *s, struct rail_send_req *q)
 {
     q->rec_state = RAIL_CH_PENDING;
     s->npending++;
 }
 
+/* Posts the record on `prefer` when it is up, else on the next rail up; else it waits. */
 static void record_now(struct rail_send_comm *s, struct rail_send_req *q, int prefer)
 {
     int rail = s->base.link[prefer].up ? prefer : rail_pick_up(&s->base, (unsigned)prefer);
@@ -246,7 +247,7 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
         int rc = post_pipelined(s, q);
         if (rc == 0) {
             s->slot_busy[q->seq % RAIL_FIFO_SLOTS] = (uint16_t)q->wrs_left;
-            rail_tel_msg(&s->base, sc[0].rail, q->size);
+            rail_tel_msg(&s->base, sc[0].rail);
         }
         return rc;
     }
@@ -264,7 +265,7 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
     if (q->striped)
         rail_tel_striped_msg(&s->base);
     else
-        rail_tel_msg(&s->base, sc[0].rail, q->size);
+        rail_tel_msg(&s->base, sc[0].rail);
     s->n2ph++;
     rail_send_help_list(s);
     bool empty = nbytes == 0;
@@ -323,7 +324,7 @@ int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q)
     int rc = post_eager_on(s, q, rail);
     if (rc == 0) {
         s->bounce_busy[q->bounce] = 1;
-        rail_tel_msg(&s->base, rail, q->size);
+        rail_tel_msg(&s->base, rail);
         rail_tel_stripe(&s->base, rail, q->size);
     }
     return rc;
@@ -344,20 +345,23 @@ static void piece_done(struct rail_send_comm *s, struct rail_send_req *q, int k,
         record_now(s, q, rail);
 }
 
+/* An eager message whose write failed with its rail got there anyway when the receiver has
+ * already returned its bounce slot: it is done and nothing is sent again. */
+static bool eager_returned(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    if (q->kind != RAIL_SREQ_EAGER ||
+        __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE) <= q->seq)
+        return false;
+    q->rec_state = RAIL_CH_DONE;
+    s->bounce_busy[q->bounce] = 0;
+    return true;
+}
+
 static void item_failed(struct rail_send_comm *s, struct rail_send_req *q, int k)
 {
     if (k == RAIL_CHUNK_REC) {
-        if (q->kind == RAIL_SREQ_EAGER) {
-            /* The receiver already returned the slot: the message got there. */
-            uint64_t freed =
-                __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE);
-            if (freed > q->seq) {
-                q->rec_state = RAIL_CH_DONE;
-                s->bounce_busy[q->bounce] = 0;
-                return;
-            }
-        }
-        record_pending(s, q);
+        if (!eager_returned(s, q))
+            record_pending(s, q);
         return;
     }
     q->ch[k].state = RAIL_CH_PENDING;
@@ -448,10 +452,7 @@ void rail_send_retry(struct rail_send_comm *s)
         }
         if (q->rec_state != RAIL_CH_PENDING)
             continue;
-        if (q->kind == RAIL_SREQ_EAGER &&
-            __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE) > q->seq) {
-            q->rec_state = RAIL_CH_DONE; /* returned by the receiver meanwhile */
-            s->bounce_busy[q->bounce] = 0;
+        if (eager_returned(s, q)) { /* returned by the receiver meanwhile */
             s->npending--;
             continue;
         }

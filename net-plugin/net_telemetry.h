@@ -7,9 +7,8 @@
 #include "rail_stats.h"
 
 /* A whole message, counted on the rail of its first piece. */
-static inline void rail_tel_msg(struct rail_comm *c, int rail, uint64_t bytes)
+static inline void rail_tel_msg(struct rail_comm *c, int rail)
 {
-    (void)bytes;
     rail_stats_add_msg(c->stats, rail);
 }
 /* A piece of data posted on rail (re-sent pieces count again). */
