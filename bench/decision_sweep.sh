@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Decision sweep: the algorithm/protocol the tuner picks per size, for every built-in profile
 # and a few communicator shapes (AllReduce, AllGather). Figures come from `nccl-rail explain`.
 # usage: bench/decision_sweep.sh [BUILD_DIR]

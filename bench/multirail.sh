@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Multi-rail bandwidth in the fabric VM, one boot. Runs INSIDE the VM:
 #   bash test/fabric/run-in-vm.sh --timeout 1500 -- bash bench/multirail.sh [options]
 # Phase 1, both rails at full speed, each round in alternating order:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The project's demo: real data through libnccl-net-rail.so on rail A of the SoftRoCE fabric,
 # every byte checked, next to perftest on the same devices. Runs INSIDE the fabric VM (about
 # 20 s of VM time on a quiet machine):

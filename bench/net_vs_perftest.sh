@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The net plugin next to perftest on the same devices in the same boot. Runs INSIDE the fabric VM:
 #   bash test/fabric/run-in-vm.sh --timeout 1200 -- bash bench/net_vs_perftest.sh [options]
 # Each round measures, in alternating order (odd rounds perftest first, even rounds netbench

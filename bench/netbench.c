@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netbench: point-to-point bandwidth and latency of ANY NCCL net plugin, driven through its
  * exported ncclNetPlugin_vN table the way NCCL's proxy drives it (host memory, NCCL_PTR_HOST,
  * one receive per irecv). Two processes: this one sends (on --send-dev), a forked child

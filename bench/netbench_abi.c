@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Version dispatch for netbench (see netbench_abi.h). Slots 0..16 of every ncclNet_vN table sit
  * at the same offsets (asserted in nccl_net.h), so calls whose signature never changed go
  * through the v6 layout; the others switch on the version. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netbench's view of an NCCL net plugin: one set of calls (size_t sizes, no contexts) over
  * whichever ncclNetPlugin_vN table the library exports, v6 .. v12. Nothing here knows the
  * nccl-rail plugin: any net plugin .so can be measured. Calls return ncclResult_t values

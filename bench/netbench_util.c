@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netbench helpers: control socket, byte patterns, plugin calls with deadlines, buffers. */
 #include "netbench_util.h"
 

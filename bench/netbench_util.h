@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netbench's shared pieces: options, the per-process state, the control socket between the two
  * processes, byte patterns, and plugin calls that give up after --timeout seconds instead of
  * hanging. Functions returning int give 0, or -1 after recording the reason in the report. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash disable=SC2154 # sdev, rdev, build, plugin come from the caller
 # Shared by bench/net_vs_perftest.sh and bench/net_demo.sh (sourced, inside the fabric VM).
 # The caller sets sdev, rdev (device names), build (build tree) and plugin (.so, may be empty),

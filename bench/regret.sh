@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regret of the tuner's choices against published nccl-tests measurements
 # (test/fixtures/measurements/published.csv): one line per comparable set with the measured best
 # alternative, the project's choice (the tuner's real decision path), NCCL 2.28's own choice

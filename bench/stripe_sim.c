@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Discrete-event simulation of the stripe scheduler (net-plugin/stripe.c) on two rails: a sender
  * keeps `window` messages in flight (NCCL's proxy posts a step when one completes), each message
  * is scheduled, its chunks queue FIFO on their rails, and completions are fed back to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tuner cost per call: loads libnccl-tuner-rail.so like NCCL and calls getCollInfo in a loop.
  * Run under callgrind by bench/tuner_cost.sh, which subtracts the baseline loop (same table
  * refill, a no-op tuner) and prints instructions per call. Also prints a decision sweep. */

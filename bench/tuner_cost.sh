@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Instructions per getCollInfo call, counted by callgrind (repeatable, unlike wall time).
 # usage: bench/tuner_cost.sh [BUILD_DIR] [PROFILE]
 set -euo pipefail

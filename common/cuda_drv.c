@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CUDA driver entry points through dlopen: see cuda_drv.h. The function pointer types below are
  * the driver API's C signatures with CUdevice = int, CUdeviceptr = unsigned long long (64-bit
  * builds), CUresult = int and enums passed as int (all 32-bit in the driver's C ABI). */

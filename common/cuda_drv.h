@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CUDA driver access without linking CUDA: libcuda is dlopen'ed on first use (once per process,
  * RTLD_NOW|RTLD_LOCAL, path from NCCL_RAIL_CUDA_LIBRARY), entry points are resolved through
  * cuGetProcAddress when the driver has it (else dlsym of the ABI-versioned names), and cuInit(0)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* InfiniBand speed encodings -> Mb/s (see ib_speed.h). */
 #include "ib_speed.h"
 

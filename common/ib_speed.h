@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* InfiniBand port speed arithmetic, I/O-free (net plugin and topology discovery).
  * ibv_query_port reports a per-lane signalling rate (active_speed, or active_speed_ex for XDR and
  * newer) and a lane count (active_width), both as one-bit-per-value encodings. NCCL multiplies the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Logging through NCCL's logger with a fixed "rail" prefix.
  * Inside NCCL every message goes to the ncclDebugLogger_t that init received; outside (CLI, tests)
  * WARN goes to stderr and INFO only when NCCL_RAIL_LOG_STDERR=1 (or rail_log_set_stderr_level). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every knob of the project, declared once in params_table.h. */
 #ifndef NCCL_RAIL_PARAMS_H
 #define NCCL_RAIL_PARAMS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one table of every knob the project reads: X(id, name, type, default, min, max, choices,
  * doc). Types: INT (range min..max), BOOL (0/1), STRING (free text), ENUM (one of choices,
  * '|'-separated). The configuration reference docs/configuration.md is generated from this table

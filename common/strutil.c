@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Error-buffer writers, printable quoting, strict number parsing (see strutil.h). */
 #include "strutil.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small string helpers shared by the parsers: error-buffer writers, a printable copy of input for
  * messages, and strict number parsing. I/O-free; nothing here allocates. */
 #ifndef NCCL_RAIL_STRUTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pure topology helpers: path names, NCCL's bandwidth units, the PCI-id -> compute capability
  * table, path classification and the per-GPU network summary. No I/O here. */
 #include "topo.h"

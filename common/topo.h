@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The node topology as the cost model and the net plugin read it: a plain C struct, filled from
  * NCCL's topology XML (NCCL_TOPO_FILE), from hwloc plus sysfs (live node or fixtures), or from a
  * built-in profile. No I/O happens after it is filled. */

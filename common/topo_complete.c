@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Completing a topology whose source left facts out.
  * Cloud NCCL topology files (AWS p4d/p4de, Azure NDv4...) and hwloc exports made without NVML
  * list GPUs and NICs as bare PCI devices: NCCL fills NVLinks (NVML) and NIC speeds (its net

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plugins' topology source order: NCCL_RAIL_TOPO_PROFILE, then NCCL_TOPO_FILE, then hwloc
  * (HWLOC_XMLFILE or the live node) with sysfs under NCCL_RAIL_SYSFS_ROOT. Every decision is
  * logged (INFO, NCCL_INIT|NCCL_TUNING) so that a user can see why a source was skipped. */

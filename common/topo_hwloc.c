@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hwloc 2.x (live node, HWLOC_XMLFILE/HWLOC_FSROOT, or an XML file) + sysfs -> struct rail_topo.
  *
  * GPUs are NVIDIA PCI functions of display class (0x03xx); NICs are OpenFabrics OS devices, one

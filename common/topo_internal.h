@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the topology loaders (topo_*.c). Not part of the public topology API. */
 #ifndef NCCL_RAIL_TOPO_INTERNAL_H
 #define NCCL_RAIL_TOPO_INTERNAL_H

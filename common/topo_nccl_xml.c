@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL topology XML (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE) -> struct rail_topo, with libxml2.
  *
  *   <system version="1">

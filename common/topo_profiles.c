@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Built-in topology profiles (NCCL_RAIL_TOPO_PROFILE): 8-GPU NVSwitch servers described from
  * public facts, for offline analysis and for nodes whose discovery is poor (VMs).
  *

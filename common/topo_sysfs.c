@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Root-prefixed /sys and /proc reader (see topo_sysfs.h). */
 #include "topo_sysfs.h"
 #include "ib_speed.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Root-prefixed access to /sys and /proc, and the facts the topology needs from them (IB port
  * speed, link layer and state; PCIe max link; peer-memory GDR).
  *

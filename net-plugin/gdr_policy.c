@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPUDirect RDMA decisions (pure): see gdr_policy.h. */
 #include "gdr_policy.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPUDirect RDMA decisions of the net plugin, pure (no I/O): from what the node offers (peer-memory
  * module, CUDA dma-buf support, the HCA's dma-buf probe, the GPU's compute capability, the
  * GPU-NIC path) and the NCCL knobs, what the plugin reports to NCCL (ptrSupport, forceFlush),

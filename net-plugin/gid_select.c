@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RoCE GID selection, sysfs GID table reader and NCCL_RAIL_GID_INDEX parser (see gid_select.h). */
 #include "gid_select.h"
 #include "strutil.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RoCE GID tables: NCCL's automatic GID index selection, the sysfs GID table reader (root-prefix
  * I/O only), GID text formatting, and the NCCL_RAIL_GID_INDEX per-HCA override list.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL_IB_HCA parsing and matching (see hca_filter.h). */
 #include "hca_filter.h"
 #include "strutil.h"

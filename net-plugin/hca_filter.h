@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL_IB_HCA: which IB devices and ports the plugin may use. I/O-free.
  *
  * Syntax, as NCCL: a comma list of `name[:port]`. The first character may be `^` (exclude the

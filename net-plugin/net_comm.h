@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal state of the net plugin: devices, connections (send and receive comms with per-rail
  * state arrays), requests and memory handles, plus the functions the net_*.c files share.
  * Everything returns 0 or a negative errno; net_exports.c maps that to ncclResult_t. */

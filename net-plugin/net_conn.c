@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Connection establishment. The sender (connect) opens a TCP connection to the listener named in
  * the handle and sends its metadata (QPNs, GIDs, FIFO address and keys); the receiver (accept)
  * validates it, builds its QPs, answers with its own metadata (size records, eager bounce

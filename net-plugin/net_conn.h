@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* listen / connect / accept / close, and the per-communicator context of the v11 API. */
 #ifndef NCCL_RAIL_NET_CONN_H
 #define NCCL_RAIL_NET_CONN_H

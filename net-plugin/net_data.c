@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Data-path entry points shared by both directions: completion polling and test(), which
  * dispatches send, receive and flush requests (iflush: net_flush.c). */
 #include "net_data.h"

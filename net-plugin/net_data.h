@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The data-path calls of the net API (isend in net_send.c, irecv in net_recv.c, test in net_data.c,
  * iflush in net_flush.c). */
 #ifndef NCCL_RAIL_NET_DATA_H

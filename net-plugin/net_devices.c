@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device discovery, once per process: every ACTIVE port with an InfiniBand or Ethernet (RoCE)
  * link layer that NCCL_IB_HCA selects is opened with its own verbs context, protection domain and
  * registration cache; the ports are then grouped into plugin devices of one or more rails

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Failure detection and reporting. A comm's first error is sticky: completion errors, fatal
  * asynchronous events, a peer that closed its out-of-band socket (process gone) and protocol
  * violations all land in comm->error with one WARN naming the device, the QP and the operation;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL net ABI shims: the only file that knows the versioned signatures. ncclNetPlugin_v11 is
  * native; v12 (NCCL 2.30) differs only in the property layout; v6..v10 (NCCL 2.19..2.27) get a
  * process-wide context, int sizes where the ABI has them and older property structs. Every table

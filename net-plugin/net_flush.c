@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPUDirect flush through loopback RDMA reads: see net_flush.h. */
 #include "net_flush.h"
 

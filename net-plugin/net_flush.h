@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPUDirect flush (iflush): after data lands in GPU memory through a NIC, a read of that memory
  * through the same NIC forces the NIC's earlier PCIe writes to become visible to the GPU. A receive
  * comm whose device needs this (rail_gdr_flush_needed) gets, per rail, a loopback RC QP connected

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-HCA GPUDirect facts and decisions: see net_gdr.h. */
 #include "net_gdr.h"
 

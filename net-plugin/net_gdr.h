@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPUDirect RDMA facts of each HCA, read once per device on first use (I/O side of gdr_policy.h):
  * the peer-memory files under the sysfs root (NCCL_RAIL_SYSFS_ROOT), the HCA's dma-buf probe
  * ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0), and the CUDA driver's attributes (common/cuda_drv.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Out-of-band interface choice, NCCL's rules (pure). NCCL_SOCKET_IFNAME is a comma list of
  * interface-name prefixes; a leading '^' turns it into an exclude list and a following '=' makes
  * the names exact ("^=docker0"). Without it NCCL prefers "ib*" interfaces, then anything but

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* init / finalize / devices / getProperties. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-rail verbs resources of a connection: completion queue, RC queue pairs, registered
  * control regions, and the QP transitions from the peer's metadata. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-rail connection resources (net_link.c). */
 #ifndef NCCL_RAIL_NET_LINK_H
 #define NCCL_RAIL_NET_LINK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Out-of-band TCP: the listen socket behind the handle, the non-blocking handshake I/O and the
  * per-connection socket that stays open to notice a dead peer. The local address is the one NCCL
  * would use (NCCL_SOCKET_IFNAME honoured, else NCCL's interface preference). */

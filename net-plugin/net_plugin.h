@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The net plugin's version-independent API (v11 semantics), implemented by the net_*.c files
  * and wrapped by the versioned tables in net_exports.c. All return 0 or a negative errno. */
 #ifndef NCCL_RAIL_NET_PLUGIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rail failure and rejoin for multi-rail connections.
  *
  * Failure: a completion error, a refused post, a PORT_ERR event of the rail's port, or the peer's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Receiving side. irecv(n <= 8) takes a request, numbers each entry with its per-tag index and
  * RDMA-writes one clear-to-send slot (n entries) into the sender's FIFO (slots are taken in the
  * order the CTS are written; the sender matches by tag and index). Data then arrives as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Memory handles. Registrations are cached per device (page-aligned, reference counted), so
  * registering the same buffer through many comms costs one ibv_reg_mr (regIsGlobal=1). A handle
  * holds one cache entry per rail of the comm it was registered through. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* regMr / regMrDmaBuf / deregMr over the per-device registration cache. */
 #ifndef NCCL_RAIL_NET_REG_H
 #define NCCL_RAIL_NET_REG_H

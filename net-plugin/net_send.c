@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sending side. The receiver RDMA-writes clear-to-send (CTS) entries into this comm's FIFO:
  * one slot per irecv, one entry per grouped receive, each naming (tag, per-tag index, buffer,
  * keys). isend(tag) sends the j-th message with that tag, j = messages already sent with it:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Posting of messages on the rails of a send comm, and their re-sending after a rail failure.
  *
  * A rendezvous message takes one of two shapes:

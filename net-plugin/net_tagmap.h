@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-tag message counters of one connection (pure). Messages with the same tag are matched in
  * order: the j-th send with tag t goes to the j-th receive entry with tag t, which is what NCCL's
  * slot-by-slot matching amounts to. Both ends count per tag; the counters travel in CTS entries

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Data-path hooks into the per-connection telemetry (rail_stats.h): a few relaxed atomic adds
  * each; a comm without telemetry (NULL) costs a branch. */
 #ifndef NCCL_RAIL_NET_TELEMETRY_H

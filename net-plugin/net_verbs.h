@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one seam between the plugin and libibverbs: every verbs call the plugin makes goes through
  * these wrappers, which return 0 or a negative errno and put a readable reason (naming the
  * device and the call) into err. Data-path posting stays a thin inline call. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Wire formats of the net plugin, as pure functions (no I/O, no verbs): the listen handle NCCL
  * carries between ranks, the TCP frames of the connection handshake, the memory layouts both
  * ends address with RDMA (clear-to-send FIFO, size records, eager bounce slots) and the 32-bit

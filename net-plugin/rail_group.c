@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rail groups: explicit NCCL_RAIL_RAILS parsing and the automatic grouping (see rail_group.h). */
 #include "rail_group.h"
 #include "strutil.h"

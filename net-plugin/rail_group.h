@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rail groups: which HCA ports (rails) one NCCL device of the net plugin stripes over. I/O-free:
  * the caller lists the usable ports (and, when it has a topology, the path class from each GPU to
  * each port) and gets the groups back; docs/striping.md ("Rails") describes the rules.

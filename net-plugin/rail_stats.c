@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Multi-rail telemetry: the registry of live connections, closed totals, the close summary and
  * the background snapshot writer. Formatting lives in rail_stats_format.c. */
 #include "rail_stats.h"

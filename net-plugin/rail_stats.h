@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Multi-rail telemetry: per-connection, per-rail counters that the data path bumps, a registry of
  * live connections (plus totals of the closed ones), an INFO summary line when a connection
  * closes, and an optional background writer that dumps periodic snapshots to a file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pure formatters of telemetry snapshots: JSON (built with json-c, which does the string
  * escaping), Prometheus text exposition format, the CLI table and the close summary line. */
 #include "rail_stats_format.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Snapshots of the multi-rail telemetry (rail_stats.h) and their pure formatters and reader:
  * snapshot -> JSON (json-c), Prometheus text exposition format, a human table, the INFO summary
  * line; JSON text -> snapshot. No I/O except rail_stats_load_file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reader of JSON telemetry snapshots (json-c): the format rail_stats_format_json writes. Every
  * member the table needs is checked for presence and type; errors name the member by its path
  * ("connections[1].rails[0].bytes"). */

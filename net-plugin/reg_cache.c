@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Registration cache (see reg_cache.h): a mutex-protected array of refcounted entries. */
 #include "reg_cache.h"
 

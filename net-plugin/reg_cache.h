@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Memory registration cache behind regMr/deregMr. Verbs-free: registering and deregistering go
  * through callbacks, so the cache is unit-testable with fakes.
  *

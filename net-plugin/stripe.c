@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stripe scheduler (see stripe.h): integer weights with a floor share, a cumulative split on
  * 128-byte boundaries, round-robin for whole messages, and a decayed-sum rate estimate per rail. */
 #include "stripe.h"

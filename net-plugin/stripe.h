@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Stripe scheduler for multi-rail connections: decides which rail carries which bytes of a
  * message. Pure and I/O-free (integer arithmetic only; the one exception,
  * rail_stripe_config_from_env, reads the two knobs and is never called by the others).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Configures and builds one build tree: build.sh DIR [extra cmake args...]
 set -euo pipefail
 dir=${1:?usage: build.sh DIR [cmake args]}

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job, on a fresh machine: builds everything, moves real data through the net plugin
 # on the SoftRoCE fabric (a TCG VM with rdma_rxe; every byte verified, perftest alongside), then
 # prints the tuner's decision table for a 2-node DGX H100 communicator (16 ranks).

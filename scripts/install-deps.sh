@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build and test dependencies from Debian's archive (idempotent; needs root).
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config binutils libxml2-dev libxml2-utils libhwloc-dev hwloc

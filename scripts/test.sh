@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and runs every test: unit tests (plain build and ASan+UBSan build, via ctest), then the
 # SoftRoCE VM suites (fabric smoke test, net plugin integration on both builds).
 # Installs what it needs. Prints one closing line "N passed, M failed" over every suite.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # docs/configuration.md must be exactly what the parameter table generates.
 set -u
 src=${1:?usage: check_docs.sh SOURCE_DIR BUILD_DIR}

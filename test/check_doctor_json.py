@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """ctest: `nccl-rail doctor --json` on fixtures and on the live node; every document must validate
 against docs/doctor.schema.json, the exit status must be 1 exactly when a finding is an error, and
 each fixture must give the findings its failure mode is about.

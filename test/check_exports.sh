@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Symbol-export check: the plugin libraries export exactly the NCCL plugin symbols, nothing else.
 set -u
 build=${1:?usage: check_exports.sh BUILD_DIR}

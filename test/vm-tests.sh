@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Everything that needs real RDMA, run inside the SoftRoCE VM in one boot:
 #   test/fabric/run-in-vm.sh -- bash test/vm-tests.sh BUILD_DIR...
 # 1. the fabric smoke test (devices, GIDs, traffic crosses each rail);

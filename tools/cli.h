@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #ifndef NCCL_RAIL_CLI_H
 #define NCCL_RAIL_CLI_H
 /* Each subcommand takes argv with argv[0] = its own name; returns the process exit status

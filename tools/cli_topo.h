@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Topology selection shared by the CLI commands. */
 #ifndef NCCL_RAIL_CLI_TOPO_H
 #define NCCL_RAIL_CLI_TOPO_H

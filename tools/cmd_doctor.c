@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail doctor: checks this node (or a sysfs snapshot) for what the plugins need. */
 #include <getopt.h>
 #include <stdio.h>

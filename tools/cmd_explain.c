@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail explain: the tuner's decision table for a topology and communicator shape. */
 #include <errno.h>
 #include <getopt.h>

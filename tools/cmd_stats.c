@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail stats FILE [--watch]: pretty-prints a JSON telemetry snapshot written by the net
  * plugin (NCCL_RAIL_STATS_FILE). */
 #include <errno.h>

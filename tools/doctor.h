@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail doctor: node checks for the plugins, each a small module that reads sysfs/procfs under
  * a root prefix (a fixture in tests) and an injectable environment, and appends findings to a
  * report. No check writes anything or needs privileges; what it cannot read it reports as such.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Environment checks (env.*): NCCL variables that make init fail or silently take the fast path
  * away, and every knob of the params table validated the way the plugins parse it. The
  * environment is the injectable doctor_env, never getenv(). */

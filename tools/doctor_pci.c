@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PCIe checks: negotiated vs maximum link of GPUs and NICs (pcie.link), ACS redirection on the
  * bridges between a GPU and its nearest NICs (pcie.acs), and GPU BAR1 size (gpu.bar1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Findings list, environment lookup, the check sequence, and the table and JSON renderings. */
 #include "doctor.h"
 

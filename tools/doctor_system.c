@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Process and node prerequisites: locked memory and CAP_IPC_LOCK (sys.memlock), the verbs device
  * nodes (sys.dev_infiniband), GPUDirect RDMA state (gdr.*, with the dma-buf seam), and the short
  * list of recommended settings (recommend.*).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Topology for the doctor: hwloc (an XML file, or the live node) or a sysfs-only walk of a root
  * prefix, and the GPU<->NIC placement checks (topo.*).
  *

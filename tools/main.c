@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail: the project's command-line tool. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Building the model and predicting times (ncclTopoGetAlgoTime's formula). */
 #include <errno.h>
 #include <stdio.h>

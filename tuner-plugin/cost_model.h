@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cost model: predicted time of every (collective, algorithm, protocol) for a communicator on
  * a topology. Pure C, no I/O, deterministic (no timing, no randomness), so every rank agrees.
  * Every constant and its source is documented in docs/cost-model.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL 2.28.9's tuning constants, the names NCCL prints, and the v5 constant refinements.
  * Values are facts read from NCCL v2.28.9-1 src/graph/tuning.cc and src/graph/search.cc
  * (see docs/cost-model.md for the table and sources). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Topology -> model inputs: intra-node bandwidth per GPU, the effective bandwidth of the NICs
  * nearest to each GPU (penalised when data has to cross the CPU), the network latency by NIC type,
  * and whether the topology is known well enough to act on. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared between the cost_model*.c files only. */
 #ifndef NCCL_RAIL_COST_MODEL_INTERNAL_H
 #define NCCL_RAIL_COST_MODEL_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL 2.28.9's ncclTopoTuneModel (src/graph/tuning.cc), re-implemented from its formulas: the
  * bandwidth and latency of every valid (collective, algorithm, protocol) from the search graphs
  * and the tuning constants. Plus the per-call filters of updateCollCostTable (src/enqueue.cc) that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The project's refinements on top of NCCL's model, each tied to a published measurement and a
  * physical reason (docs/cost-model.md §5 "Where we differ from NCCL and why", validated by
  * test/unit/test_regret.c). They only ever touch combinations NCCL itself offers (bandwidth > 0),

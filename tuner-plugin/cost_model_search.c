@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An emulation of NCCL 2.28.9's topology search (src/graph/search.cc ncclTopoCompute) on the
  * per-GPU bandwidths the topology gives: how many channels NCCL would find, at which speed per
  * channel. NCCL searches real paths link by link; here every channel crosses each GPU's NVLink (or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Decision table: per collective, pipelined-op class and log2 size bucket, the model's candidates
  * (algorithm, protocol) ranked best first. Built once per communicator at init so getCollInfo is
  * a lookup plus a short scan for the first candidate NCCL did not mark IGNORE. */

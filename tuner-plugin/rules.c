@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rules file: strict parser for NCCL's example-tuner CSV format, loader, first-match lookup. */
 #include "rules.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The operator's rules file (NCCL_TUNER_CONFIG_FILE): NCCL's example-tuner CSV format,
  *   collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff]]
  * parsed strictly (every malformed line is an error naming file, line and reason) and matched

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tuner's per-communicator state and its version-independent entry points.
  * tuner_exports.c maps the NCCL ABI versions onto these; the CLI and tests use them directly. */
 #ifndef NCCL_RAIL_TUNER_CORE_H

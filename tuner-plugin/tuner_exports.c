@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL tuner ABI shims, v2..v6: the only file that knows the versioned signatures.
  * Every table is complete at load time (NCCL reads the function pointers before any init). */
 #include "tuner_exports.h"

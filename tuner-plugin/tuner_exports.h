@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The versioned tuner ABI tables, shared by libnccl-tuner-rail.so and libnccl-net-rail.so. */
 #ifndef NCCL_RAIL_TUNER_EXPORTS_H
 #define NCCL_RAIL_TUNER_EXPORTS_H

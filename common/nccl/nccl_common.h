@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL plugin ABI: the types shared by every plugin kind (NCCL 2.28.9 layouts).
  * Written by the nccl-rail project from the field lists of the NCCL 2.28 ABI notes;
  * the project never includes NCCL's own headers so the plugins build without NCCL. */

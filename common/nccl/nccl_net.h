@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL net plugin ABI: ncclNet_v6 .. v11 (NCCL 2.28.9) and ncclNet_v12 (NCCL 2.30).
  * Written by the nccl-rail project from the field lists and version table of the NCCL ABI notes
  * (nccl-plugin-abi.md §2); older layouts were checked against the NCCL sources for facts only.

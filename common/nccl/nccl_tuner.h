@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL tuner plugin ABI, versions 2..5 (NCCL 2.28.9) and 6 (NCCL 2.30).
  * Written by the nccl-rail project from the ABI field lists; sizes and offsets are asserted. */
 #ifndef NCCL_RAIL_ABI_TUNER_H

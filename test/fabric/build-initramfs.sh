@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # build-initramfs.sh - pack the fabric guest's initramfs.
 #
 # usage: build-initramfs.sh OUT.cpio.gz

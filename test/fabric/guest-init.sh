@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # guest-init.sh - /init (PID 1, busybox sh) of the fabric guest.
 #
 # 1. loads the modules listed in /etc/fabric-modules

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # run-in-vm.sh - run a command inside a qemu guest that has real RDMA verbs:
 # four SoftRoCE (rdma_rxe) devices on two veth "rails".
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # setup-host.sh - prepare this (Debian 12) host to run the SoftRoCE test fabric.
 #
 # 1. apt-get installs qemu (TCG, no GUI), busybox, kmod and the RDMA userspace

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # smoke.sh - check the SoftRoCE fabric inside the VM:
 #   bash test/fabric/run-in-vm.sh -- bash test/fabric/smoke.sh
 # 1. the four rxe devices exist, are ACTIVE, have link layer Ethernet, sit on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fake CUDA driver (tests only): the few driver entry points the net plugin resolves, plus
  * cuMemAlloc_v2 / cuMemFree_v2 for the tests. "Device memory" is page-aligned host memory the
  * fake remembers; cuPointerGetAttribute calls it DEVICE memory. Behaviour from the environment:

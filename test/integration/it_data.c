@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Data scenarios: every transfer is checked byte for byte, and the bytes after the received
  * size must stay untouched. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Eager flow control with held-back clear-to-send. A receive no larger than the sender's eager
  * limit writes no CTS at first: the message is expected eagerly. Here the sender first fills
  * every bounce slot with messages nobody has posted a receive for, so the next small message

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fault scenarios: closing with requests in flight, a peer killed mid-transfer, garbage handles,
  * a hostile peer speaking the handshake with corrupt metadata, and the versioned tables. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPUDirect scenarios on SoftRoCE with the fake libcuda (test/fakecuda, whose "device memory" is
  * host memory the plugin can register on rxe):
  * - gdr_off:   no peer memory; rxe's dma-buf probe says EOPNOTSUPP, so ptrSupport is HOST only,

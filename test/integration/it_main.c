@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rail_net_it PLUGIN.so [--send-dev NAME] [--recv-dev NAME] [SCENARIO...]
  * Runs each scenario as two processes (receive side on --recv-dev, send side on --send-dev),
  * loading the plugin like NCCL does, and prints "PASS name" / "FAIL name" and a closing

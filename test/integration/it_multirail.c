@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Multi-rail scenarios: they run only when both devices are rail groups ("rxe0+rxe2") inside the
  * fabric VM as root, and pass with a note otherwise.
  *   mr_stream    batches of sizes around the eager, stripe and chunk limits, byte-exact;

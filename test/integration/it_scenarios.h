@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Scenarios of the net plugin integration test. Each runs as two processes: the receive side
  * (device --recv-dev) and the send side (device --send-dev), joined by a control socket. A side
  * returns 0 on success; it_main.c forks, times out and reports. */

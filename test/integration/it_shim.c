@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Older ABI tables and environment handling: a transfer through ncclNetPlugin_v8 (int sizes,
  * process-wide init), a decline when NCCL_IB_HCA filters out every port, and the out-of-band
  * address following NCCL_SOCKET_IFNAME. */

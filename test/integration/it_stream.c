@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A long stream: 3000 messages of pseudo-random sizes (0..24 KiB, so eager and rendezvous mix)
  * over three tags, received in groups of 1..4 with up to 32 receives and 128 sends in flight.
  * The FIFO and the eager bounce ring wrap many times; every byte is checked. */

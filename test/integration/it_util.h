@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers of the net plugin integration test: load the plugin the way NCCL does (dlopen +
  * ncclNetPlugin_v11), establish connections between two processes over a control socket, and
  * move byte patterns with deadlines so that a hang becomes a failure. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Net plugin integration scenarios over real verbs. Meant to run inside the fabric VM:
 #   test/fabric/run-in-vm.sh -- bash test/integration/run.sh [SCENARIO...]
 # Uses the build tree $RAIL_BUILD_DIR (default: build). Prints one closing line

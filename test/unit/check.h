@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal assertion helpers for the unit tests: every CHECK counts, and the test prints the
  * closing line "N passed, M failed" and exits non-zero when anything failed. */
 #ifndef NCCL_RAIL_TEST_CHECK_H

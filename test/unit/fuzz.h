@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Deterministic pseudo-random input for the fuzz loops: the same sequence on every run and
  * platform (a 32-bit linear congruential generator; its high bits are the random ones). */
 #ifndef NCCL_RAIL_TEST_FUZZ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Runtime checks of the NCCL ABI layouts declared in common/nccl: sizes, byte offsets, the
  * function-table slot order and argument types of every tuner and net version, plus the flat
  * float[7][3] layout behind the tuner's float** cost table. The headers also static_assert most

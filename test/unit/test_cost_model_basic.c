@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cost model: general properties on hand-built topologies (sizes, determinism, monotonicity,
  * nRanks == 1, confidence). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The measured lessons the cost model is calibrated on (docs/cost-model.md §5 and §11), checked
  * on the tuner's real decision path (rail_tuner_create + rail_tuner_apply, every entry offered).
  * Times are checked in test_regret.c; this file pins the choices and ratios the sources state

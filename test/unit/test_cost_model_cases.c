@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cost model: NCCL 2.28.9's formulas on known inputs (values computed by hand from
  * src/graph/tuning.cc), the emulated search on known systems, and the published cases the
  * project's refinements must respect (docs/cost-model.md). */

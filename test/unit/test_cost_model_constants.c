@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cost model: NCCL 2.28.9's default constants, the model honouring passed constants, and the v5
  * constant refinements (which entries, how many, only the node's compute capability). */
 #include "check.h"

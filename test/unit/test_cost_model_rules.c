@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cost model: which (collective, algorithm, protocol) combinations exist, as NCCL 2.28.9 allows
  * them, in both the NCCL table and the project's table. */
 #include "check.h"

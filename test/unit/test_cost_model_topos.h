@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Hand-built node topologies for the cost-model tests (no loader involved). Numbers follow the
  * public system descriptions: DGX H100 (8 GPUs, 18 NVLink4 each through NVSwitch, 8x400G NDR IB,
  * one NIC per GPU behind the same PCIe switch), p4d.24xlarge (8 A100, NVSwitch, 4x100G EFA, two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* CUDA driver access (common/cuda_drv.c) against the fake libcuda (test/fakecuda): absent library,
  * a library without cuInit, cuInit failing, attributes and pointers through cuGetProcAddress and
  * through dlsym, dma-buf handles on and off. Loading happens once per process, so every case runs

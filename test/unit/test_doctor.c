@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail doctor on the fixture trees: the findings (id + severity) each failure mode must give,
  * and a healthy node that gives no warning or error. */
 #include <string.h>

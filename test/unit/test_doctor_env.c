@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail doctor: environment findings through the injectable environment, and the pure
  * helpers (ACS capability walk, BAR1 size, IB rate lanes, NCCL_ALGO/NCCL_PROTO syntax). */
 #include <errno.h>

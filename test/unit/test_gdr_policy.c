@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* GPUDirect policy (gdr_policy.c): every branch of ptrSupport, flush, forceFlush, the level knob,
  * the registration method and relaxed ordering, and the reason line. */
 #include <errno.h>

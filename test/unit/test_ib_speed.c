@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ib_speed: NCCL's speed x width tables, names, and the sysfs `rate` parser (incl. the forms
  * without a number, the fixture's three ports and random garbage). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libnccl-net-rail.so loaded the way NCCL loads it (dlopen + dlsym of the versioned tables):
  * every table is complete, the entry points survive NULL and bogus arguments with an error (and
  * always write *request), and without RDMA hardware the plugin declines cleanly at init. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gid_select: NCCL's RoCE GID auto-selection on the fixture's mlx5_1 (index 3) and on synthetic
  * tables (v1 only, link-local only, empty slots, IPv6, ADDR_RANGE, multicast-mapped), the sysfs
  * reader on the fixture and on temporary trees, formatting, the NCCL_RAIL_GID_INDEX parser, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hca_filter: NCCL_IB_HCA syntax (include/exclude, exact/prefix, ports, 2.30 extra fields),
  * every malformed case, format/parse round trips and random strings. */
 #include <errno.h>

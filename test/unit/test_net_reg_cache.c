@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reg_cache: containment hits, overlapping misses, refcounts, exactly-once dereg, zero length,
  * page math, per-context keys, dma-buf path, reg failures, destroy with leftovers, and a
  * multi-threaded get/put run checked against fake verbs callbacks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Net plugin wire formats: listen handle, handshake frames, immediates, CTS entries and eager
  * headers; every decoder must reject corrupt or hostile input with an error, never crash. Also
  * the per-tag counters and the NCCL_SOCKET_IFNAME matcher. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netbench's pure helpers (byte patterns, message stamps) and its plugin loader's refusals. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parameter table and logging: parsing, ranges, WARN naming the variable, prefix and format. */
 #include <errno.h>
 #include <stdarg.h>

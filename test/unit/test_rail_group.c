@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rail_group: explicit NCCL_RAIL_RAILS (every accepted form and every rejected one), automatic
  * grouping by GPU proximity (synthesized path matrices and the built-in dgx profiles), without
  * GPUs, mixed IB/Ethernet, more than RAIL_MAX_RAILS ports, topology mapping, log lines, and a

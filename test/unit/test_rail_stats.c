@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* multi-rail telemetry, pure side: counters and their helpers, the registry and closed totals,
  * weights from a stripe scheduler, the JSON formatter (exact text, escaping, round trip through
  * the reader), Prometheus lines with labels, the table, the close summary line, "%p" expansion,

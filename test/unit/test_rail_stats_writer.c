@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* multi-rail telemetry, I/O side: the writer started from the environment by the first
  * rail_stats_open, explicit starts and their errors, the snapshot file read back by the reader and
  * by `nccl-rail stats` (also on malformed, missing and Prometheus files), the Prometheus writer,

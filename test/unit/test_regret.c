@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Regret of the tuner's choices against published nccl-tests measurements
  * (test/fixtures/measurements/published.csv, sources in its README.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rules file: parsing of every accepted form and every error class, loading (line numbers, CRLF,
  * BOM, lenient mode, huge/binary/overlong input) and first-match-wins lookup. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stripe scheduler: schedules compared field by field, weights within one 128-byte unit,
  * alignment and exact coverage over thousands of random sizes/weights/states, edge sizes,
  * round-robin of whole messages over rails that are up, the floor share, determinism, adaptive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* strutil: error-buffer writers, the printable copy used in messages, strict number parsing. */
 #include "check.h"
 #include "strutil.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Completing sparse topologies from PCI ids: cloud NCCL files and hwloc exports without NVML. */
 #include <string.h>
 

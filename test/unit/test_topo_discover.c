@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rail_topo_discover: NCCL_RAIL_TOPO_PROFILE > NCCL_TOPO_FILE > hwloc, fallbacks, and the log
  * lines that say which source was used and why the others were skipped. */
 #include "check.h"

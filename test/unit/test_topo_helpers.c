@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pure topology helpers: path names, NCCL bandwidth units, PCI-id table, parsers, the path
  * classifier and the per-GPU network summary. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hwloc loader on the recorded hwloc XML exports: device counts, sm from PCI ids, NVLink from
  * the NVLinkBandwidth matrix, NCCL path classes (CTS-1 PIX, Lassen PHB/SYS), bad files. */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL topology XML loader: the 9 public files (counts, sm, NVSwitch, NIC speeds, path classes)
  * and malformed or hostile inputs (clean -EINVAL with a reason, never a crash or overflow). */
 #include "check.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Built-in topology profiles: the documented facts of each machine, and that the names match the
  * NCCL_RAIL_TOPO_PROFILE choices in the parameter table. */
 #include "check.h"

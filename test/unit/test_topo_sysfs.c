@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Root-prefixed sysfs reader on the synthetic XE8640-like tree (IB port rate/link layer/state,
  * PCIe max link, peermem), small hand-made trees for the edge cases, and hwloc reading the same
  * tree through HWLOC_FSROOT. */

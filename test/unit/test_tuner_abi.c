@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ABI test: load libnccl-tuner-rail.so exactly the way NCCL 2.28 does (dlopen RTLD_NOW|RTLD_LOCAL,
  * symbols searched v5 -> v2, a flat float[7][3] cost table passed as float**) and check the
  * selection rules: exactly one available entry forced to 0.0, IGNORE entries never revived,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Scratch trees for tests (under a mkdtemp directory): mkdir -p, write a file with its parent
  * directories, remove a tree. A failure is a CHECK failure naming the path. */
 #ifndef NCCL_RAIL_TEST_TMPFILES_H
