@@ -26,6 +26,8 @@ RAIL_PARAM(TUNER_NCHANNELS, "NCCL_RAIL_TUNER_NCHANNELS", BOOL, "1", 0, 1, NULL,
            "1 lets the tuner suggest a channel count where its model is confident")
 RAIL_PARAM(TUNER_CONFIG_FILE, "NCCL_TUNER_CONFIG_FILE", STRING, "", 0, 0, NULL,
            "Rules file in NCCL's example-tuner CSV format; rules override the model")
+RAIL_PARAM(CALIBRATION_FILE, "NCCL_RAIL_CALIBRATION_FILE", STRING, "", 0, 0, NULL,
+           "Calibration file written by `nccl-rail calibrate` from nccl-tests logs (docs/calibration.md): the tuner uses its measured times for this communicator's shape, the model elsewhere; a bad file WARNs and the model is used. Every rank must read the same file")
 RAIL_PARAM(CONFIG_LENIENT, "NCCL_RAIL_CONFIG_LENIENT", BOOL, "0", 0, 1, NULL,
            "1 skips malformed rules-file lines with a WARN instead of failing init")
 RAIL_PARAM(LOG_STDERR, "NCCL_RAIL_LOG_STDERR", BOOL, "0", 0, 1, NULL,

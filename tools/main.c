@@ -7,15 +7,18 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: nccl-rail COMMAND [options]\n"
-            "commands:\n"
-            "  explain   print the tuner's decision table for a topology and communicator shape\n"
-            "  params    print the configuration reference (--markdown)\n"
-            "  doctor    check this node (or a sysfs snapshot) for what the plugins need\n"
-            "  stats     print a multi-rail telemetry snapshot (NCCL_RAIL_STATS_FILE)\n"
-            "  help      this text\n"
-            "run 'nccl-rail COMMAND --help' for the options of a command\n");
+    fprintf(
+        f, "usage: nccl-rail COMMAND [options]\n"
+           "commands:\n"
+           "  explain   print the tuner's decision table for a topology and communicator shape\n"
+           "  calibrate turn nccl-tests logs of forced algorithm/protocol runs into a calibration\n"
+           "            file for NCCL_RAIL_CALIBRATION_FILE\n"
+           "  sweep     print the nccl-tests runs that calibrate needs for a shape\n"
+           "  params    print the configuration reference (--markdown)\n"
+           "  doctor    check this node (or a sysfs snapshot) for what the plugins need\n"
+           "  stats     print a multi-rail telemetry snapshot (NCCL_RAIL_STATS_FILE)\n"
+           "  help      this text\n"
+           "run 'nccl-rail COMMAND --help' for the options of a command\n");
 }
 
 int main(int argc, char **argv)
@@ -26,6 +29,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "explain") == 0)
         return cli_explain(argc - 1, argv + 1);
+    if (strcmp(argv[1], "calibrate") == 0)
+        return cli_calibrate(argc - 1, argv + 1);
+    if (strcmp(argv[1], "sweep") == 0)
+        return cli_sweep(argc - 1, argv + 1);
     if (strcmp(argv[1], "params") == 0)
         return cli_params(argc - 1, argv + 1);
     if (strcmp(argv[1], "doctor") == 0)

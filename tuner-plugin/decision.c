@@ -54,8 +54,18 @@ static int sample_sizes(int bucket, size_t out[POINTS_PER_BUCKET])
     return POINTS_PER_BUCKET;
 }
 
+static int model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
+                       float out[RAIL_DT_CANDIDATES])
+{
+    const struct rail_model *m = ctx;
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
+        out[c] = rail_model_time(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS, nbytes,
+                                 num_pipe_ops);
+    return 0;
+}
+
 static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, int coll, int pipe,
-                       int bucket, bool use_nchannels)
+                       int bucket, bool use_nchannels, rail_dt_times_fn fn, const void *ctx)
 {
     size_t sizes[POINTS_PER_BUCKET];
     int npts = sample_sizes(bucket, sizes);
@@ -66,9 +76,8 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
 
     memset(cell, 0, sizeof(*cell));
     for (int i = 0; i < npts; i++)
-        for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
-            times[i][c] = rail_model_time(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS,
-                                          sizes[i], pipe_ops);
+        if (fn(ctx, coll, sizes[i], pipe_ops, times[i]))
+            cell->source = RAIL_DT_SRC_CALIBRATION;
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
         score[c] = 0.0;
         for (int i = 0; i < npts; i++) {
@@ -96,17 +105,23 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
         cell->cand[j + 1] = v;
     }
     cell->n = (uint8_t)n;
-    if (use_nchannels && n > 0) {
+    if (use_nchannels && n > 0 && cell->source == RAIL_DT_SRC_MODEL) {
         int a = cell->cand[0] / NCCL_NUM_PROTOCOLS, p = cell->cand[0] % NCCL_NUM_PROTOCOLS;
-        int nc = m->nchannels[a][p];
+        int nc = m->nchannels[a][p]; /* measured runs used NCCL's channels: keep them */
         cell->nchannels = (uint8_t)(nc > 0 && nc <= 64 ? nc : 0);
     }
 }
 
-void rail_dt_build(struct rail_decision_table *dt, const struct rail_model *m, bool use_nchannels)
+void rail_dt_build_with(struct rail_decision_table *dt, const struct rail_model *m,
+                        bool use_nchannels, rail_dt_times_fn times, const void *ctx)
 {
     for (int coll = 0; coll < RAIL_NUM_COLLS; coll++)
         for (int pipe = 0; pipe < RAIL_DT_PIPES; pipe++)
             for (int b = 0; b < RAIL_DT_BUCKETS; b++)
-                build_cell(&dt->cell[coll][pipe][b], m, coll, pipe, b, use_nchannels);
+                build_cell(&dt->cell[coll][pipe][b], m, coll, pipe, b, use_nchannels, times, ctx);
+}
+
+void rail_dt_build(struct rail_decision_table *dt, const struct rail_model *m, bool use_nchannels)
+{
+    rail_dt_build_with(dt, m, use_nchannels, model_times, m);
 }

@@ -14,9 +14,13 @@
 #define RAIL_DT_PIPES      3  /* numPipeOps 1, 2..3, >= 4 */
 #define RAIL_DT_CANDIDATES (NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS)
 
+/* Where a cell's ranking came from (rail_dt_cell.source). */
+enum rail_dt_source { RAIL_DT_SRC_MODEL = 0, RAIL_DT_SRC_CALIBRATION = 1 };
+
 struct rail_dt_cell {
     uint8_t n;                        /* candidates the model considers possible */
     uint8_t nchannels;                /* suggestion for cand[0], 0 = keep NCCL's */
+    uint8_t source;                   /* enum rail_dt_source (explain) */
     uint8_t cand[RAIL_DT_CANDIDATES]; /* algo * NCCL_NUM_PROTOCOLS + proto, best first */
 };
 
@@ -43,5 +47,14 @@ void rail_dt_bucket_range(int bucket, size_t *lo, size_t *hi);
 /* Rank every candidate per cell by its mean time ratio to the best candidate over points
  * spread across the bucket (minimises mean regret within the bucket). Deterministic. */
 void rail_dt_build(struct rail_decision_table *dt, const struct rail_model *m, bool use_nchannels);
+
+/* Predicted times of every candidate (index algo * NCCL_NUM_PROTOCOLS + proto; < 0 =
+ * impossible) at one size; returns 1 when they came from a calibration, 0 from the model. */
+typedef int (*rail_dt_times_fn)(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
+                                float out[RAIL_DT_CANDIDATES]);
+/* rail_dt_build with another source of times (the calibration, tuner-plugin/calib_apply.h).
+ * A cell's source is CALIBRATION when any of its sample points came from the calibration. */
+void rail_dt_build_with(struct rail_decision_table *dt, const struct rail_model *m,
+                        bool use_nchannels, rail_dt_times_fn times, const void *ctx);
 
 #endif

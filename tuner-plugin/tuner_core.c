@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calib_apply.h"
 #include "log.h"
 #include "params.h"
 
@@ -79,6 +80,36 @@ static int load_rules(struct rail_tuner *t, const struct rail_tuner_opts *o)
     return 0;
 }
 
+/* The decision table, from the calibration file when there is a usable one. */
+static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
+{
+    const char *path =
+        o && o->calib_path ? o->calib_path : rail_param_str(RAIL_PARAM_CALIBRATION_FILE);
+    bool nch = rail_param_bool(RAIL_PARAM_TUNER_NCHANNELS);
+    struct rail_calib_apply a = {.model = &t->model, .cal = &t->calib, .nnodes = t->shape.nnodes};
+    char err[512], info[1024];
+
+    if (!path || !*path) {
+        rail_dt_build(&t->table, &t->model, nch);
+        return;
+    }
+    if (rail_calib_load(path, &t->calib, err, sizeof(err)) < 0) {
+        RAIL_WARN(NCCL_TUNING | NCCL_INIT,
+                  "NCCL_RAIL_CALIBRATION_FILE: %s; using the default model", err);
+        rail_dt_build(&t->table, &t->model, nch);
+        return;
+    }
+    if (t->shape.min_rpn == t->shape.max_rpn && t->shape.nranks % t->shape.nnodes == 0)
+        a.rpn = t->shape.nranks / t->shape.nnodes;
+    rail_dt_build_with(&t->table, &t->model, nch, rail_calib_apply_times, &a);
+    for (int c = 0; c < RAIL_NUM_COLLS && !t->calib_active; c++)
+        for (int p = 0; p < RAIL_DT_PIPES && !t->calib_active; p++)
+            for (int b = 0; b < RAIL_DT_BUCKETS && !t->calib_active; b++)
+                t->calib_active = t->table.cell[c][p][b].source == RAIL_DT_SRC_CALIBRATION;
+    rail_calib_apply_summary(&a, info, sizeof(info));
+    RAIL_INFO(NCCL_TUNING | NCCL_INIT, "calibration %s %s", path, info);
+}
+
 int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, size_t nnodes,
                       const ncclNvlDomainInfo_v5_t *nvl, const struct rail_tuner_opts *opts)
 {
@@ -120,7 +151,7 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
         *out = t;
         return 0;
     }
-    rail_dt_build(&t->table, &t->model, rail_param_bool(RAIL_PARAM_TUNER_NCHANNELS));
+    build_table(t, opts);
     t->model_active = true;
     if (opts && opts->constants && rail_param_bool(RAIL_PARAM_TUNER_CONSTANTS)) {
         int changed = rail_model_tune_constants(&t->model, topo, opts->constants);
@@ -140,6 +171,7 @@ void rail_tuner_destroy(struct rail_tuner *t)
     if (!t)
         return;
     rail_rules_free(&t->rules);
+    rail_calib_free(&t->calib);
     free(t);
 }
 

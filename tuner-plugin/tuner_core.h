@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calibration.h"
 #include "cost_model.h"
 #include "decision.h"
 #include "rules.h"
@@ -20,6 +21,8 @@ struct rail_tuner {
     struct rail_model model;
     struct rail_decision_table table;
     struct rail_rules rules;
+    bool calib_active;             /* some cell of the table was ranked from the calibration */
+    struct rail_calibration calib; /* NCCL_RAIL_CALIBRATION_FILE (empty when none or bad) */
 };
 
 struct rail_tuner_opts {
@@ -27,10 +30,13 @@ struct rail_tuner_opts {
     const char *rules_path;             /* NULL: NCCL_TUNER_CONFIG_FILE or ./nccl_tuner.conf */
     int lenient;                        /* -1: NCCL_RAIL_CONFIG_LENIENT */
     ncclTunerConstants_v5_t *constants; /* v5/v6: NCCL's constants (IN/OUT), else NULL */
+    const char *calib_path;             /* NULL: NCCL_RAIL_CALIBRATION_FILE; "" none */
 };
 
 /* Build the tuner for one communicator. -EINVAL when the rules file is malformed (strict mode):
- * the caller fails NCCL's init. An unknown topology is not an error: the model stays inactive. */
+ * the caller fails NCCL's init. An unknown topology is not an error: the model stays inactive.
+ * A calibration file (opts->calib_path or NCCL_RAIL_CALIBRATION_FILE) re-ranks the decision
+ * table at this point only; a bad one WARNs and the model's table is used. */
 int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, size_t nnodes,
                       const ncclNvlDomainInfo_v5_t *nvl, const struct rail_tuner_opts *opts);
 void rail_tuner_destroy(struct rail_tuner *t);

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* nccl-rail calibrate -o FILE [--coll C] [--algo A --proto P] LOG|DIR ...
+ * nccl-tests logs of forced (algorithm, protocol) runs -> a calibration file
+ * (NCCL_RAIL_CALIBRATION_FILE, docs/calibration.md). The I/O layer around the pure parsers:
+ * files are read bounded and non-blocking (regular files only), directories are listed to a
+ * bounded depth and file count, in name order so the output does not depend on readdir. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bounded_read.h"
+#include "calibration.h"
+#include "cli.h"
+#include "cost_model.h"
+
+#define MAX_LOG_BYTES (64u << 20) /* nccl-tests output with NCCL INFO lines mixed in */
+#define MAX_FILES     10000
+#define MAX_DEPTH     3
+
+struct calib_ctx {
+    struct rail_calib_run *runs;
+    int nruns, cap, files, skipped;
+};
+
+static void calibrate_usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: nccl-rail calibrate -o FILE [--coll C] [--algo A] [--proto P] LOG|DIR ...\n"
+        "Reads nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
+        "broadcast_perf, reduce_perf) of runs with NCCL_ALGO/NCCL_PROTO forced and writes a\n"
+        "calibration file for NCCL_RAIL_CALIBRATION_FILE (docs/calibration.md).\n"
+        "  -o, --output FILE  the calibration file to write (replaced atomically)\n"
+        "  --coll C           collective of the files that follow, when neither a\n"
+        "                     '# Collective test starting' line nor the file name says\n"
+        "  --algo A           forced algorithm of the files that follow, for logs without a\n"
+        "                     '# NCCL_ALGO=A' line (Ring, Tree, PAT, NVLS, NVLSTree, ...)\n"
+        "  --proto P          forced protocol of the files that follow (LL, LL128, Simple)\n"
+        "Directories are read %d levels deep; only their *.log, *.txt and *.out files are\n"
+        "read. Any malformed log stops the command with FILE:LINE: reason and writes nothing.\n",
+        MAX_DEPTH);
+}
+
+static int add_file(struct calib_ctx *c, const char *path, const struct rail_calib_hint *hint)
+{
+    char err[512], *buf;
+    size_t len;
+    int rc;
+
+    if (c->files >= MAX_FILES) {
+        fprintf(stderr, "calibrate: more than %d files\n", MAX_FILES);
+        return -E2BIG;
+    }
+    c->files++;
+    if (c->nruns == c->cap) {
+        int cap = c->cap ? c->cap * 2 : 32;
+        struct rail_calib_run *r = realloc(c->runs, (size_t)cap * sizeof(*r));
+        if (!r)
+            return -ENOMEM;
+        c->runs = r;
+        c->cap = cap;
+    }
+    rc = rail_read_file_bounded(path, MAX_LOG_BYTES, &buf, &len, err, sizeof(err));
+    if (rc == 0) {
+        rc = rail_calib_log_parse(buf, len, path, hint, &c->runs[c->nruns], err, sizeof(err));
+        free(buf);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "calibrate: %s\n", err);
+        return rc;
+    }
+    c->nruns++;
+    return 0;
+}
+
+static int has_log_suffix(const char *name)
+{
+    static const char *const sfx[] = {".log", ".txt", ".out"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < 3; i++)
+        if (n > 4 && strcmp(name + n - 4, sfx[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int add_path(struct calib_ctx *c, const char *path, const struct rail_calib_hint *hint,
+                    int depth, int explicit_arg)
+{
+    struct stat st;
+    char **names = NULL;
+    int n = 0, cap = 0, rc = 0;
+    DIR *d;
+    struct dirent *e;
+
+    if (lstat(path, &st) != 0) {
+        fprintf(stderr, "calibrate: %s: %s\n", path, strerror(errno));
+        return -errno;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (!explicit_arg && (!S_ISREG(st.st_mode) || !has_log_suffix(path))) {
+            c->skipped++;
+            return 0;
+        }
+        return add_file(c, path, hint); /* a FIFO named on the command line is an error there */
+    }
+    if (depth >= MAX_DEPTH) {
+        c->skipped++;
+        return 0;
+    }
+    if (!(d = opendir(path))) {
+        fprintf(stderr, "calibrate: %s: %s\n", path, strerror(errno));
+        return -errno;
+    }
+    while ((e = readdir(d)) != NULL) {
+        char *full;
+        if (e->d_name[0] == '.')
+            continue;
+        if (n >= MAX_FILES) {
+            fprintf(stderr, "calibrate: %s: more than %d entries\n", path, MAX_FILES);
+            rc = -E2BIG;
+            break;
+        }
+        if (n == cap) {
+            int ncap = cap ? cap * 2 : 64;
+            char **nn = realloc(names, (size_t)ncap * sizeof(*nn));
+            if (!nn) {
+                rc = -ENOMEM;
+                break;
+            }
+            names = nn;
+            cap = ncap;
+        }
+        if (asprintf(&full, "%s/%s", path, e->d_name) < 0) {
+            rc = -ENOMEM;
+            break;
+        }
+        names[n++] = full;
+    }
+    closedir(d);
+    if (rc == 0)
+        qsort(names, (size_t)n, sizeof(*names), cmp_str);
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = add_path(c, names[i], hint, depth + 1, 0);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+static int write_output(const char *out, const struct rail_calibration *cal, int files)
+{
+    char tmp[4096], comment[128];
+    FILE *f;
+    int rc;
+
+    snprintf(comment, sizeof(comment), "written by nccl-rail calibrate from %d nccl-tests log(s)",
+             files);
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out, (int)getpid()) >= sizeof(tmp))
+        return -ENAMETOOLONG;
+    if (!(f = fopen(tmp, "w")))
+        return -errno;
+    rc = rail_calib_write(cal, comment, f);
+    if (fclose(f) != 0 && rc == 0)
+        rc = -EIO;
+    if (rc == 0 && rename(tmp, out) != 0)
+        rc = -errno;
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
+}
+
+static int parse_name_arg(const char *opt, const char *v, int (*fn)(const char *, size_t), int *out)
+{
+    if (!v) {
+        fprintf(stderr, "calibrate: %s needs a value\n", opt);
+        return -EINVAL;
+    }
+    *out = fn(v, strlen(v));
+    if (*out < 0) {
+        fprintf(stderr, "calibrate: %s: unknown name '%s'\n", opt, v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+int cli_calibrate(int argc, char **argv)
+{
+    struct rail_calib_hint hint = {-1, -1, -1};
+    struct calib_ctx c = {0};
+    struct rail_calibration cal;
+    struct rail_calib_cover cv;
+    const char *out = NULL;
+    int rc = 0, paths = 0;
+
+    for (int i = 1; i < argc && rc == 0; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            calibrate_usage(stdout);
+            free(c.runs);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (!v) {
+                fprintf(stderr, "calibrate: %s needs a file\n", a);
+                rc = -EINVAL;
+            }
+            out = v;
+            i++;
+        } else if (strcmp(a, "--coll") == 0) {
+            rc = parse_name_arg(a, v, rail_calib_coll_from_name, &hint.coll);
+            i++;
+        } else if (strcmp(a, "--algo") == 0) {
+            rc = parse_name_arg(a, v, rail_calib_algo_from_name, &hint.algo);
+            i++;
+        } else if (strcmp(a, "--proto") == 0) {
+            rc = parse_name_arg(a, v, rail_calib_proto_from_name, &hint.proto);
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "calibrate: unknown option '%s'\n", a);
+            calibrate_usage(stderr);
+            rc = -EINVAL;
+        } else {
+            paths++;
+            rc = add_path(&c, a, &hint, 0, 1) < 0 ? 1 : 0;
+        }
+    }
+    if (rc == 0 && (!out || !paths)) {
+        fprintf(stderr, "calibrate: %s\n", !out ? "-o FILE is required" : "no log given");
+        rc = -EINVAL;
+    }
+    if (rc == 0 && c.nruns == 0) {
+        fprintf(stderr, "calibrate: no nccl-tests log found (%d file(s) skipped)\n", c.skipped);
+        rc = 1;
+    }
+    if (rc != 0) {
+        free(c.runs);
+        return rc == -EINVAL ? 2 : 1;
+    }
+    rc = rail_calib_from_runs(c.runs, c.nruns, &cal);
+    free(c.runs);
+    if (rc == 0)
+        rc = write_output(out, &cal, c.files);
+    if (rc < 0) {
+        fprintf(stderr, "calibrate: cannot write %s: %s\n", out, strerror(-rc));
+        rail_calib_free(&cal);
+        return 1;
+    }
+    rail_calib_cover(&cal, &cv);
+    printf("calibrate: %d log(s)%s: %d point(s), %d shape(s), %d pair(s), %d-%d node(s), "
+           "%d-%d rank(s)/node, %llu-%llu bytes -> %s\n",
+           c.files, c.skipped ? " (other files skipped)" : "", cv.rows, cv.shapes, cv.pairs,
+           cv.nnodes_min, cv.nnodes_max, cv.rpn_min, cv.rpn_max, (unsigned long long)cv.bytes_min,
+           (unsigned long long)cv.bytes_max, out);
+    rail_calib_free(&cal);
+    return 0;
+}

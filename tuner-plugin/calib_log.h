@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf,
+ * reduce_perf) as calibration input: a pure parser of one file held in memory, no I/O.
+ *
+ * One file is one run: one collective, one forced (algorithm, protocol), one communicator shape.
+ *  - collective: the "# Collective test starting: X" line, else the file name (all_reduce...,
+ *    AllReduce...), else the caller's hint (`--coll`);
+ *  - (algorithm, protocol): "# NCCL_ALGO=X" / "# NCCL_PROTO=Y" header lines, or NCCL's own
+ *    "NCCL_ALGO set by environment to X" INFO line, else the hint (`--algo`/`--proto`); both
+ *    present and different is an error;
+ *  - ranks and nodes: the "#  Rank N Group G Pid P on HOST device D ..." lines (distinct HOSTs =
+ *    nodes);
+ *  - times: the out-of-place "time" column of the result table (located from its header line).
+ * A second table in the same file (a repeated run) is accepted when its shape and pair are the
+ * same (the faster time of a repeated size is kept); anything else is "mixed shapes in one file".
+ * Every error is "name:line: reason" (or "name: reason" for the file as a whole). */
+#ifndef NCCL_RAIL_CALIB_LOG_H
+#define NCCL_RAIL_CALIB_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RAIL_CALIB_MAX_POINTS 256       /* sizes per run */
+#define RAIL_CALIB_MAX_RANKS  (1 << 20) /* Rank lines per run */
+#define RAIL_CALIB_MAX_LINE   4096      /* characters per line */
+#define RAIL_CALIB_MAX_BYTES  (1ull << 50)
+
+struct rail_calib_point {
+    uint64_t bytes;
+    double time_us; /* out-of-place time */
+};
+
+struct rail_calib_run {
+    int coll, algo, proto; /* ncclFunc_t, NCCL_ALGO_*, NCCL_PROTO_* */
+    int nranks, nnodes;
+    int npoints; /* sorted by bytes, distinct */
+    struct rail_calib_point pts[RAIL_CALIB_MAX_POINTS];
+};
+
+/* What the command line says about the files that follow; -1 = nothing. */
+struct rail_calib_hint {
+    int coll, algo, proto;
+};
+
+/* Parse buf[0..len) (need not be NUL-terminated). name is used for the collective inference
+ * and in messages. Returns 0 and fills *out, or -EINVAL (-ENOMEM) with the reason in err. */
+int rail_calib_log_parse(const char *buf, size_t len, const char *name,
+                         const struct rail_calib_hint *hint, struct rail_calib_run *out, char *err,
+                         size_t errlen);
+
+/* Names as nccl-tests / NCCL / the rules file spell them, case-insensitive, '_' and '-' ignored
+ * ("all_reduce", "AllReduce", "all_reduce_perf"; "NVLS_TREE", "nvlstree"; "ll128"). -1 if unknown.
+ */
+int rail_calib_coll_from_name(const char *s, size_t n);
+int rail_calib_algo_from_name(const char *s, size_t n);
+int rail_calib_proto_from_name(const char *s, size_t n);
+
+#endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Calibration file (NCCL_RAIL_CALIBRATION_FILE, written by `nccl-rail calibrate`): measured
+ * times of forced (collective, algorithm, protocol) runs, and the times they imply for a
+ * communicator. Format (docs/calibration.md):
+ *
+ *   nccl-rail-calibration 1
+ *   # comments
+ *   coll,algo,proto,nranks,nnodes,bytes,time_us
+ *   AllGather,Ring,Simple,8,8,1048576,61.5
+ *
+ * The first non-blank line is the header (format name and version); then one row per measured
+ * point (a header-like "coll,algo,..." line is allowed). Pure core (parse a buffer, predict) plus
+ * one bounded file read; deterministic, so every rank that reads the same file agrees. */
+#ifndef NCCL_RAIL_CALIBRATION_H
+#define NCCL_RAIL_CALIBRATION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "calib_log.h"
+
+#define RAIL_CALIB_FORMAT      "nccl-rail-calibration"
+#define RAIL_CALIB_VERSION     1
+#define RAIL_CALIB_MAX_FILE    (16u << 20) /* bytes */
+#define RAIL_CALIB_MAX_ROWS    500000
+#define RAIL_CALIB_MAX_NODECNT 32 /* distinct node counts used per series */
+
+struct rail_calib_row {
+    int coll, algo, proto;
+    int nranks, nnodes;
+    uint64_t bytes;
+    double time_us;
+};
+
+/* Rows sorted by (coll, algo, proto, ranks per node, nnodes, bytes), keys distinct. */
+struct rail_calibration {
+    int n;
+    struct rail_calib_row *rows;
+};
+
+/* How a predicted time was obtained (worst of the steps used). */
+enum rail_calib_how {
+    RAIL_CALIB_NONE = 0,     /* nothing calibrated for this series: -1 */
+    RAIL_CALIB_MEASURED,     /* a measured point (this node count, this size) */
+    RAIL_CALIB_SIZE_FIT,     /* this node count, size between or beyond the measured ones */
+    RAIL_CALIB_NODES_INTERP, /* interpolated in log(nnodes) between calibrated node counts */
+    RAIL_CALIB_NODES_EXTRAP, /* extrapolated in log(nnodes) beyond them */
+};
+
+/* Parse a calibration file held in memory. name is used in messages ("name:line: reason").
+ * 0, or -EINVAL/-ENOMEM with the reason; out is empty on failure. */
+int rail_calib_parse(const char *buf, size_t len, const char *name, struct rail_calibration *out,
+                     char *err, size_t errlen);
+/* Read (bounded, regular files only, non-blocking open) and parse. */
+int rail_calib_load(const char *path, struct rail_calibration *out, char *err, size_t errlen);
+void rail_calib_free(struct rail_calibration *c);
+
+/* Rows from parsed logs; repeated keys keep the faster time. 0 or -ENOMEM. */
+int rail_calib_from_runs(const struct rail_calib_run *runs, int nruns,
+                         struct rail_calibration *out);
+/* The file text (header, one comment line, rows). Returns 0 or -errno (EIO on write errors). */
+int rail_calib_write(const struct rail_calibration *c, const char *comment, FILE *f);
+
+/* Predicted time (µs) of a forced pair for a communicator of nnodes nodes with rpn ranks per
+ * node, from the rows of the same (coll, algo, proto, rpn):
+ *  - size: log-log interpolation between measured sizes; below the smallest, its time; above
+ *    the largest, extended with the slope of the last two points (latency + bytes/bandwidth);
+ *  - node count: a calibrated one is used as is; between two, log(time) is interpolated in
+ *    log(nnodes); beyond them, extrapolated from the two nearest (slope clamped to [-1, 2]);
+ *    a single calibrated node count is not extrapolated.
+ * Returns -1 (how = NONE) when nothing applies. */
+double rail_calib_time(const struct rail_calibration *c, int coll, int algo, int proto, int rpn,
+                       int nnodes, uint64_t bytes, enum rail_calib_how *how);
+
+/* Summary for logs: distinct shapes, pairs, node counts, size range. */
+struct rail_calib_cover {
+    int rows, shapes, pairs, series;
+    int nnodes_min, nnodes_max, rpn_min, rpn_max;
+    uint64_t bytes_min, bytes_max;
+};
+void rail_calib_cover(const struct rail_calibration *c, struct rail_calib_cover *out);
+
+#endif
