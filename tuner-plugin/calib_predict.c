@@ -68,13 +68,22 @@ static double curve(const struct rail_calib_row *r, int n, uint64_t bytes, int *
     return r[n - 1].time_us; /* not reached */
 }
 
+static double floor_of(const struct rail_calib_row *r, int n)
+{
+    double m = r[0].time_us;
+    for (int i = 1; i < n; i++)
+        if (r[i].time_us < m)
+            m = r[i].time_us;
+    return m;
+}
+
 double rail_calib_time(const struct rail_calibration *c, int coll, int algo, int proto, int rpn,
                        int nnodes, uint64_t bytes, enum rail_calib_how *how)
 {
     int lo, hi, nc = 0, exact;
     int nodes[RAIL_CALIB_MAX_NODECNT], start[RAIL_CALIB_MAX_NODECNT], count[RAIL_CALIB_MAX_NODECNT];
     int j, a, b;
-    double ta, tb, xa, xb, x, slope;
+    double ta, tb, fa, fb, xa, xb, x, f, slope, rest;
 
     *how = RAIL_CALIB_NONE;
     if (!c || c->n == 0 || rpn < 1 || nnodes < 1)
@@ -107,19 +116,24 @@ double rail_calib_time(const struct rail_calibration *c, int coll, int algo, int
         ;
     a = j == 0 ? 0 : (j == nc ? nc - 2 : j - 1);
     b = a + 1;
-    ta = log(curve(&c->rows[start[a]], count[a], bytes, &exact));
-    tb = log(curve(&c->rows[start[b]], count[b], bytes, &exact));
+    /* Each node count's curve = its latency floor (the fastest measured time) + the rest;
+     * the floor is interpolated in log-log (a ring's grows with the node count, a tree's with
+     * its logarithm), the rest in log(nnodes) on its value, so a latency that grows with the
+     * node count is not mistaken for a bandwidth term, and the reverse. */
+    fa = floor_of(&c->rows[start[a]], count[a]);
+    fb = floor_of(&c->rows[start[b]], count[b]);
+    ta = curve(&c->rows[start[a]], count[a], bytes, &exact) - fa;
+    tb = curve(&c->rows[start[b]], count[b], bytes, &exact) - fb;
     xa = log((double)nodes[a]);
     xb = log((double)nodes[b]);
     x = log((double)nnodes);
-    slope = (tb - ta) / (xb - xa);
-    if (j == 0 || j == nc) {
-        *how = RAIL_CALIB_NODES_EXTRAP;
+    f = (x - xa) / (xb - xa);
+    slope = (log(fb) - log(fa)) / (xb - xa);
+    *how = j == 0 || j == nc ? RAIL_CALIB_NODES_EXTRAP : RAIL_CALIB_NODES_INTERP;
+    if (*how == RAIL_CALIB_NODES_EXTRAP)
         slope = slope < -1.0 ? -1.0 : (slope > 2.0 ? 2.0 : slope);
-        return j == 0 ? exp(ta + slope * (x - xa)) : exp(tb + slope * (x - xb));
-    }
-    *how = RAIL_CALIB_NODES_INTERP;
-    return exp(ta + slope * (x - xa));
+    rest = ta + f * (tb - ta);
+    return exp(log(fa) + slope * (x - xa)) + (rest > 0.0 ? rest : 0.0);
 }
 
 void rail_calib_cover(const struct rail_calibration *c, struct rail_calib_cover *o)
