@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cli_topo.h"
+#include "explain_svg.h"
 #include "strutil.h"
 #include "tuner_core.h"
 
@@ -19,6 +20,9 @@ struct explain_opts {
     int min_log2, max_log2;
     int csv;
     const char *rules;
+    const char *calibration;
+    const char *svg;
+    int svg_nrows, svg_nnodes[EXPLAIN_SVG_MAX_ROWS];
 };
 
 static void explain_usage(FILE *f)
@@ -40,7 +44,14 @@ static void explain_usage(FILE *f)
             "  --min-bytes N       smallest size (default 8)\n"
             "  --max-bytes N       largest size (default 8 GiB)\n"
             "  --rules FILE        apply a rules file (NCCL_TUNER_CONFIG_FILE format)\n"
-            "  --csv               machine-readable output\n");
+            "  --calibration FILE  apply a calibration file (NCCL_RAIL_CALIBRATION_FILE, written\n"
+            "                      by nccl-rail calibrate); default: that variable\n"
+            "  --csv               machine-readable output\n"
+            "  --svg FILE          also draw the chosen algorithm/protocol over message size x\n"
+            "                      node count (same GPUs per node as the communicator)\n"
+            "  --svg-nnodes LIST   node counts of the map (default 1,2,4,...,1024)\n"
+            "The 'from' column says where each decision came from: rules (the rules file),\n"
+            "calibration (measured times), model (the cost model) or NCCL (no opinion).\n");
 }
 
 static int parse_coll(const char *s)
@@ -54,6 +65,25 @@ static int parse_coll(const char *s)
 static int log2_floor(unsigned long long v)
 {
     return v ? 63 - __builtin_clzll(v) : 0;
+}
+
+static int parse_nnodes_list(const char *arg, struct explain_opts *o)
+{
+    char buf[256], *save = NULL;
+    snprintf(buf, sizeof(buf), "%s", arg);
+    o->svg_nrows = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (o->svg_nrows == EXPLAIN_SVG_MAX_ROWS || rail_parse_long(t, 10, 1, 1L << 16, &v) ||
+            (o->svg_nrows && v <= o->svg_nnodes[o->svg_nrows - 1])) {
+            fprintf(stderr,
+                    "explain: --svg-nnodes wants at most %d increasing node counts, got '%s'\n",
+                    EXPLAIN_SVG_MAX_ROWS, arg);
+            return -EINVAL;
+        }
+        o->svg_nnodes[o->svg_nrows++] = (int)v;
+    }
+    return o->svg_nrows ? 0 : -EINVAL;
 }
 
 static int parse_args(int argc, char **argv, struct explain_opts *o)
@@ -70,6 +100,9 @@ static int parse_args(int argc, char **argv, struct explain_opts *o)
                                              {"max-bytes", required_argument, 0, 'M'},
                                              {"rules", required_argument, 0, 'R'},
                                              {"csv", no_argument, 0, 'C'},
+                                             {"calibration", required_argument, 0, 'K'},
+                                             {"svg", required_argument, 0, 'S'},
+                                             {"svg-nnodes", required_argument, 0, 'N'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     int ch;
@@ -134,6 +167,16 @@ static int parse_args(int argc, char **argv, struct explain_opts *o)
         case 'C':
             o->csv = 1;
             break;
+        case 'K':
+            o->calibration = optarg;
+            break;
+        case 'S':
+            o->svg = optarg;
+            break;
+        case 'N':
+            if (parse_nnodes_list(optarg, o) < 0)
+                return -EINVAL;
+            break;
         case 'h':
             explain_usage(stdout);
             return 1;
@@ -153,22 +196,6 @@ static int parse_args(int argc, char **argv, struct explain_opts *o)
     return 0;
 }
 
-/* The plugin's own decision path: offer every entry, see which one the tuner zeroes. */
-static int decide(struct rail_tuner *t, int coll, size_t nbytes, int pipe_ops, int *nch)
-{
-    float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
-    for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
-        for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++)
-            table[a][p] = 1.0f;
-    *nch = 0;
-    rail_tuner_apply(t, coll, nbytes, pipe_ops, 0, table, nch);
-    for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
-        for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++)
-            if (table[a][p] == 0.0f)
-                return a * NCCL_NUM_PROTOCOLS + p;
-    return -1;
-}
-
 static void format_size(char *buf, size_t len, size_t v)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -183,16 +210,16 @@ static void format_size(char *buf, size_t len, size_t v)
 static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int coll)
 {
     int cands[RAIL_DT_CANDIDATES], nc = 0;
-    const struct rail_model *m = &t->model;
 
     /* Columns: every candidate the model considers possible for this collective. */
+    float times[RAIL_DT_CANDIDATES];
+    rail_tuner_times(t, coll, 1 << 20, (int)o->pipe_ops, times);
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
-        if (rail_model_time(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS, 1 << 20,
-                            (int)o->pipe_ops) >= 0.0f)
+        if (times[c] >= 0.0f)
             cands[nc++] = c;
     if (!o->csv) {
-        printf("\n%s (predicted time in us; * = chosen)\n%10s  %-16s", rail_coll_name(coll), "size",
-               "choice");
+        printf("\n%s (predicted time in us; * = chosen)\n%10s  %-16s %-11s", rail_coll_name(coll),
+               "size", "choice", "from");
         for (int i = 0; i < nc; i++) {
             char name[32];
             snprintf(name, sizeof(name), "%s/%s", rail_algo_name(cands[i] / NCCL_NUM_PROTOCOLS),
@@ -203,8 +230,10 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
     }
     for (int l = o->min_log2; l <= o->max_log2; l++) {
         size_t bytes = (size_t)1 << l;
-        int nch = 0, choice = decide(t, coll, bytes, (int)o->pipe_ops, &nch);
+        enum rail_decision_from from;
+        int nch = 0, choice = rail_tuner_explain(t, coll, bytes, (int)o->pipe_ops, &nch, &from);
         char sz[32], ch[40];
+        rail_tuner_times(t, coll, bytes, (int)o->pipe_ops, times);
         format_size(sz, sizeof(sz), bytes);
         if (choice >= 0)
             snprintf(ch, sizeof(ch), "%s/%s", rail_algo_name(choice / NCCL_NUM_PROTOCOLS),
@@ -214,21 +243,84 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
         if (o->csv) {
             for (int i = 0; i < nc; i++) {
                 int a = cands[i] / NCCL_NUM_PROTOCOLS, p = cands[i] % NCCL_NUM_PROTOCOLS;
-                printf("%s,%zu,%s,%s,%.3f,%d,%d\n", rail_coll_name(coll), bytes, rail_algo_name(a),
-                       rail_proto_name(p),
-                       (double)rail_model_time(m, coll, a, p, bytes, (int)o->pipe_ops),
-                       cands[i] == choice, cands[i] == choice ? nch : 0);
+                printf("%s,%zu,%s,%s,%.3f,%d,%d,%s\n", rail_coll_name(coll), bytes,
+                       rail_algo_name(a), rail_proto_name(p), (double)times[cands[i]],
+                       cands[i] == choice, cands[i] == choice ? nch : 0,
+                       cands[i] == choice ? rail_decision_from_name(from) : "");
             }
             continue;
         }
-        printf("%10s  %-16s", sz, ch);
+        printf("%10s  %-16s %-11s", sz, ch, rail_decision_from_name(from));
         for (int i = 0; i < nc; i++) {
-            float us = rail_model_time(m, coll, cands[i] / NCCL_NUM_PROTOCOLS,
-                                       cands[i] % NCCL_NUM_PROTOCOLS, bytes, (int)o->pipe_ops);
+            float us = times[cands[i]];
             printf(" %14.1f%c", (double)us, cands[i] == choice ? '*' : ' ');
         }
         printf("\n");
     }
+}
+
+/* The map: one tuner per node count with the communicator's GPUs per node. */
+static int write_svg(const struct explain_opts *o, const struct rail_topo *topo,
+                     const struct rail_tuner *base)
+{
+    struct explain_svg_map *m = calloc(1, sizeof(*m));
+    struct rail_tuner_opts topts = {
+        .topo = topo, .rules_path = o->rules, .lenient = 0, .calib_path = o->calibration};
+    long gpn = base->shape.nranks / base->shape.nnodes;
+    char title[320];
+    FILE *f;
+    int rc = 0;
+
+    if (!m)
+        return 1;
+    if (gpn < 1)
+        gpn = 1;
+    m->min_log2 = o->min_log2;
+    m->max_log2 = o->max_log2;
+    if (o->svg_nrows) {
+        m->nrows = o->svg_nrows;
+        memcpy(m->nnodes, o->svg_nnodes, sizeof(m->nnodes));
+    } else {
+        for (int n = 1; n <= 1024; n *= 2)
+            m->nnodes[m->nrows++] = n;
+    }
+    for (int c = RAIL_NUM_COLLS - 1; c >= 0; c--)
+        if (o->coll < 0 ? c >= ncclFuncAllGather : o->coll == c)
+            m->colls[m->ncolls++] = c;
+    for (int r = 0; r < m->nrows && rc == 0; r++) {
+        struct rail_tuner *t = NULL;
+        if (rail_tuner_create(&t, 0, (size_t)(gpn * m->nnodes[r]), (size_t)m->nnodes[r], NULL,
+                              &topts) < 0) {
+            rc = 1;
+            break;
+        }
+        for (int p = 0; p < m->ncolls; p++)
+            for (int l = m->min_log2; l <= m->max_log2; l++) {
+                enum rail_decision_from from;
+                int nch;
+                m->choice[p][r][l - m->min_log2] = (signed char)rail_tuner_explain(
+                    t, m->colls[p], (size_t)1 << l, (int)o->pipe_ops, &nch, &from);
+                m->from[p][r][l - m->min_log2] = (unsigned char)from;
+            }
+        rail_tuner_destroy(t);
+    }
+    snprintf(title, sizeof(title), "nccl-rail tuner: %.120s, %ld GPU(s) per node%s%.100s",
+             topo->origin, gpn, o->calibration ? ", calibration " : "",
+             o->calibration ? o->calibration : "");
+    if (rc == 0 && !(f = fopen(o->svg, "w"))) {
+        fprintf(stderr, "explain: cannot write %s: %s\n", o->svg, strerror(errno));
+        rc = 1;
+    } else if (rc == 0) {
+        m->title = title;
+        rc = explain_svg_write(f, m) < 0 ? 1 : 0;
+        if (fclose(f) != 0)
+            rc = 1;
+        if (!o->csv)
+            printf("\nmap: %s (%d node counts x %d sizes)\n", o->svg, m->nrows,
+                   m->max_log2 - m->min_log2 + 1);
+    }
+    free(m);
+    return rc;
 }
 
 int cli_explain(int argc, char **argv)
@@ -258,6 +350,7 @@ int cli_explain(int argc, char **argv)
     }
     topts.topo = topo;
     topts.rules_path = o.rules;
+    topts.calib_path = o.calibration;
     rc = rail_tuner_create(&t, 0, (size_t)o.nranks, (size_t)o.nnodes, NULL, &topts);
     if (rc < 0) {
         fprintf(stderr, "explain: cannot build the tuner (%s)\n", strerror(-rc));
@@ -271,13 +364,18 @@ int cli_explain(int argc, char **argv)
             o.nranks, o.nnodes, t->shape.min_rpn, t->shape.max_rpn, o.pipe_ops);
         printf("model: %s%s\n",
                t->model_active ? "" : "INACTIVE (NCCL's choices stand): ", t->model.why);
+        if (t->calib.n)
+            printf("calibration: %d point(s) from %s%s\n", t->calib.n,
+                   o.calibration ? o.calibration : "NCCL_RAIL_CALIBRATION_FILE",
+                   t->calib_active ? "" : " (nothing applies to this shape)");
     } else {
-        printf("collective,bytes,algorithm,protocol,predicted_us,chosen,nchannels\n");
+        printf("collective,bytes,algorithm,protocol,predicted_us,chosen,nchannels,from\n");
     }
     for (int c = 0; c < RAIL_NUM_COLLS; c++)
         if (o.coll < 0 || o.coll == c)
             print_coll(t, &o, c);
+    rc = o.svg ? write_svg(&o, topo, t) : 0;
     rail_tuner_destroy(t);
     free(topo);
-    return 0;
+    return rc;
 }

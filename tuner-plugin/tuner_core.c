@@ -80,13 +80,31 @@ static int load_rules(struct rail_tuner *t, const struct rail_tuner_opts *o)
     return 0;
 }
 
+static void calib_apply_for(const struct rail_tuner *t, struct rail_calib_apply *a)
+{
+    *a = (struct rail_calib_apply){.model = &t->model, .cal = &t->calib, .nnodes = t->shape.nnodes};
+    if (t->shape.min_rpn == t->shape.max_rpn && t->shape.nranks % t->shape.nnodes == 0)
+        a->rpn = t->shape.nranks / t->shape.nnodes;
+}
+
+void rail_tuner_times(const struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops,
+                      float out[RAIL_DT_CANDIDATES])
+{
+    struct rail_calib_apply a;
+    calib_apply_for(t, &a);
+    if (t->calib.n == 0 || !rail_calib_apply_times(&a, coll, nbytes, num_pipe_ops, out))
+        for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
+            out[c] = rail_model_time(&t->model, coll, c / NCCL_NUM_PROTOCOLS,
+                                     c % NCCL_NUM_PROTOCOLS, nbytes, num_pipe_ops);
+}
+
 /* The decision table, from the calibration file when there is a usable one. */
 static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
 {
     const char *path =
         o && o->calib_path ? o->calib_path : rail_param_str(RAIL_PARAM_CALIBRATION_FILE);
     bool nch = rail_param_bool(RAIL_PARAM_TUNER_NCHANNELS);
-    struct rail_calib_apply a = {.model = &t->model, .cal = &t->calib, .nnodes = t->shape.nnodes};
+    struct rail_calib_apply a;
     char err[512], info[1024];
 
     if (!path || !*path) {
@@ -99,8 +117,7 @@ static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
         rail_dt_build(&t->table, &t->model, nch);
         return;
     }
-    if (t->shape.min_rpn == t->shape.max_rpn && t->shape.nranks % t->shape.nnodes == 0)
-        a.rpn = t->shape.nranks / t->shape.nnodes;
+    calib_apply_for(t, &a);
     rail_dt_build_with(&t->table, &t->model, nch, rail_calib_apply_times, &a);
     for (int c = 0; c < RAIL_NUM_COLLS && !t->calib_active; c++)
         for (int p = 0; p < RAIL_DT_PIPES && !t->calib_active; p++)
@@ -256,4 +273,41 @@ void rail_tuner_choose_v2(struct rail_tuner *t, int coll, size_t nbytes, int col
             return;
         }
     }
+}
+
+const char *rail_decision_from_name(enum rail_decision_from f)
+{
+    static const char *const names[] = {"NCCL", "model", "calibration", "rules"};
+    return (unsigned)f < sizeof(names) / sizeof(names[0]) ? names[f] : "?";
+}
+
+int rail_tuner_explain(struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops, int *nch,
+                       enum rail_decision_from *from)
+{
+    float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+    const struct rail_rule *r;
+    int choice = -1;
+
+    for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
+        for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++)
+            table[a][p] = 1.0f;
+    *nch = 0;
+    *from = RAIL_FROM_NCCL;
+    rail_tuner_apply(t, coll, nbytes, num_pipe_ops, 0, table, nch);
+    for (int c = 0; c < RAIL_DT_CANDIDATES && choice < 0; c++)
+        if (table[c / NCCL_NUM_PROTOCOLS][c % NCCL_NUM_PROTOCOLS] == 0.0f)
+            choice = c;
+    if (choice < 0 || !t)
+        return choice;
+    r = t->rules_active ? rail_rules_match(&t->rules, coll, nbytes, t->shape.nnodes,
+                                           t->shape.nranks, num_pipe_ops, 0)
+                        : NULL;
+    if (r)
+        *from = RAIL_FROM_RULES;
+    else if (t->table.cell[coll][rail_dt_pipe(num_pipe_ops)][rail_dt_bucket(nbytes)].source ==
+             RAIL_DT_SRC_CALIBRATION)
+        *from = RAIL_FROM_CALIBRATION;
+    else
+        *from = RAIL_FROM_MODEL;
+    return choice;
 }

@@ -53,6 +53,25 @@ void rail_tuner_choose_v2(struct rail_tuner *t, int coll, size_t nbytes, int col
                           int nvls_support, int num_pipe_ops, int *algo, int *proto,
                           int *nchannels);
 
+/* Where a decision came from (explain). */
+enum rail_decision_from {
+    RAIL_FROM_NCCL = 0,    /* the tuner has no opinion: NCCL's own choice stands */
+    RAIL_FROM_MODEL,       /* the cost model's ranking */
+    RAIL_FROM_CALIBRATION, /* the ranking used NCCL_RAIL_CALIBRATION_FILE times */
+    RAIL_FROM_RULES,       /* a rule of the rules file */
+};
+const char *rail_decision_from_name(enum rail_decision_from f); /* "model", "calibration", ... */
+
+/* What rail_tuner_apply decides when NCCL offers every pair (regBuff 0): the candidate
+ * (algo * NCCL_NUM_PROTOCOLS + proto) or -1, its channel suggestion and where it came from. */
+int rail_tuner_explain(struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops, int *nch,
+                       enum rail_decision_from *from);
+
+/* The predicted times (µs, < 0 impossible) the decision table ranked for one size: the model's,
+ * or the calibrated ones when a calibration applies (calib_apply.h). */
+void rail_tuner_times(const struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops,
+                      float out[RAIL_DT_CANDIDATES]);
+
 /* Discovery cache used when opts->topo is NULL: 0 and a pointer valid for the process lifetime,
  * or a negative errno (the failure is cached too, so every communicator agrees). */
 int rail_tuner_topology(const struct rail_topo **out, char *why, size_t whylen);
