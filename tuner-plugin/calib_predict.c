@@ -133,6 +133,9 @@ double rail_calib_time(const struct rail_calibration *c, int coll, int algo, int
     if (*how == RAIL_CALIB_NODES_EXTRAP)
         slope = slope < -1.0 ? -1.0 : (slope > 2.0 ? 2.0 : slope);
     rest = ta + f * (tb - ta);
+    /* Beyond the largest node count, extrapolate from the nearest one (b). */
+    if (j == nc)
+        return exp(log(fb) + slope * (x - xb)) + (rest > 0.0 ? rest : 0.0);
     return exp(log(fa) + slope * (x - xa)) + (rest > 0.0 ? rest : 0.0);
 }
 

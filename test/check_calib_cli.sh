@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# nccl-rail calibrate / sweep / explain --svg end to end: calibrate reads the training logs and a
+# directory; every bad input stops it with FILE:LINE: reason (or FILE: reason) in bounded time and
+# writes nothing; the plan `sweep` prints, run against a stand-in nccl-tests binary, produces logs
+# that calibrate reads with the right pairs; explain --svg writes well-formed SVG with a legend.
+set -u
+cli=${1:?usage: check_calib_cli.sh NCCL_RAIL SOURCE_DIR}
+src=$(cd "${2:?}" && pwd)
+data="$src/test/fixtures/tuner-data/nccl-tests"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+expect() { if eval "$1"; then ok; else bad "$2"; fi; }
+
+# --- calibrate: the training logs (directories, recursively) ---
+"$cli" calibrate -o "$tmp/all.cal" "$data" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 0 ]' "calibrate on the fixtures failed: $(cat "$tmp/err")"
+expect 'grep -q "62 log(s): 1602 point(s), 7 shape(s), 15 pair(s), 2-512 node(s)" "$tmp/out"' \
+  "calibrate summary: $(cat "$tmp/out")"
+expect '[ "$(head -1 "$tmp/all.cal")" = "nccl-rail-calibration 1" ]' "header line"
+expect '[ "$(grep -c "^[A-Za-z]*,[A-Za-z]*,[A-Za-z0-9]*,[0-9]*," "$tmp/all.cal")" -eq 1602 ]' \
+  "1602 rows"
+expect 'grep -qx "AllGather,PAT,Simple,8,8,128,1721.2" "$tmp/all.cal"' "a known row"
+# The file is what the tuner reads: explain applies it.
+"$cli" explain --profile aws-p5 --nranks 8 --nnodes 8 --coll AllGather --calibration \
+  "$tmp/all.cal" >"$tmp/explain" 2>&1
+expect 'grep -q "calibration: 1602 point(s)" "$tmp/explain" && grep -q " calibration " "$tmp/explain"' \
+  "explain with the calibration"
+
+# --- calibrate: --algo/--proto before a file without header lines ---
+grep -v '^# NCCL_' "$data/p5_8x1_efa/all_gather.Ring.LL.log" >"$tmp/all_gather_nohdr.log"
+"$cli" calibrate -o "$tmp/x.cal" "$tmp/all_gather_nohdr.log" >/dev/null 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 1 ] && grep -q "all_gather_nohdr.log: the forced algorithm is unknown" "$tmp/err"' "no pair"
+"$cli" calibrate -o "$tmp/x.cal" --algo ring --proto LL "$tmp/all_gather_nohdr.log" >/dev/null 2>&1
+rc=$?
+expect '[ $rc -eq 0 ] && grep -q "^AllGather,Ring,LL,8,8," "$tmp/x.cal"' "--algo/--proto"
+
+# --- calibrate: bad input, bounded, nothing written ---
+rm -f "$tmp/x.cal"
+head -c 3000 "$data/p5_8x1_efa/all_gather.PAT.Simple.log" >"$tmp/trunc.log"
+mkfifo "$tmp/fifo.log"
+truncate -s 1G "$tmp/huge.log"
+sed 's/node-0007/node-0006/' "$data/p5_8x1_efa/all_gather.PAT.Simple.log" >"$tmp/all_gather.uneven.log"
+{ cat "$data/p5_8x1_efa/all_gather.PAT.Simple.log"; grep -v NCCL_ "$data/p5_2x1_efa/all_gather.PAT.Simple.log"; } >"$tmp/all_gather.mixed.log"
+for case in "trunc.log:33: truncated table row" "fifo.log: not a regular file" \
+  "huge.log: 1073741824 bytes, larger than" "all_gather.uneven.log" \
+  "all_gather.mixed.log:57: mixed shapes in one file"; do
+  f=${case%%:*}
+  f=${f%% *}
+  start=$(date +%s)
+  timeout 20 "$cli" calibrate -o "$tmp/x.cal" "$data/p5_2x1_efa" "$tmp/$f" >/dev/null 2>"$tmp/err"
+  rc=$?
+  expect '[ $rc -eq 1 ] && grep -qF "$tmp/$case" "$tmp/err"' "$f: rc $rc, $(cat "$tmp/err")"
+  expect '[ ! -e "$tmp/x.cal" ] && [ $(( $(date +%s) - start )) -lt 10 ]' "$f: wrote or slow"
+done
+"$cli" calibrate -o "$tmp/x.cal" 2>/dev/null
+rc=$?
+expect '[ $rc -eq 2 ]' "no log is a usage error"
+
+# --- sweep: the plan, run against a stand-in nccl-tests, read back by calibrate ---
+mkdir -p "$tmp/bin"
+for t in all_gather reduce_scatter all_reduce; do
+  printf '#!/bin/sh\ngrep -v "^# NCCL_" "%s"\n' "$data/p5_8x1_efa/all_gather.Ring.LL.log" >"$tmp/bin/${t}_perf"
+  chmod +x "$tmp/bin/${t}_perf"
+done
+"$cli" sweep --nnodes 8 --gpus-per-node 1 --colls AllGather,ReduceScatter --launcher '' \
+  --nccl-tests "$tmp/bin" --out-dir "$tmp/logs" >"$tmp/plan.sh"
+rc=$?
+expect '[ $rc -eq 0 ] && [ "$(grep -c _perf "$tmp/plan.sh")" -eq 8 ]' "8 runs at 8x1 (Ring x3, PAT)"
+(cd "$tmp" && bash plan.sh)
+"$cli" calibrate -o "$tmp/sweep.cal" "$tmp/logs" >/dev/null 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 0 ]' "calibrate on the sweep logs: $(cat "$tmp/err") $(ls "$tmp/logs")"
+for pair in AllGather,PAT,Simple ReduceScatter,PAT,Simple ReduceScatter,Ring,LL128 AllGather,Ring,LL; do
+  expect 'grep -q "^$pair,8,8,128," "$tmp/sweep.cal"' "sweep log of $pair"
+done
+"$cli" sweep --nnodes 2 --gpus-per-node 8 >"$tmp/plan2"
+expect 'grep -q NVLSTree "$tmp/plan2" && ! grep -q PAT "$tmp/plan2" && grep -q "all_reduce.Tree.LL.log" "$tmp/plan2"' \
+  "2x8 sm90: NVLSTree, Tree, no PAT"
+expect '! grep -q "all_gather.Tree" "$tmp/plan2"' "Tree only for AllReduce"
+"$cli" sweep --nnodes 2 --gpus-per-node 8 --sm 80 >"$tmp/plan3"
+expect '! grep -q NVLS "$tmp/plan3"' "no NVLS before sm90"
+"$cli" sweep --nnodes 4 --gpus-per-node 8 --slurm >"$tmp/batch"
+expect 'head -1 "$tmp/batch" | grep -q "^#!/bin/bash" && grep -q "#SBATCH --nodes=4" "$tmp/batch" && grep -q "srun" "$tmp/batch" && bash -n "$tmp/batch"' \
+  "slurm script"
+"$cli" sweep --nnodes 4 2>/dev/null
+rc=$?
+expect '[ $rc -eq 2 ]' "sweep without --gpus-per-node"
+
+# --- explain --svg ---
+"$cli" explain --profile aws-p5 --nranks 8 --nnodes 8 --calibration "$tmp/all.cal" \
+  --svg "$tmp/map.svg" --svg-nnodes 2,8,32,128,512 >/dev/null 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 0 ]' "explain --svg: $(cat "$tmp/err")"
+expect '/usr/bin/python3 -c "import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); assert r.tag.endswith(\"svg\"); assert len(r.findall(\"{http://www.w3.org/2000/svg}rect\")) > 3*5*31" "$tmp/map.svg"' \
+  "SVG well-formed with a cell per size x node count"
+expect 'grep -q "PAT/Simple" "$tmp/map.svg" && grep -q "from the calibration" "$tmp/map.svg" && grep -q "message size" "$tmp/map.svg"' \
+  "legend and axes"
+"$cli" explain --profile aws-p5 --svg /nonexistent/dir/map.svg >/dev/null 2>&1
+rc=$?
+expect '[ $rc -eq 1 ]' "unwritable SVG path"
+
+echo "check_calib_cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

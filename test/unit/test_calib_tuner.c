@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The calibration on the tuner's real path (rail_tuner_create + rail_tuner_apply): calibrated
+ * times re-rank the table, the rules file still wins, an entry NCCL marked IGNORE is never
+ * revived, every bad file (wrong header, truncated, FIFO, 1 GB) gives a WARN and exactly the
+ * default model's table, and one INFO line says what was applied. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "log.h"
+#include "tuner_core.h"
+
+#define AG      ncclFuncAllGather
+#define C(a, p) ((a)*NCCL_NUM_PROTOCOLS + (p))
+
+static char g_dir[] = "/tmp/rail_calib_tuner_XXXXXX";
+static struct rail_topo g_topo;
+static int g_warns;
+static char g_warn[1200], g_info[2400];
+
+static void capture(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+                    const char *fmt, ...)
+{
+    va_list ap;
+    (void)flags;
+    (void)file;
+    (void)line;
+    va_start(ap, fmt);
+    if (level == NCCL_LOG_WARN) {
+        g_warns++;
+        vsnprintf(g_warn, sizeof(g_warn), fmt, ap);
+    } else if (level == NCCL_LOG_INFO) {
+        char msg[sizeof(g_info)];
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        if (strstr(msg, "calibration "))
+            memcpy(g_info, msg, sizeof(msg));
+    }
+    va_end(ap);
+}
+
+static const char *put(const char *name, const char *text)
+{
+    static char path[4][256];
+    static int k;
+    char *p = path[k++ % 4];
+    FILE *f;
+    snprintf(p, 256, "%s/%s", g_dir, name);
+    f = fopen(p, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    return p;
+}
+
+static struct rail_tuner *make(int nnodes, const char *calib, const char *rules)
+{
+    struct rail_tuner_opts o = {
+        .topo = &g_topo, .rules_path = rules, .lenient = 0, .calib_path = calib ? calib : ""};
+    struct rail_tuner *t = NULL;
+    CHECK_EQ_INT(rail_tuner_create(&t, 1, (size_t)nnodes, (size_t)nnodes, NULL, &o), 0);
+    CHECK(t && t->model_active);
+    return t;
+}
+
+/* The tuner's choice among the entries of `offer` (1 = available), -1 when it left all alone. */
+static int choice_of(struct rail_tuner *t, int coll, size_t bytes, const int offer[], int *changed)
+{
+    float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+    int ch = -1;
+    for (int c = 0; c < NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS; c++)
+        table[c / NCCL_NUM_PROTOCOLS][c % NCCL_NUM_PROTOCOLS] = offer[c] ? 5.0f : -1.0f;
+    rail_tuner_apply(t, coll, bytes, 1, 0, table, NULL);
+    *changed = 0;
+    for (int c = 0; c < NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS; c++) {
+        float v = table[c / NCCL_NUM_PROTOCOLS][c % NCCL_NUM_PROTOCOLS];
+        if (v == 0.0f)
+            ch = c;
+        if (!offer[c] && v != -1.0f)
+            (*changed)++; /* an IGNORE entry written: never allowed */
+    }
+    return ch;
+}
+
+static int choice(struct rail_tuner *t, int coll, size_t bytes)
+{
+    int all[NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS], changed;
+    for (int c = 0; c < NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS; c++)
+        all[c] = 1;
+    return choice_of(t, coll, bytes, all, &changed);
+}
+
+/* A calibration in which Ring/LL is by far the fastest AllGather on 8 nodes x 1 GPU at 1 MiB, a
+ * size at which the model picks something else. */
+static const char k_cal[] = "nccl-rail-calibration 1\n"
+                            "AllGather,Ring,LL,8,8,1048576,10\n"
+                            "AllGather,Ring,LL,8,8,2097152,11\n"
+                            "AllGather,Ring,LL128,8,8,1048576,500\n"
+                            "AllGather,Ring,LL128,8,8,2097152,600\n"
+                            "AllGather,Ring,Simple,8,8,1048576,400\n"
+                            "AllGather,Ring,Simple,8,8,2097152,500\n"
+                            "AllGather,PAT,Simple,8,8,1048576,300\n"
+                            "AllGather,PAT,Simple,8,8,2097152,350\n";
+
+static void test_calibration_reranks(void)
+{
+    const char *path = put("cal.txt", k_cal);
+    struct rail_tuner *base = make(8, NULL, NULL), *cal, *again;
+    enum rail_decision_from from;
+    int nch;
+
+    CHECK(choice(base, AG, 1 << 20) != C(NCCL_ALGO_RING, NCCL_PROTO_LL));
+    g_info[0] = '\0';
+    cal = make(8, path, NULL);
+    CHECK(cal->calib_active);
+    CHECK_EQ_INT(choice(cal, AG, 1 << 20), C(NCCL_ALGO_RING, NCCL_PROTO_LL));
+    CHECK_EQ_INT(rail_tuner_explain(cal, AG, 1 << 20, 1, &nch, &from),
+                 C(NCCL_ALGO_RING, NCCL_PROTO_LL));
+    CHECK_EQ_INT(from, RAIL_FROM_CALIBRATION);
+    CHECK_EQ_INT(nch, 0); /* measured with NCCL's channels: none suggested */
+    /* One INFO line: coverage and what applied. */
+    CHECK(strstr(g_info, "covers 8 point(s): 1 shape(s), 4 pair(s)") != NULL);
+    CHECK(strstr(g_info, "AllGather Ring/LL measured") != NULL);
+    /* Other collectives have no calibration here: the model decides them, unchanged. */
+    CHECK_EQ_INT(rail_tuner_explain(cal, ncclFuncAllReduce, 1 << 20, 1, &nch, &from),
+                 choice(base, ncclFuncAllReduce, 1 << 20));
+    CHECK_EQ_INT(from, RAIL_FROM_MODEL);
+    CHECK(memcmp(&cal->table.cell[ncclFuncAllReduce], &base->table.cell[ncclFuncAllReduce],
+                 sizeof(cal->table.cell[0])) == 0);
+    /* Deterministic: the same file, the same table. */
+    again = make(8, path, NULL);
+    CHECK(memcmp(&again->table, &cal->table, sizeof(cal->table)) == 0);
+    rail_tuner_destroy(again);
+
+    /* Never revived: Ring/LL marked IGNORE by NCCL stays IGNORE, the next calibrated pair wins. */
+    {
+        int offer[NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS] = {0}, changed;
+        offer[C(NCCL_ALGO_RING, NCCL_PROTO_LL128)] = 1;
+        offer[C(NCCL_ALGO_RING, NCCL_PROTO_SIMPLE)] = 1;
+        offer[C(NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE)] = 1;
+        CHECK_EQ_INT(choice_of(cal, AG, 1 << 20, offer, &changed),
+                     C(NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE));
+        CHECK_EQ_INT(changed, 0);
+        /* Only pairs the calibration has nothing on offered: still only those. */
+        memset(offer, 0, sizeof(offer));
+        offer[C(NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE)] = 1;
+        choice_of(cal, AG, 1 << 20, offer, &changed);
+        CHECK_EQ_INT(changed, 0);
+    }
+    /* Another shape (4 nodes; a single calibrated node count is not extrapolated): the model. */
+    {
+        struct rail_tuner *b4 = make(4, NULL, NULL), *c4 = make(4, path, NULL);
+        CHECK(!c4->calib_active);
+        CHECK(memcmp(&b4->table, &c4->table, sizeof(b4->table)) == 0);
+        CHECK(strstr(g_info, "nothing for this shape") != NULL);
+        rail_tuner_destroy(b4);
+        rail_tuner_destroy(c4);
+    }
+    rail_tuner_destroy(cal);
+    rail_tuner_destroy(base);
+}
+
+static void test_rules_win(void)
+{
+    const char *path = put("cal2.txt", k_cal);
+    const char *rules = put("rules.conf", "allgather,0,4194304,ring,simple,-1,-1,-1\n");
+    struct rail_tuner *t = make(8, path, rules);
+    enum rail_decision_from from;
+    int nch;
+    CHECK_EQ_INT(choice(t, AG, 1 << 20), C(NCCL_ALGO_RING, NCCL_PROTO_SIMPLE));
+    CHECK_EQ_INT(rail_tuner_explain(t, AG, 1 << 20, 1, &nch, &from),
+                 C(NCCL_ALGO_RING, NCCL_PROTO_SIMPLE));
+    CHECK_EQ_INT(from, RAIL_FROM_RULES);
+    /* Above the rule's range the calibration decides again. */
+    CHECK_EQ_INT(rail_tuner_explain(t, AG, 8u << 20, 1, &nch, &from) >= 0, 1);
+    CHECK_EQ_INT(from, RAIL_FROM_CALIBRATION);
+    rail_tuner_destroy(t);
+}
+
+/* Every bad input: init succeeds, one WARN naming the variable and the reason, the default table.
+ */
+static void check_fallback(const char *path, const char *reason)
+{
+    struct rail_tuner *base = make(8, NULL, NULL), *t;
+    g_warns = 0;
+    g_warn[0] = '\0';
+    t = make(8, path, NULL);
+    CHECK_EQ_INT(g_warns, 1);
+    CHECK_MSG(strstr(g_warn, "NCCL_RAIL_CALIBRATION_FILE") && strstr(g_warn, reason) &&
+                  strstr(g_warn, "using the default model"),
+              "warn '%s', expected '%s'", g_warn, reason);
+    CHECK(!t->calib_active && t->calib.n == 0);
+    CHECK(memcmp(&t->table, &base->table, sizeof(t->table)) == 0);
+    rail_tuner_destroy(t);
+    rail_tuner_destroy(base);
+}
+
+static void test_bad_files(void)
+{
+    char path[300];
+    int fd;
+    check_fallback(put("wrong.txt", "coll,algo,proto,nranks,nnodes,bytes,time_us\n"),
+                   ":1: wrong header");
+    check_fallback(put("trunc.txt", "nccl-rail-calibration 1\nAllGather,Ring,LL,8,8,10"),
+                   ":2: 6 fields");
+    snprintf(path, sizeof(path), "%s/missing.txt", g_dir);
+    check_fallback(path, "No such file");
+    snprintf(path, sizeof(path), "%s/fifo.txt", g_dir);
+    CHECK_EQ_INT(mkfifo(path, 0600), 0);
+    check_fallback(path, "not a regular file");
+    snprintf(path, sizeof(path), "%s/huge.txt", g_dir);
+    fd = open(path, O_CREAT | O_WRONLY, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, 1ll << 30) == 0);
+    close(fd);
+    check_fallback(path, "1073741824 bytes, larger than");
+    check_fallback(g_dir, "is a directory");
+}
+
+int main(void)
+{
+    char err[256], cmd[400];
+    CHECK(mkdtemp(g_dir) != NULL);
+    CHECK_EQ_INT(rail_topo_load_profile("aws-p5", &g_topo, err, sizeof(err)), 0);
+    rail_log_set_logger(capture);
+    test_calibration_reranks();
+    test_rules_win();
+    test_bad_files();
+    rail_log_set_logger(NULL);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+    CHECK_EQ_INT(system(cmd), 0);
+    return check_report("test_calib_tuner");
+}
