@@ -171,6 +171,14 @@ static int write_output(const char *out, const struct rail_calibration *cal, int
     rc = rail_calib_write(cal, comment, f);
     if (fclose(f) != 0 && rc == 0)
         rc = -EIO;
+    if (rc == 0) { /* never write a file the tuner would refuse */
+        struct rail_calibration check;
+        char err[512];
+        rc = rail_calib_load(tmp, &check, err, sizeof(err));
+        rail_calib_free(&check);
+        if (rc < 0)
+            fprintf(stderr, "calibrate: the result is not a valid calibration: %s\n", err);
+    }
     if (rc == 0 && rename(tmp, out) != 0)
         rc = -errno;
     if (rc < 0)

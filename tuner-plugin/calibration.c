@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +100,36 @@ static int parse_row(char *line, struct rail_calib_row *r, char *why, size_t why
     return 0;
 }
 
+/* Bounds that keep every prediction cheap (table build time stays bounded whatever the file):
+ * at most RAIL_CALIB_MAX_POINTS sizes per node count and RAIL_CALIB_MAX_NODECNT node counts per
+ * series. rows are sorted. */
+static int check_limits(const struct rail_calibration *c, char *why, size_t whylen, int *lineno)
+{
+    int sizes = 0, nodecnts = 0;
+    for (int i = 0; i < c->n; i++) {
+        const struct rail_calib_row *r = &c->rows[i], *p = i ? &c->rows[i - 1] : NULL;
+        bool new_series = !p || p->coll != r->coll || p->algo != r->algo || p->proto != r->proto ||
+                          rpn_of(p) != rpn_of(r);
+        if (new_series)
+            nodecnts = 0;
+        if (new_series || p->nnodes != r->nnodes) {
+            nodecnts++;
+            sizes = 0;
+        }
+        sizes++;
+        if (sizes > RAIL_CALIB_MAX_POINTS || nodecnts > RAIL_CALIB_MAX_NODECNT) {
+            *lineno = 0;
+            return rail_fail(why, whylen, "more than %d %s for %s %s/%s at %d rank(s) per node",
+                             sizes > RAIL_CALIB_MAX_POINTS ? RAIL_CALIB_MAX_POINTS
+                                                           : RAIL_CALIB_MAX_NODECNT,
+                             sizes > RAIL_CALIB_MAX_POINTS ? "sizes per node count" : "node counts",
+                             rail_coll_name(r->coll), rail_algo_name(r->algo),
+                             rail_proto_name(r->proto), rpn_of(r));
+        }
+    }
+    return 0;
+}
+
 int rail_calib_parse(const char *buf, size_t len, const char *name, struct rail_calibration *out,
                      char *err, size_t errlen)
 {
@@ -187,6 +218,8 @@ int rail_calib_parse(const char *buf, size_t len, const char *name, struct rail_
                 break;
             }
     }
+    if (rc == 0)
+        rc = check_limits(out, why, sizeof(why), &lineno);
     if (rc < 0) {
         if (lineno > 0)
             rail_set_err(err, errlen, "%s:%d: %s", name, lineno, why);

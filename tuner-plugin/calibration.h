@@ -24,7 +24,7 @@
 #define RAIL_CALIB_VERSION     1
 #define RAIL_CALIB_MAX_FILE    (16u << 20) /* bytes */
 #define RAIL_CALIB_MAX_ROWS    500000
-#define RAIL_CALIB_MAX_NODECNT 32 /* distinct node counts used per series */
+#define RAIL_CALIB_MAX_NODECNT 32 /* node counts per series (more is an error) */
 
 struct rail_calib_row {
     int coll, algo, proto;

@@ -165,8 +165,26 @@ static void test_predict(void)
     }
 }
 
+/* Per series at most 32 node counts and 256 sizes per node count: prediction cost is bounded. */
+static void test_limits(void)
+{
+    static char text[1 << 16];
+    size_t k = (size_t)snprintf(text, sizeof(text), HDR);
+    for (int n = 1; n <= 33; n++)
+        k += (size_t)snprintf(text + k, sizeof(text) - k, "AllGather,Ring,LL,%d,%d,8,5\n", n, n);
+    CHECK_ERR(text, "more than 32 node counts for AllGather Ring/LL at 1 rank(s) per node");
+    k = (size_t)snprintf(text, sizeof(text), HDR);
+    for (int b = 1; b <= 257; b++)
+        k += (size_t)snprintf(text + k, sizeof(text) - k, "AllGather,Ring,LL,2,2,%d,5\n", b);
+    CHECK_ERR(text, "more than 256 sizes per node count");
+    k -= strlen("AllGather,Ring,LL,2,2,257,5\n");
+    text[k] = '\0';
+    CHECK_EQ_INT(parse(text), 0);
+}
+
 int main(void)
 {
+    test_limits();
     test_parse();
     test_roundtrip();
     test_predict();
