@@ -113,7 +113,8 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
         *out = t;
         return 0;
     }
-    rail_model_build(&t->model, topo, &t->shape, opts ? opts->constants : NULL);
+    rail_model_build_fit(&t->model, topo, &t->shape, opts ? opts->constants : NULL,
+                         opts ? opts->fit : NULL);
     if (!t->model.confident) {
         RAIL_INFO(NCCL_TUNING | NCCL_INIT, "model not confident (%s): leaving NCCL's choices alone",
                   t->model.why);
