@@ -52,6 +52,8 @@ int rail_cpu_vendor_from_strings(const char *arch, const char *vendor);
 
 /* Canonical lower-case "dddd:bb:dd.f" from a bus id string; -EINVAL if malformed. */
 int rail_busid_normalize(const char *in, char out[16]);
+/* NCCL's busIdToInt64 (hex digits, ':' and '.' skipped, never fails). */
+uint64_t rail_busid_to_u64(const char *s);
 
 /* rail_topo_load_nccl_xml that also reports which NICs had no gdr attribute (bit n = NIC n), so
  * that the caller can decide GDR for them from the node (peermem). */

@@ -21,6 +21,7 @@
 #include "topo.h"
 #include "topo_internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -53,6 +54,9 @@ struct parse_ctx {
     bool cpu_seen;
     int cpu_vendor;
     float inter_cpu_bw;
+    int ignored;             /* attribute values NCCL would also not use */
+    char first_ignored[128]; /* the first of them, for the INFO line */
+    int nvswitch_placeholder; /* <nvlink> targets NCCL reads as "NVSwitch not visible here" */
 };
 
 /* Where the walk is: the switch chain so far and the switch directly above (for flattening). */
@@ -95,7 +99,17 @@ static int attr(const xmlNode *n, const char *name, char *buf, size_t len)
     return rc;
 }
 
-/* Integer attribute in [lo, hi] (decimal or 0x hex). 0 absent (*out untouched), 1 ok, <0 error. */
+/* NCCL reads integer attributes with strtol and bus ids with busIdToInt64, so a value it cannot
+ * parse never rejects its file: such a value is ignored here too (counted, first one named in one
+ * INFO line). Integer attribute in [lo, hi] (decimal or 0x hex): 0 absent or ignored (*out
+ * untouched), 1 ok. */
+static void note_ignored(struct parse_ctx *c, const xmlNode *n, const char *name, const char *val)
+{
+    if (c->ignored++ == 0)
+        snprintf(c->first_ignored, sizeof(c->first_ignored), "line %ld: <%s> %s=\"%.40s\"",
+                 xmlGetLineNo(n), (const char *)n->name, name, val);
+}
+
 static int attr_int(struct parse_ctx *c, const xmlNode *n, const char *name, long lo, long hi,
                     long *out)
 {
@@ -103,22 +117,46 @@ static int attr_int(struct parse_ctx *c, const xmlNode *n, const char *name, lon
     int rc = attr(n, name, buf, sizeof(buf));
     if (rc == 0)
         return 0;
-    if (rc < 0 || rail_parse_long(buf, 0, lo, hi, out) != 0)
-        return fail_at(c, n, "<%s> %s=\"%s\" is not an integer in [%ld, %ld]",
-                       (const char *)n->name, name, rc < 0 ? "(too long)" : buf, lo, hi);
+    if (rc < 0 || rail_parse_long(buf, 0, lo, hi, out) != 0) {
+        note_ignored(c, n, name, rc < 0 ? "(too long)" : buf);
+        return 0;
+    }
     return 1;
 }
 
+/* NCCL's busIdToInt64: the hex digits of the string up to the first character that is neither a
+ * hex digit nor ':' or '.', at most 16 of them. Never fails (an empty string is 0). */
+uint64_t rail_busid_to_u64(const char *s)
+{
+    uint64_t v = 0;
+    int digits = 0;
+    for (; *s && digits < 16; s++) {
+        if (*s == ':' || *s == '.')
+            continue;
+        if (!isxdigit((unsigned char)*s))
+            break;
+        v = (v << 4) | (uint64_t)(isdigit((unsigned char)*s) ? *s - '0' : (tolower(*s) - 'a' + 10));
+        digits++;
+    }
+    return v;
+}
+
+/* A bus id in the canonical dddd:bb:dd.f form; anything else NCCL would read as a number is
+ * rewritten from that number (domain, bus, device, function). */
 static int attr_busid(struct parse_ctx *c, const xmlNode *n, const char *name, char out[16])
 {
     char buf[64];
     int rc = attr(n, name, buf, sizeof(buf));
     if (rc == 0)
         return fail_at(c, n, "<%s> without %s", (const char *)n->name, name);
-    if (rc < 0 || rail_busid_normalize(buf, out) != 0)
-        return fail_at(c, n, "<%s> %s=\"%s\" is not a PCI bus id (dddd:bb:dd.f)",
-                       (const char *)n->name, name, rc < 0 ? "(too long)" : buf);
-    return 0;
+    if (rc > 0 && rail_busid_normalize(buf, out) == 0)
+        return 0;
+    {
+        uint64_t v = rc > 0 ? rail_busid_to_u64(buf) : UINT64_MAX;
+        snprintf(out, 16, "%04x:%02x:%02x.%x", (unsigned)((v >> 20) & 0xffff),
+                 (unsigned)((v >> 12) & 0xff), (unsigned)((v >> 4) & 0xff), (unsigned)(v & 0xf));
+        return 1; /* not canonical */
+    }
 }
 
 static void note_numa(struct parse_ctx *c, int numa)
@@ -158,6 +196,37 @@ static uint64_t pci_id(struct parse_ctx *c, const xmlNode *pci, int *rc)
     return id;
 }
 
+/* One <nvlink> of a GPU, read as NCCL's ncclTopoAddNvLinks does: tclass 0x068000 (or a target
+ * that is not a visible PCI device, e.g. the "fffffff:ffff:ff" NCCL writes inside VMs) is an
+ * NVSwitch; 0x03xxxx a GPU peer (itself: no link); anything else (the CPU, a bridge) is not part of
+ * the GPU fabric. A missing count is an error in NCCL too. */
+static int add_nvlink(struct parse_ctx *c, const xmlNode *l, struct rail_gpu *g, const char *busid)
+{
+    char target[16], tclass[32] = "";
+    long count = 0;
+    int canon = attr_busid(c, l, "target", target), rc;
+    if (canon < 0)
+        return canon;
+    if ((rc = attr_int(c, l, "count", 0, MAX_NVLINKS_PER_GPU, &count)) < 0)
+        return rc;
+    if (rc == 0 && !xmlHasProp(l, (const xmlChar *)"count"))
+        return fail_at(c, l, "<nvlink> without count");
+    if (attr(l, "tclass", tclass, sizeof(tclass)) <= 0 && canon == 1)
+        snprintf(tclass, sizeof(tclass), "0x068000"); /* not a visible device: NVSwitch */
+    if (canon == 1 && strncmp(tclass, "0x068000", 8) == 0)
+        c->nvswitch_placeholder++;
+    if (strncmp(tclass, "0x068000", 8) == 0) {
+        if (count > 0)
+            c->nvswitch = true;
+    } else if (strncmp(tclass, "0x03", 4) != 0 || strcmp(target, busid) == 0) {
+        return 0; /* NVLink to the CPU (POWER9, Grace) or a GPU listed as its own peer */
+    }
+    g->nvlinks += (int)count;
+    if (g->nvlinks > MAX_NVLINKS_PER_GPU)
+        return fail_at(c, l, "GPU %s has more than %d NVLinks", busid, MAX_NVLINKS_PER_GPU);
+    return 0;
+}
+
 static int add_gpu(struct parse_ctx *c, const xmlNode *pci, const xmlNode *gpu_el,
                    const struct walk_pos *pos, const char *busid, int numa, uint64_t id)
 {
@@ -179,25 +248,8 @@ static int add_gpu(struct parse_ctx *c, const xmlNode *pci, const xmlNode *gpu_e
             (rc = attr_int(c, gpu_el, "gdr", 0, 1, &gdr)) < 0)
             return rc;
         for (const xmlNode *l = gpu_el->children; l; l = l->next) {
-            char target[16], tclass[32] = "";
-            long count = 0;
-            if (!is_elem(l, "nvlink"))
-                continue;
-            if ((rc = attr_busid(c, l, "target", target)) < 0 ||
-                (rc = attr_int(c, l, "count", 0, MAX_NVLINKS_PER_GPU, &count)) < 0)
+            if (is_elem(l, "nvlink") && (rc = add_nvlink(c, l, g, busid)) < 0)
                 return rc;
-            if (rc == 0)
-                return fail_at(c, l, "<nvlink> without count");
-            attr(l, "tclass", tclass, sizeof(tclass));
-            if (strncmp(tclass, "0x068001", 8) == 0)
-                continue; /* NVLink to the CPU (POWER9): not a GPU fabric link */
-            if (strncmp(tclass, "0x03", 4) == 0 && strcmp(target, busid) == 0)
-                continue; /* a GPU listed as its own peer (Azure NCv4 files): no link */
-            if (strncmp(tclass, "0x068000", 8) == 0 && count > 0)
-                c->nvswitch = true;
-            g->nvlinks += (int)count;
-            if (g->nvlinks > MAX_NVLINKS_PER_GPU)
-                return fail_at(c, l, "GPU %s has more than %d NVLinks", busid, MAX_NVLINKS_PER_GPU);
         }
     }
     g->pci_vendor = (uint16_t)(id >> 48);
@@ -281,6 +333,7 @@ static int walk_pci(struct parse_ctx *c, const xmlNode *pci, const struct walk_p
         return fail_at(c, pci, "<pci> nested deeper than %d levels", RAIL_TOPO_MAX_CHAIN);
     if ((rc = attr_busid(c, pci, "busid", busid)) < 0)
         return rc;
+    rc = 0;
     if (attr(pci, "class", class_str, sizeof(class_str)) < 0)
         return fail_at(c, pci, "<pci> class too long");
     id = pci_id(c, pci, &rc);
@@ -458,6 +511,14 @@ int rail_topo_load_nccl_xml_ex(const char *path, struct rail_topo *t, uint64_t *
         RAIL_WARN(NCCL_INIT | NCCL_TUNING,
                   "%s: only the first %d GPUs and %d NICs are kept (%d GPUs, %d NICs ignored)",
                   path, RAIL_TOPO_MAX_GPUS, RAIL_TOPO_MAX_NICS, c->skipped_gpus, c->skipped_nics);
+    if (c->ignored)
+        RAIL_INFO(NCCL_INIT, "%s: %d attribute value(s) NCCL would not use either were ignored (%s)",
+                  path, c->ignored, c->first_ignored);
+    if (c->nvswitch_placeholder)
+        RAIL_INFO(NCCL_INIT,
+                  "%s: %d <nvlink> target(s) are not visible PCI devices: read as NVSwitch, as NCCL "
+                  "does inside VMs",
+                  path, c->nvswitch_placeholder);
     if (c->unclassified)
         RAIL_INFO(NCCL_INIT, "%s: %d <pci> entries without a GPU/NIC class were skipped", path,
                   c->unclassified);

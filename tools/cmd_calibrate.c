@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail calibrate -o FILE [--coll C] [--algo A --proto P] LOG|DIR ...
  * nccl-tests logs of forced (algorithm, protocol) runs -> a calibration file
- * (NCCL_RAIL_CALIBRATION_FILE, docs/calibration.md). The I/O layer around the pure parsers:
- * files are read bounded and non-blocking (regular files only), directories are listed to a
- * bounded depth and file count, in name order so the output does not depend on readdir. */
-#include <dirent.h>
+ * (NCCL_RAIL_CALIBRATION_FILE, docs/calibration.md). Files and directories are read by
+ * calib_files.h (bounded, non-blocking, regular files only, name order). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,19 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bounded_read.h"
+#include "calib_files.h"
 #include "calibration.h"
 #include "cli.h"
 #include "cost_model.h"
-
-#define MAX_LOG_BYTES (64u << 20) /* nccl-tests output with NCCL INFO lines mixed in */
-#define MAX_FILES     10000
-#define MAX_DEPTH     3
-
-struct calib_ctx {
-    struct rail_calib_run *runs;
-    int nruns, cap, files, skipped;
-};
 
 static void calibrate_usage(FILE *f)
 {
@@ -42,118 +31,7 @@ static void calibrate_usage(FILE *f)
         "  --proto P          forced protocol of the files that follow (LL, LL128, Simple)\n"
         "Directories are read %d levels deep; only their *.log, *.txt and *.out files are\n"
         "read. Any malformed log stops the command with FILE:LINE: reason and writes nothing.\n",
-        MAX_DEPTH);
-}
-
-static int add_file(struct calib_ctx *c, const char *path, const struct rail_calib_hint *hint)
-{
-    char err[512], *buf;
-    size_t len;
-    int rc;
-
-    if (c->files >= MAX_FILES) {
-        fprintf(stderr, "calibrate: more than %d files\n", MAX_FILES);
-        return -E2BIG;
-    }
-    c->files++;
-    if (c->nruns == c->cap) {
-        int cap = c->cap ? c->cap * 2 : 32;
-        struct rail_calib_run *r = realloc(c->runs, (size_t)cap * sizeof(*r));
-        if (!r)
-            return -ENOMEM;
-        c->runs = r;
-        c->cap = cap;
-    }
-    rc = rail_read_file_bounded(path, MAX_LOG_BYTES, &buf, &len, err, sizeof(err));
-    if (rc == 0) {
-        rc = rail_calib_log_parse(buf, len, path, hint, &c->runs[c->nruns], err, sizeof(err));
-        free(buf);
-    }
-    if (rc < 0) {
-        fprintf(stderr, "calibrate: %s\n", err);
-        return rc;
-    }
-    c->nruns++;
-    return 0;
-}
-
-static int has_log_suffix(const char *name)
-{
-    static const char *const sfx[] = {".log", ".txt", ".out"};
-    size_t n = strlen(name);
-    for (size_t i = 0; i < 3; i++)
-        if (n > 4 && strcmp(name + n - 4, sfx[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int add_path(struct calib_ctx *c, const char *path, const struct rail_calib_hint *hint,
-                    int depth, int explicit_arg)
-{
-    struct stat st;
-    char **names = NULL;
-    int n = 0, cap = 0, rc = 0;
-    DIR *d;
-    struct dirent *e;
-
-    if (lstat(path, &st) != 0) {
-        fprintf(stderr, "calibrate: %s: %s\n", path, strerror(errno));
-        return -errno;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        if (!explicit_arg && (!S_ISREG(st.st_mode) || !has_log_suffix(path))) {
-            c->skipped++;
-            return 0;
-        }
-        return add_file(c, path, hint); /* a FIFO named on the command line is an error there */
-    }
-    if (depth >= MAX_DEPTH) {
-        c->skipped++;
-        return 0;
-    }
-    if (!(d = opendir(path))) {
-        fprintf(stderr, "calibrate: %s: %s\n", path, strerror(errno));
-        return -errno;
-    }
-    while ((e = readdir(d)) != NULL) {
-        char *full;
-        if (e->d_name[0] == '.')
-            continue;
-        if (n >= MAX_FILES) {
-            fprintf(stderr, "calibrate: %s: more than %d entries\n", path, MAX_FILES);
-            rc = -E2BIG;
-            break;
-        }
-        if (n == cap) {
-            int ncap = cap ? cap * 2 : 64;
-            char **nn = realloc(names, (size_t)ncap * sizeof(*nn));
-            if (!nn) {
-                rc = -ENOMEM;
-                break;
-            }
-            names = nn;
-            cap = ncap;
-        }
-        if (asprintf(&full, "%s/%s", path, e->d_name) < 0) {
-            rc = -ENOMEM;
-            break;
-        }
-        names[n++] = full;
-    }
-    closedir(d);
-    if (rc == 0)
-        qsort(names, (size_t)n, sizeof(*names), cmp_str);
-    for (int i = 0; i < n && rc == 0; i++)
-        rc = add_path(c, names[i], hint, depth + 1, 0);
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    return rc;
+        RAIL_CALIB_MAX_DEPTH);
 }
 
 static int write_output(const char *out, const struct rail_calibration *cal, int files)
@@ -203,17 +81,18 @@ static int parse_name_arg(const char *opt, const char *v, int (*fn)(const char *
 int cli_calibrate(int argc, char **argv)
 {
     struct rail_calib_hint hint = {-1, -1, -1};
-    struct calib_ctx c = {0};
+    struct rail_calib_logs c = {0};
+    char err[512];
     struct rail_calibration cal;
     struct rail_calib_cover cv;
     const char *out = NULL;
-    int rc = 0, paths = 0;
+    int rc = 0, paths = 0, files, skipped;
 
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             calibrate_usage(stdout);
-            free(c.runs);
+            rail_calib_logs_free(&c);
             return 0;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             if (!v) {
@@ -237,7 +116,10 @@ int cli_calibrate(int argc, char **argv)
             rc = -EINVAL;
         } else {
             paths++;
-            rc = add_path(&c, a, &hint, 0, 1) < 0 ? 1 : 0;
+            if (rail_calib_logs_add(&c, a, &hint, err, sizeof(err)) < 0) {
+                fprintf(stderr, "calibrate: %s\n", err);
+                rc = 1;
+            }
         }
     }
     if (rc == 0 && (!out || !paths)) {
@@ -249,13 +131,15 @@ int cli_calibrate(int argc, char **argv)
         rc = 1;
     }
     if (rc != 0) {
-        free(c.runs);
+        rail_calib_logs_free(&c);
         return rc == -EINVAL ? 2 : 1;
     }
     rc = rail_calib_from_runs(c.runs, c.nruns, &cal);
-    free(c.runs);
+    files = c.files;
+    skipped = c.skipped;
+    rail_calib_logs_free(&c);
     if (rc == 0)
-        rc = write_output(out, &cal, c.files);
+        rc = write_output(out, &cal, files);
     if (rc < 0) {
         fprintf(stderr, "calibrate: cannot write %s: %s\n", out, strerror(-rc));
         rail_calib_free(&cal);
@@ -264,7 +148,7 @@ int cli_calibrate(int argc, char **argv)
     rail_calib_cover(&cal, &cv);
     printf("calibrate: %d log(s)%s: %d point(s), %d shape(s), %d pair(s), %d-%d node(s), "
            "%d-%d rank(s)/node, %llu-%llu bytes -> %s\n",
-           c.files, c.skipped ? " (other files skipped)" : "", cv.rows, cv.shapes, cv.pairs,
+           files, skipped ? " (other files skipped)" : "", cv.rows, cv.shapes, cv.pairs,
            cv.nnodes_min, cv.nnodes_max, cv.rpn_min, cv.rpn_max, (unsigned long long)cv.bytes_min,
            (unsigned long long)cv.bytes_max, out);
     rail_calib_free(&cal);

@@ -5,6 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
+void rail_calib_apply_init(struct rail_calib_apply *a)
+{
+    for (int coll = 0; coll < RAIL_NUM_COLLS; coll++)
+        for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
+            rail_calib_resolve(a->cal, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS, a->rpn,
+                               a->nnodes, &a->series[coll][c]);
+}
+
 int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
                            float out[RAIL_DT_CANDIDATES])
 {
@@ -16,9 +24,7 @@ int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pip
         int algo = c / NCCL_NUM_PROTOCOLS, proto = c % NCCL_NUM_PROTOCOLS;
         enum rail_calib_how how;
         out[c] = rail_model_time(a->model, coll, algo, proto, nbytes, num_pipe_ops);
-        ct[c] = a->rpn > 0
-                    ? rail_calib_time(a->cal, coll, algo, proto, a->rpn, a->nnodes, nbytes, &how)
-                    : -1.0;
+        ct[c] = rail_calib_series_time(&a->series[coll][c], nbytes, &how);
         if (ct[c] <= 0.0)
             continue;
         ncal++;
@@ -63,7 +69,7 @@ int rail_calib_apply_summary(const struct rail_calib_apply *a, char *buf, size_t
             int algo = c / NCCL_NUM_PROTOCOLS, proto = c % NCCL_NUM_PROTOCOLS;
             enum rail_calib_how how;
             /* The node-count step does not depend on the size: probe one. */
-            if (rail_calib_time(a->cal, coll, algo, proto, a->rpn, a->nnodes, 1 << 20, &how) <= 0)
+            if (rail_calib_series_time(&a->series[coll][c], 1 << 20, &how) <= 0)
                 continue;
             applied++;
             if (k < len)

@@ -15,7 +15,11 @@ struct rail_calib_apply {
     const struct rail_model *model;
     const struct rail_calibration *cal;
     int rpn, nnodes; /* rpn 0: uneven ranks per node, nothing applies */
+    struct rail_calib_series series[RAIL_NUM_COLLS][RAIL_DT_CANDIDATES]; /* rail_calib_apply_init */
 };
+
+/* Fill model, cal and the shape first; resolves every series once for this communicator. */
+void rail_calib_apply_init(struct rail_calib_apply *a);
 
 /* rail_dt_times_fn over a struct rail_calib_apply. */
 int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rail_calib_time and rail_calib_cover (calibration.h): predictions from the calibration rows. */
 #include <math.h>
+#include <string.h>
 
 #include "calibration.h"
 
@@ -57,15 +58,21 @@ static double curve(const struct rail_calib_row *r, int n, uint64_t bytes, int *
             slope = 0.0;
         return t + slope * (double)(bytes - r[n - 1].bytes);
     }
-    for (int i = 1; i < n; i++)
-        if (bytes <= r[i].bytes) {
-            double x0 = log((double)r[i - 1].bytes), x1 = log((double)r[i].bytes);
-            double y0 = log(r[i - 1].time_us), y1 = log(r[i].time_us);
-            double f = (log((double)bytes) - x0) / (x1 - x0);
-            *exact = bytes == r[i].bytes;
-            return exp(y0 + f * (y1 - y0));
+    {
+        int lo = 1, hi = n - 1; /* first i with bytes <= r[i].bytes (r[0] < bytes < r[n-1]) */
+        while (lo < hi) {
+            int m = lo + (hi - lo) / 2;
+            if (bytes <= r[m].bytes)
+                hi = m;
+            else
+                lo = m + 1;
         }
-    return r[n - 1].time_us; /* not reached */
+        double x0 = log((double)r[lo - 1].bytes), x1 = log((double)r[lo].bytes);
+        double y0 = log(r[lo - 1].time_us), y1 = log(r[lo].time_us);
+        double f = (log((double)bytes) - x0) / (x1 - x0);
+        *exact = bytes == r[lo].bytes;
+        return exp(y0 + f * (y1 - y0));
+    }
 }
 
 static double floor_of(const struct rail_calib_row *r, int n)
@@ -77,17 +84,15 @@ static double floor_of(const struct rail_calib_row *r, int n)
     return m;
 }
 
-double rail_calib_time(const struct rail_calibration *c, int coll, int algo, int proto, int rpn,
-                       int nnodes, uint64_t bytes, enum rail_calib_how *how)
+int rail_calib_resolve(const struct rail_calibration *c, int coll, int algo, int proto, int rpn,
+                       int nnodes, struct rail_calib_series *s)
 {
-    int lo, hi, nc = 0, exact;
+    int lo, hi, nc = 0, j, a;
     int nodes[RAIL_CALIB_MAX_NODECNT], start[RAIL_CALIB_MAX_NODECNT], count[RAIL_CALIB_MAX_NODECNT];
-    int j, a, b;
-    double ta, tb, fa, fb, xa, xb, x, f, slope, rest;
 
-    *how = RAIL_CALIB_NONE;
+    memset(s, 0, sizeof(*s));
     if (!c || c->n == 0 || rpn < 1 || nnodes < 1)
-        return -1.0;
+        return 0;
     series_range(c, coll, algo, proto, rpn, &lo, &hi);
     for (int i = lo; i < hi; i++) {
         if (nc && c->rows[i].nnodes == nodes[nc - 1]) {
@@ -101,42 +106,72 @@ double rail_calib_time(const struct rail_calibration *c, int coll, int algo, int
         count[nc] = 1;
         nc++;
     }
-    if (nc == 0)
-        return -1.0;
     for (j = 0; j < nc; j++)
         if (nodes[j] == nnodes) {
-            double t = curve(&c->rows[start[j]], count[j], bytes, &exact);
-            *how = exact ? RAIL_CALIB_MEASURED : RAIL_CALIB_SIZE_FIT;
-            return t;
+            s->a = &c->rows[start[j]];
+            s->na = count[j];
+            s->mode = RAIL_CALIB_MEASURED;
+            return 1;
         }
     if (nc < 2)
-        return -1.0;
+        return 0;
     /* Two neighbouring node counts: the bracketing pair, or the two nearest at an end. */
     for (j = 0; j < nc && nodes[j] < nnodes; j++)
         ;
     a = j == 0 ? 0 : (j == nc ? nc - 2 : j - 1);
-    b = a + 1;
+    s->a = &c->rows[start[a]];
+    s->na = count[a];
+    s->b = &c->rows[start[a + 1]];
+    s->nb = count[a + 1];
     /* Each node count's curve = its latency floor (the fastest measured time) + the rest;
      * the floor is interpolated in log-log (a ring's grows with the node count, a tree's with
      * its logarithm), the rest in log(nnodes) on its value, so a latency that grows with the
      * node count is not mistaken for a bandwidth term, and the reverse. */
-    fa = floor_of(&c->rows[start[a]], count[a]);
-    fb = floor_of(&c->rows[start[b]], count[b]);
-    ta = curve(&c->rows[start[a]], count[a], bytes, &exact) - fa;
-    tb = curve(&c->rows[start[b]], count[b], bytes, &exact) - fb;
-    xa = log((double)nodes[a]);
-    xb = log((double)nodes[b]);
-    x = log((double)nnodes);
-    f = (x - xa) / (xb - xa);
-    slope = (log(fb) - log(fa)) / (xb - xa);
-    *how = j == 0 || j == nc ? RAIL_CALIB_NODES_EXTRAP : RAIL_CALIB_NODES_INTERP;
-    if (*how == RAIL_CALIB_NODES_EXTRAP)
-        slope = slope < -1.0 ? -1.0 : (slope > 2.0 ? 2.0 : slope);
+    s->fa = floor_of(s->a, s->na);
+    s->fb = floor_of(s->b, s->nb);
+    s->xa = log((double)nodes[a]);
+    s->xb = log((double)nodes[a + 1]);
+    s->x = log((double)nnodes);
+    s->slope = (log(s->fb) - log(s->fa)) / (s->xb - s->xa);
+    s->mode = j == 0 || j == nc ? RAIL_CALIB_NODES_EXTRAP : RAIL_CALIB_NODES_INTERP;
+    if (s->mode == RAIL_CALIB_NODES_EXTRAP)
+        s->slope = s->slope < -1.0 ? -1.0 : (s->slope > 2.0 ? 2.0 : s->slope);
+    s->beyond = j == nc;
+    return 1;
+}
+
+double rail_calib_series_time(const struct rail_calib_series *s, uint64_t bytes,
+                              enum rail_calib_how *how)
+{
+    double ta, tb, f, rest;
+    int exact;
+
+    *how = RAIL_CALIB_NONE;
+    if (s->mode == RAIL_CALIB_NONE)
+        return -1.0;
+    if (s->mode == RAIL_CALIB_MEASURED) {
+        double t = curve(s->a, s->na, bytes, &exact);
+        *how = exact ? RAIL_CALIB_MEASURED : RAIL_CALIB_SIZE_FIT;
+        return t;
+    }
+    ta = curve(s->a, s->na, bytes, &exact) - s->fa;
+    tb = curve(s->b, s->nb, bytes, &exact) - s->fb;
+    f = (s->x - s->xa) / (s->xb - s->xa);
     rest = ta + f * (tb - ta);
+    rest = rest > 0.0 ? rest : 0.0;
+    *how = s->mode;
     /* Beyond the largest node count, extrapolate from the nearest one (b). */
-    if (j == nc)
-        return exp(log(fb) + slope * (x - xb)) + (rest > 0.0 ? rest : 0.0);
-    return exp(log(fa) + slope * (x - xa)) + (rest > 0.0 ? rest : 0.0);
+    if (s->beyond)
+        return exp(log(s->fb) + s->slope * (s->x - s->xb)) + rest;
+    return exp(log(s->fa) + s->slope * (s->x - s->xa)) + rest;
+}
+
+double rail_calib_time(const struct rail_calibration *c, int coll, int algo, int proto, int rpn,
+                       int nnodes, uint64_t bytes, enum rail_calib_how *how)
+{
+    struct rail_calib_series s;
+    rail_calib_resolve(c, coll, algo, proto, rpn, nnodes, &s);
+    return rail_calib_series_time(&s, bytes, how);
 }
 
 void rail_calib_cover(const struct rail_calibration *c, struct rail_calib_cover *o)

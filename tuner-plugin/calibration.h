@@ -73,6 +73,21 @@ int rail_calib_write(const struct rail_calibration *c, const char *comment, FILE
 double rail_calib_time(const struct rail_calibration *c, int coll, int algo, int proto, int rpn,
                        int nnodes, uint64_t bytes, enum rail_calib_how *how);
 
+/* One series resolved for a communicator (rail_calib_time = resolve + evaluate): the node
+ * counts used and their weights, so evaluating a size costs two binary searches. */
+struct rail_calib_series {
+    int mode; /* enum rail_calib_how: NONE, MEASURED (this node count), NODES_INTERP/EXTRAP */
+    const struct rail_calib_row *a, *b; /* rows of the node count(s) used, by bytes */
+    int na, nb;
+    double fa, fb, xa, xb, x, slope; /* latency floors, log(nodes), floor slope in log-log */
+    int beyond;                      /* extrapolating above the largest node count */
+};
+/* 1 when the series applies to (rpn, nnodes), else 0 (s->mode NONE). The rows must outlive s. */
+int rail_calib_resolve(const struct rail_calibration *c, int coll, int algo, int proto, int rpn,
+                       int nnodes, struct rail_calib_series *s);
+double rail_calib_series_time(const struct rail_calib_series *s, uint64_t bytes,
+                              enum rail_calib_how *how);
+
 /* Summary for logs: distinct shapes, pairs, node counts, size range. */
 struct rail_calib_cover {
     int rows, shapes, pairs, series;

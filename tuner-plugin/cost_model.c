@@ -28,6 +28,13 @@ static bool sanitize_shape(struct rail_comm_shape *s)
 int rail_model_build(struct rail_model *m, const struct rail_topo *t,
                      const struct rail_comm_shape *shape, const ncclTunerConstants_v5_t *constants)
 {
+    return rail_model_build_fit(m, t, shape, constants, NULL);
+}
+
+int rail_model_build_fit(struct rail_model *m, const struct rail_topo *t,
+                         const struct rail_comm_shape *shape,
+                         const ncclTunerConstants_v5_t *constants, const struct rail_model_fit *fit)
+{
     if (!m || !shape)
         return -EINVAL;
     memset(m, 0, sizeof(*m));
@@ -77,10 +84,13 @@ int rail_model_build(struct rail_model *m, const struct rail_topo *t,
         rail_model_tune_constants(m, t, &tuned);
     struct rail_model_graph graphs[NCCL_NUM_ALGORITHMS];
     memcpy(graphs, m->graphs, sizeof(graphs));
+    if (!fit)
+        fit = rail_model_fit_default();
     for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
-        graphs[a].lat_inter = in.lat_inter;
+        graphs[a].lat_inter = m->shape.nnodes > 1 ? cm_fit_lat_inter(&in, fit) : in.lat_inter;
     cm_tables(m, &tuned, graphs, m->lat, m->bw);
     cm_refine(m, &in, &tuned);
+    cm_apply_fit(m, &in, fit);
     /* Channel suggestions stay 0 (keep NCCL's): see docs/cost-model.md "Channels". */
     return 0;
 }

@@ -48,6 +48,37 @@ enum rail_refinement {
     RAIL_REFINE_TREE_CAP = 1u << 4,     /* Tree channel cap (Blackwell > 2 nodes, Ampere 2 nodes) */
 };
 
+/* Corrections trained on forced-pair measurements (docs/cost-model.md §12), applied to the
+ * project's table for communicators that span nodes. rail_model_fit_default() holds the values
+ * bench/tuner_fit found on test/fixtures/tuner-data; the bench refits them on subsets. */
+enum rail_fit_param {
+    RAIL_FIT_NET_LAT,      /* µs per network step (< 0: keep the NIC type's estimate) */
+    RAIL_FIT_LL_BW,        /* LL bandwidth factor across nodes */
+    RAIL_FIT_LL128_BW_NET, /* Ring LL128 bandwidth factor when every step crosses the network */
+    RAIL_FIT_LL128_BW_NVL, /* the same as the NVLink share of a ring's steps grows */
+    RAIL_FIT_SIMPLE_BW,    /* Ring/Tree Simple bandwidth factor when every step crosses the network */
+    RAIL_FIT_PAT_LAT,      /* PAT latency factor */
+    RAIL_FIT_PAT_BW,       /* PAT bandwidth factor */
+    RAIL_FIT_NVLSTREE_BW,  /* NVLSTree bandwidth factor across nodes */
+    RAIL_FIT_TREE_LAT,     /* Tree latency factor across nodes */
+    RAIL_FIT_DEFER_MARGIN, /* keep NCCL's pick unless ours is predicted this much faster */
+    RAIL_FIT_NPARAMS
+};
+
+/* Every correction is trained per network family: what EFA taught says nothing about InfiniBand. */
+enum rail_fit_family { RAIL_FIT_EFA, RAIL_FIT_IB_ROCE, RAIL_FIT_NFAMILIES };
+
+struct rail_model_fit {
+    float v[RAIL_FIT_NPARAMS][RAIL_FIT_NFAMILIES];
+};
+
+/* The trained values; the prior (no correction, the risk margin of an untrained family) for the
+ * fitter. */
+const struct rail_model_fit *rail_model_fit_default(void);
+void rail_model_fit_prior(struct rail_model_fit *f);
+const char *rail_fit_param_name(int p);
+const char *rail_fit_family_name(int f);
+
 struct rail_model {
     struct rail_comm_shape shape;
     int sm;          /* min GPU compute capability of the topology */
@@ -75,6 +106,8 @@ struct rail_model {
     bool nvls;            /* NVLS usable: NVSwitch, sm >= 90, >= 2 GPUs */
     bool pat;             /* PAT enabled (NCCL_PAT_ENABLE=2 auto: 1 GPU per node) */
     unsigned refinements; /* enum rail_refinement bits applied to lat/bw */
+    float defer_margin;   /* decision table: NCCL's pick stands unless ours is this much faster */
+    int fit_family;       /* enum rail_fit_family of the network */
     char why[160];        /* one line: why not confident, or a summary of the inputs */
 };
 
@@ -82,6 +115,10 @@ struct rail_model {
  * when m or shape is NULL (t may be NULL: the model is then built, not confident). */
 int rail_model_build(struct rail_model *m, const struct rail_topo *t,
                      const struct rail_comm_shape *shape, const ncclTunerConstants_v5_t *constants);
+/* The same with explicit trained corrections (NULL: rail_model_fit_default()). */
+int rail_model_build_fit(struct rail_model *m, const struct rail_topo *t,
+                         const struct rail_comm_shape *shape,
+                         const ncclTunerConstants_v5_t *constants, const struct rail_model_fit *fit);
 
 /* Predicted time in µs, or -1 when the model considers the combination impossible. */
 float rail_model_time(const struct rail_model *m, int coll, int algo, int proto, size_t nbytes,

@@ -29,7 +29,8 @@ static float nic_raw_gbps(const struct rail_nic *nic)
 
 static bool nic_is_efa(const struct rail_nic *nic)
 {
-    if (strncmp(nic->name, "rdmap", 5) == 0 || strncmp(nic->name, "efa", 3) == 0)
+    if (strncmp(nic->name, "rdmap", 5) == 0 || strncmp(nic->name, "efa", 3) == 0 ||
+        nic->pci_vendor == 0x1d0f /* Amazon */)
         return true;
     return nic->link_layer == RAIL_LINK_UNKNOWN && nic->virtual_nic;
 }
@@ -89,6 +90,7 @@ static void derive_network(const struct rail_topo *t, int ngpus, struct cm_input
     in->n_nics = 0;
     in->lat_inter = 0.0f;
     in->props_lat = 0.0f;
+    in->efa = false;
     for (int n = 0; n < nics; n++) {
         if (!share[n])
             continue;
@@ -120,6 +122,7 @@ static void derive_network(const struct rail_topo *t, int ngpus, struct cm_input
             in->nics[in->n_nics].best_path = p;
             in->n_nics++;
         }
+        in->efa |= nic_is_efa(nic);
         if (nic_model_latency(nic) > in->lat_inter)
             in->lat_inter = nic_model_latency(nic);
         if (nic_props_latency(nic) > in->props_lat)

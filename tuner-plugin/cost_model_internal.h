@@ -35,6 +35,7 @@ struct cm_inputs {
     int n_nics;      /* NICs used (nearest to a used GPU; EFA rails of the same GPUs fused) */
     struct cm_nic_eff nics[RAIL_TOPO_MAX_NICS];
     int cpu_vendor;
+    bool efa; /* the nearest NICs are AWS EFA devices */
 };
 
 /* cost_model_constants.c */
@@ -63,6 +64,11 @@ void cm_tables(const struct rail_model *m, const ncclTunerConstants_v5_t *c,
 /* cost_model_refine.c: the project's refinements on top of the NCCL tables (c: the constants the
  * project table was computed with). */
 void cm_refine(struct rail_model *m, const struct cm_inputs *in, const ncclTunerConstants_v5_t *c);
+
+/* cost_model_measured.c: the measurement-trained corrections (docs/cost-model.md §12). The
+ * network latency per step for the project's table, then the factors on lat/bw. */
+float cm_fit_lat_inter(const struct cm_inputs *in, const struct rail_model_fit *fit);
+void cm_apply_fit(struct rail_model *m, const struct cm_inputs *in, const struct rail_model_fit *fit);
 
 /* Ring/tree algorithm-bandwidth conversion helpers shared by nccl and refine. */
 int cm_nsteps(int coll, int nranks);

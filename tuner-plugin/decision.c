@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#define POINTS_PER_BUCKET 5
+#define POINTS_PER_BUCKET 3
 
 int rail_dt_pipe_value(int pipe_class)
 {
@@ -15,12 +15,15 @@ int rail_dt_pipe_value(int pipe_class)
 
 void rail_dt_bucket_range(int bucket, size_t *lo, size_t *hi)
 {
-    if (bucket <= 0) {
-        *lo = *hi = 0;
+    int o = bucket / RAIL_DT_SUBS, sub = bucket % RAIL_DT_SUBS;
+    if (bucket <= 0 || o <= 2) {
+        /* 0 bytes, 1, 2..3: one bucket per octave (sub 0); the others stay empty. */
+        *lo = bucket <= 0 ? 0 : (sub ? 4 : (size_t)1 << (o - 1));
+        *hi = bucket <= 0 ? 0 : (sub ? 3 : ((size_t)1 << o) - 1);
         return;
     }
-    *lo = (size_t)1 << (bucket - 1);
-    *hi = bucket >= 64 ? SIZE_MAX : ((size_t)1 << bucket) - 1;
+    *lo = (size_t)(4 + sub) << (o - 3);
+    *hi = ((size_t)(5 + sub) << (o - 3)) - 1;
     if (bucket == RAIL_DT_BUCKETS - 1)
         *hi = SIZE_MAX;
 }
@@ -34,8 +37,10 @@ static int sample_sizes(int bucket, size_t out[POINTS_PER_BUCKET])
         out[0] = 0;
         return 1;
     }
+    if (lo > hi)
+        return 0;
     if (bucket == RAIL_DT_BUCKETS - 1)
-        hi = lo * 2 - 1;
+        hi = lo + lo / 7 - 1;
     if (hi - lo < POINTS_PER_BUCKET) {
         int n = 0;
         for (size_t s = lo; s <= hi && n < POINTS_PER_BUCKET; s++)
@@ -52,6 +57,26 @@ static int sample_sizes(int bucket, size_t out[POINTS_PER_BUCKET])
             out[i] = hi;
     }
     return POINTS_PER_BUCKET;
+}
+
+/* NCCL's own pick (its model, at the bucket's middle size) goes first when the project's model
+ * scores it within m->defer_margin of the best: a change of NCCL's choice must pay for the risk of
+ * the model being wrong (docs/cost-model.md §12). */
+static void defer_to_nccl(struct rail_dt_cell *cell, const struct rail_model *m, int coll,
+                          size_t nbytes, int pipe_ops, const double score[RAIL_DT_CANDIDATES])
+{
+    int a, p, c, pos = -1;
+    if (cell->n < 2 || !(m->defer_margin > 0.0f) ||
+        rail_model_nccl_pick(m, coll, nbytes, pipe_ops, &a, &p) < 0.0f)
+        return;
+    c = a * NCCL_NUM_PROTOCOLS + p;
+    for (int i = 0; i < cell->n; i++)
+        if (cell->cand[i] == c)
+            pos = i;
+    if (pos <= 0 || score[c] > score[cell->cand[0]] * (1.0 + m->defer_margin))
+        return;
+    memmove(&cell->cand[1], &cell->cand[0], (size_t)pos);
+    cell->cand[0] = (uint8_t)c;
 }
 
 static int model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
@@ -75,6 +100,8 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
     int n = 0;
 
     memset(cell, 0, sizeof(*cell));
+    if (npts == 0)
+        return;
     for (int i = 0; i < npts; i++)
         if (fn(ctx, coll, sizes[i], pipe_ops, times[i]))
             cell->source = RAIL_DT_SRC_CALIBRATION;
@@ -105,6 +132,8 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
         cell->cand[j + 1] = v;
     }
     cell->n = (uint8_t)n;
+    if (cell->source == RAIL_DT_SRC_MODEL) /* measured times need no risk margin */
+        defer_to_nccl(cell, m, coll, sizes[npts / 2], pipe_ops, score);
     if (use_nchannels && n > 0 && cell->source == RAIL_DT_SRC_MODEL) {
         int a = cell->cand[0] / NCCL_NUM_PROTOCOLS, p = cell->cand[0] % NCCL_NUM_PROTOCOLS;
         int nc = m->nchannels[a][p]; /* measured runs used NCCL's channels: keep them */

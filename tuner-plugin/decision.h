@@ -10,7 +10,9 @@
 
 #include "cost_model.h"
 
-#define RAIL_DT_BUCKETS    48 /* bucket b holds sizes in [2^(b-1), 2^b); b = 0 is 0 bytes */
+#define RAIL_DT_OCTAVES    48 /* octave o holds sizes in [2^(o-1), 2^o); o = 0 is 0 bytes */
+#define RAIL_DT_SUBS       4  /* quarter octaves: a choice is made every ~19% of size */
+#define RAIL_DT_BUCKETS    (RAIL_DT_OCTAVES * RAIL_DT_SUBS)
 #define RAIL_DT_PIPES      3  /* numPipeOps 1, 2..3, >= 4 */
 #define RAIL_DT_CANDIDATES (NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS)
 
@@ -28,10 +30,13 @@ struct rail_decision_table {
     struct rail_dt_cell cell[RAIL_NUM_COLLS][RAIL_DT_PIPES][RAIL_DT_BUCKETS];
 };
 
+/* Octave o (bit length of nbytes) times 4 plus the two bits after the leading one. */
 static inline int rail_dt_bucket(size_t nbytes)
 {
-    int b = nbytes ? 64 - __builtin_clzll((unsigned long long)nbytes) : 0;
-    return b < RAIL_DT_BUCKETS ? b : RAIL_DT_BUCKETS - 1;
+    int o = nbytes ? 64 - __builtin_clzll((unsigned long long)nbytes) : 0;
+    if (o >= RAIL_DT_OCTAVES)
+        return RAIL_DT_BUCKETS - 1;
+    return o * RAIL_DT_SUBS + (o > 2 ? (int)(nbytes >> (o - 3)) & 3 : 0);
 }
 
 static inline int rail_dt_pipe(int num_pipe_ops)
@@ -41,7 +46,7 @@ static inline int rail_dt_pipe(int num_pipe_ops)
 
 /* Representative values the table is evaluated at. */
 int rail_dt_pipe_value(int pipe_class);
-/* Smallest and largest size of a bucket. */
+/* Smallest and largest size of a bucket (lo > hi: a bucket no size maps to). */
 void rail_dt_bucket_range(int bucket, size_t *lo, size_t *hi);
 
 /* Rank every candidate per cell by its mean time ratio to the best candidate over points

@@ -85,13 +85,15 @@ static void calib_apply_for(const struct rail_tuner *t, struct rail_calib_apply 
     *a = (struct rail_calib_apply){.model = &t->model, .cal = &t->calib, .nnodes = t->shape.nnodes};
     if (t->shape.min_rpn == t->shape.max_rpn && t->shape.nranks % t->shape.nnodes == 0)
         a->rpn = t->shape.nranks / t->shape.nnodes;
+    rail_calib_apply_init(a);
 }
 
 void rail_tuner_times(const struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops,
                       float out[RAIL_DT_CANDIDATES])
 {
     struct rail_calib_apply a;
-    calib_apply_for(t, &a);
+    if (t->calib.n)
+        calib_apply_for(t, &a);
     if (t->calib.n == 0 || !rail_calib_apply_times(&a, coll, nbytes, num_pipe_ops, out))
         for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
             out[c] = rail_model_time(&t->model, coll, c / NCCL_NUM_PROTOCOLS,
@@ -161,7 +163,8 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
         *out = t;
         return 0;
     }
-    rail_model_build(&t->model, topo, &t->shape, opts ? opts->constants : NULL);
+    rail_model_build_fit(&t->model, topo, &t->shape, opts ? opts->constants : NULL,
+                         opts ? opts->fit : NULL);
     if (!t->model.confident) {
         RAIL_INFO(NCCL_TUNING | NCCL_INIT, "model not confident (%s): leaving NCCL's choices alone",
                   t->model.why);

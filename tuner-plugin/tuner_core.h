@@ -30,6 +30,7 @@ struct rail_tuner_opts {
     const char *rules_path;             /* NULL: NCCL_TUNER_CONFIG_FILE or ./nccl_tuner.conf */
     int lenient;                        /* -1: NCCL_RAIL_CONFIG_LENIENT */
     ncclTunerConstants_v5_t *constants; /* v5/v6: NCCL's constants (IN/OUT), else NULL */
+    const struct rail_model_fit *fit;   /* trained corrections; NULL: the shipped ones */
     const char *calib_path;             /* NULL: NCCL_RAIL_CALIBRATION_FILE; "" none */
 };
 

@@ -70,7 +70,9 @@ static void test_bad_args(void)
     CHECK_EQ_INT(p, -1);
 }
 
-/* LL wins for tiny messages and Simple for huge ones, on every topology and collective. */
+/* LL wins for tiny messages on every topology and collective; huge ones never go to LL, and go to
+ * Simple except across nodes, where LL128 may win (measured on 8-GPU nodes: p5_2x8_efa and
+ * b200_16x8_ib have Ring/LL128 ahead of Ring/Simple at 1 GiB, test/fixtures/tuner-data). */
 static void test_protocol_extremes(void)
 {
     static struct rail_model m;
@@ -83,8 +85,10 @@ static void test_protocol_extremes(void)
             CHECK_MSG(t > 0 && p == NCCL_PROTO_LL, "%s %s 8 B: %s/%s", k_setups[i].name,
                       rail_coll_name(c), rail_algo_name(a), rail_proto_name(p));
             t = rail_model_pick(&m, c, GiB, 1, &a, &p);
-            CHECK_MSG(t > 0 && p == NCCL_PROTO_SIMPLE, "%s %s 1 GiB: %s/%s", k_setups[i].name,
-                      rail_coll_name(c), rail_algo_name(a), rail_proto_name(p));
+            CHECK_MSG(t > 0 &&
+                          (p == NCCL_PROTO_SIMPLE || (p == NCCL_PROTO_LL128 && m.shape.nnodes > 1)),
+                      "%s %s 1 GiB: %s/%s", k_setups[i].name, rail_coll_name(c), rail_algo_name(a),
+                      rail_proto_name(p));
             /* NCCL's own model agrees on these extremes. */
             rail_model_nccl_pick(&m, c, 8, 1, &a, &p);
             CHECK_EQ_INT(p, NCCL_PROTO_LL);
