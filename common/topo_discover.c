@@ -79,6 +79,7 @@ static int try_nccl_xml(struct rail_topo *t, const char *file, const char *sysfs
                 t->nics[n].gdr = true;
         rail_topo_finalize(t);
     }
+    rail_topo_fill_sm_from_cuda(t); /* what the file leaves out, NCCL takes from the GPUs */
     if (t->n_gpus == 0) {
         RAIL_INFO(LOG_FLAGS,
                   "NCCL_TOPO_FILE=%s lists no GPU (a partial file NCCL merges with its own "

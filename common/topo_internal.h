@@ -52,6 +52,11 @@ int rail_cpu_vendor_from_strings(const char *arch, const char *vendor);
 
 /* Canonical lower-case "dddd:bb:dd.f" from a bus id string; -EINVAL if malformed. */
 int rail_busid_normalize(const char *in, char out[16]);
+/* Unknown GPU compute capabilities (sm 0) filled from (bus id, sm) pairs, matched case-blind;
+ * returns how many were filled (pure). */
+int rail_topo_fill_sm(struct rail_topo *t, const char (*busid)[16], const int *sm, int n);
+/* The same from the live CUDA driver: the count filled, or -errno when no driver is usable. */
+int rail_topo_fill_sm_from_cuda(struct rail_topo *t);
 /* NCCL's busIdToInt64 (hex digits, ':' and '.' skipped, never fails). */
 uint64_t rail_busid_to_u64(const char *s);
 

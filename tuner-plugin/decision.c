@@ -16,14 +16,14 @@ int rail_dt_pipe_value(int pipe_class)
 void rail_dt_bucket_range(int bucket, size_t *lo, size_t *hi)
 {
     int o = bucket / RAIL_DT_SUBS, sub = bucket % RAIL_DT_SUBS;
-    if (bucket <= 0 || o <= 2) {
-        /* 0 bytes, 1, 2..3: one bucket per octave (sub 0); the others stay empty. */
-        *lo = bucket <= 0 ? 0 : (sub ? 4 : (size_t)1 << (o - 1));
-        *hi = bucket <= 0 ? 0 : (sub ? 3 : ((size_t)1 << o) - 1);
+    if (bucket <= 0 || o == 0) {
+        *lo = bucket <= 0 ? 0 : 1; /* bucket 0 is 0 bytes; 1..3 are empty */
+        *hi = 0;
         return;
     }
-    *lo = (size_t)(4 + sub) << (o - 3);
-    *hi = ((size_t)(5 + sub) << (o - 3)) - 1;
+    /* The sizes x with (x << 3) >> o == 4 + sub (rail_dt_bucket). */
+    *lo = (((size_t)(4 + sub) << o) + 7) >> 3;
+    *hi = ((((size_t)(5 + sub) << o) + 7) >> 3) - 1;
     if (bucket == RAIL_DT_BUCKETS - 1)
         *hi = SIZE_MAX;
 }

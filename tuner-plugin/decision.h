@@ -30,13 +30,15 @@ struct rail_decision_table {
     struct rail_dt_cell cell[RAIL_NUM_COLLS][RAIL_DT_PIPES][RAIL_DT_BUCKETS];
 };
 
-/* Octave o (bit length of nbytes) times 4 plus the two bits after the leading one. */
+/* Octave o (bit length of nbytes) times 4 plus the two bits after the leading one (for sizes
+ * below 4 the bits shifted in are zeros: 1 -> sub 0, 2 -> 0, 3 -> 2). Branch-free but for the
+ * clamp: getCollInfo's lookup. */
 static inline int rail_dt_bucket(size_t nbytes)
 {
     int o = nbytes ? 64 - __builtin_clzll((unsigned long long)nbytes) : 0;
     if (o >= RAIL_DT_OCTAVES)
         return RAIL_DT_BUCKETS - 1;
-    return o * RAIL_DT_SUBS + (o > 2 ? (int)(nbytes >> (o - 3)) & 3 : 0);
+    return o * RAIL_DT_SUBS + (int)(((unsigned long long)nbytes << 3) >> o & 3);
 }
 
 static inline int rail_dt_pipe(int num_pipe_ops)

@@ -373,6 +373,37 @@ static void test_nccl_accepts_shapes(void)
     CHECK_EQ_INT(g_t.gpus[0].sm, 90); /* no sm attribute: from the device id */
 }
 
+/* Newer dump forms: the "fffffff:ff:ff.0" NVSwitch placeholder, two MLOPart GPUs under one PCI
+ * device with C2C links and a x2 link width, and a socket NIC listed under both CPUs (original
+ * data in the form NCCL 2.27-2.30 writes on Grace/Vera trays). */
+static void test_nccl_accepts_newer_dumps(void)
+{
+    const char *gpu = "<gpu dev=\"0\" sm=\"103\" mlopart=\"%d\" rank=\"%d\" gdr=\"1\">"
+                      "<nvlink target=\"fffffff:ff:ff.0\" count=\"18\" tclass=\"0x068000\"/>"
+                      "<c2c bw=\"44712\" count=\"5\"/></gpu>";
+    char g0[512], g1[512];
+    snprintf(g0, sizeof(g0), gpu, 0, 0);
+    snprintf(g1, sizeof(g1), gpu, 1, 1);
+    CHECK_MSG(load(write_tmp("gb.xml",
+                             "<system version=\"1\"><cpu host_hash=\"0x2\" numaid=\"0\" "
+                             "arch=\"arm64\" vendor=\"\"><pci busid=\"0009:06:00.0\" "
+                             "class=\"0x030200\" vendor=\"0x10de\" device=\"0x31c2\" "
+                             "link_speed=\"64.0 GT/s PCIe\" link_width=\"2\">%s%s</pci>"
+                             "<nic><net name=\"eth0\" dev=\"0\" speed=\"10000\" port=\"0\" "
+                             "latency=\"0.000000\" guid=\"0x0\" maxconn=\"65536\" gdr=\"0\"/>"
+                             "</nic></cpu><cpu numaid=\"1\" arch=\"arm64\"><nic><net "
+                             "name=\"eth0\" dev=\"0\" speed=\"10000\" gdr=\"0\"/></nic></cpu>"
+                             "</system>",
+                             g0, g1)) == 0,
+              "%s", g_err);
+    CHECK_EQ_INT(g_t.n_gpus, 2);
+    CHECK(g_t.nvswitch);
+    CHECK_EQ_INT(g_t.gpus[0].nvlinks, 18);
+    CHECK_EQ_INT(g_t.gpus[1].sm, 103);
+    CHECK_EQ_INT(g_t.gpus[0].pcie_width, 2);
+    CHECK_EQ_INT(g_t.n_nics, 2);
+}
+
 /* The training systems' topology files (NCCL's VM form): every one loads with its GPUs behind
  * NVSwitch, and the tuner's model is confident for its communicator shape. */
 static void test_tuner_data_topologies(void)
@@ -471,6 +502,7 @@ int main(void)
     test_malformed();
     test_nccl_accepts_values();
     test_nccl_accepts_shapes();
+    test_nccl_accepts_newer_dumps();
     test_tuner_data_topologies();
     test_limits_and_hostile();
     tmp_remove_tree(g_tmpdir);
