@@ -90,7 +90,8 @@ static int model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_op
 }
 
 static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, int coll, int pipe,
-                       int bucket, bool use_nchannels, rail_dt_times_fn fn, const void *ctx)
+                       int bucket, bool use_nchannels, rail_dt_times_fn fn, const void *ctx,
+                       uint8_t *source)
 {
     size_t sizes[POINTS_PER_BUCKET];
     int npts = sample_sizes(bucket, sizes);
@@ -100,11 +101,12 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
     int n = 0;
 
     memset(cell, 0, sizeof(*cell));
+    *source = RAIL_DT_SRC_MODEL;
     if (npts == 0)
         return;
     for (int i = 0; i < npts; i++)
         if (fn(ctx, coll, sizes[i], pipe_ops, times[i]))
-            cell->source = RAIL_DT_SRC_CALIBRATION;
+            *source = RAIL_DT_SRC_CALIBRATION;
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
         score[c] = 0.0;
         for (int i = 0; i < npts; i++) {
@@ -132,9 +134,9 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
         cell->cand[j + 1] = v;
     }
     cell->n = (uint8_t)n;
-    if (cell->source == RAIL_DT_SRC_MODEL) /* measured times need no risk margin */
+    if (*source == RAIL_DT_SRC_MODEL) /* measured times need no risk margin */
         defer_to_nccl(cell, m, coll, sizes[npts / 2], pipe_ops, score);
-    if (use_nchannels && n > 0 && cell->source == RAIL_DT_SRC_MODEL) {
+    if (use_nchannels && n > 0 && *source == RAIL_DT_SRC_MODEL) {
         int a = cell->cand[0] / NCCL_NUM_PROTOCOLS, p = cell->cand[0] % NCCL_NUM_PROTOCOLS;
         int nc = m->nchannels[a][p]; /* measured runs used NCCL's channels: keep them */
         cell->nchannels = (uint8_t)(nc > 0 && nc <= 64 ? nc : 0);
@@ -147,7 +149,8 @@ void rail_dt_build_with(struct rail_decision_table *dt, const struct rail_model 
     for (int coll = 0; coll < RAIL_NUM_COLLS; coll++)
         for (int pipe = 0; pipe < RAIL_DT_PIPES; pipe++)
             for (int b = 0; b < RAIL_DT_BUCKETS; b++)
-                build_cell(&dt->cell[coll][pipe][b], m, coll, pipe, b, use_nchannels, times, ctx);
+                build_cell(&dt->cell[coll][pipe][b], m, coll, pipe, b, use_nchannels, times, ctx,
+                           &dt->source[coll][pipe][b]);
 }
 
 void rail_dt_build(struct rail_decision_table *dt, const struct rail_model *m, bool use_nchannels)

@@ -13,21 +13,23 @@
 #define RAIL_DT_OCTAVES    48 /* octave o holds sizes in [2^(o-1), 2^o); o = 0 is 0 bytes */
 #define RAIL_DT_SUBS       4  /* quarter octaves: a choice is made every ~19% of size */
 #define RAIL_DT_BUCKETS    (RAIL_DT_OCTAVES * RAIL_DT_SUBS)
-#define RAIL_DT_PIPES      3  /* numPipeOps 1, 2..3, >= 4 */
+#define RAIL_DT_PIPES      3 /* numPipeOps 1, 2..3, >= 4 */
 #define RAIL_DT_CANDIDATES (NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS)
 
-/* Where a cell's ranking came from (rail_dt_cell.source). */
+/* Where a cell's ranking came from (rail_decision_table.source). */
 enum rail_dt_source { RAIL_DT_SRC_MODEL = 0, RAIL_DT_SRC_CALIBRATION = 1 };
 
 struct rail_dt_cell {
     uint8_t n;                        /* candidates the model considers possible */
     uint8_t nchannels;                /* suggestion for cand[0], 0 = keep NCCL's */
-    uint8_t source;                   /* enum rail_dt_source (explain) */
     uint8_t cand[RAIL_DT_CANDIDATES]; /* algo * NCCL_NUM_PROTOCOLS + proto, best first */
 };
 
 struct rail_decision_table {
     struct rail_dt_cell cell[RAIL_NUM_COLLS][RAIL_DT_PIPES][RAIL_DT_BUCKETS];
+    /* enum rail_dt_source per cell, for explain; kept out of the cells so getCollInfo's lookup
+     * reads the same 23-byte cells as without a calibration. */
+    uint8_t source[RAIL_NUM_COLLS][RAIL_DT_PIPES][RAIL_DT_BUCKETS];
 };
 
 /* Octave o (bit length of nbytes) times 4 plus the two bits after the leading one (for sizes

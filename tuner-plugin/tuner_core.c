@@ -124,7 +124,7 @@ static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
     for (int c = 0; c < RAIL_NUM_COLLS && !t->calib_active; c++)
         for (int p = 0; p < RAIL_DT_PIPES && !t->calib_active; p++)
             for (int b = 0; b < RAIL_DT_BUCKETS && !t->calib_active; b++)
-                t->calib_active = t->table.cell[c][p][b].source == RAIL_DT_SRC_CALIBRATION;
+                t->calib_active = t->table.source[c][p][b] == RAIL_DT_SRC_CALIBRATION;
     rail_calib_apply_summary(&a, info, sizeof(info));
     RAIL_INFO(NCCL_TUNING | NCCL_INIT, "calibration %s %s", path, info);
 }
@@ -307,7 +307,7 @@ int rail_tuner_explain(struct rail_tuner *t, int coll, size_t nbytes, int num_pi
                         : NULL;
     if (r)
         *from = RAIL_FROM_RULES;
-    else if (t->table.cell[coll][rail_dt_pipe(num_pipe_ops)][rail_dt_bucket(nbytes)].source ==
+    else if (t->table.source[coll][rail_dt_pipe(num_pipe_ops)][rail_dt_bucket(nbytes)] ==
              RAIL_DT_SRC_CALIBRATION)
         *from = RAIL_FROM_CALIBRATION;
     else
