@@ -131,6 +131,12 @@ static void test_calibration_reranks(void)
     CHECK_EQ_INT(from, RAIL_FROM_MODEL);
     CHECK(memcmp(&cal->table.cell[ncclFuncAllReduce], &base->table.cell[ncclFuncAllReduce],
                  sizeof(cal->table.cell[0])) == 0);
+    /* v2 (no cost table) decides from the same calibrated table. */
+    {
+        int algo = NCCL_ALGO_UNDEF, proto = NCCL_PROTO_UNDEF;
+        rail_tuner_choose_v2(cal, AG, 1 << 20, 0, 0, 1, &algo, &proto, NULL);
+        CHECK_EQ_INT(algo * NCCL_NUM_PROTOCOLS + proto, C(NCCL_ALGO_RING, NCCL_PROTO_LL));
+    }
     /* Deterministic: the same file, the same table. */
     again = make(8, path, NULL);
     CHECK(memcmp(&again->table, &cal->table, sizeof(cal->table)) == 0);
@@ -160,6 +166,9 @@ static void test_calibration_reranks(void)
         rail_tuner_destroy(b4);
         rail_tuner_destroy(c4);
     }
+    /* Read at init only: the decisions stay when the file is gone. */
+    CHECK_EQ_INT(unlink(path), 0);
+    CHECK_EQ_INT(choice(cal, AG, 1 << 20), C(NCCL_ALGO_RING, NCCL_PROTO_LL));
     rail_tuner_destroy(cal);
     rail_tuner_destroy(base);
 }
