@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "version.h"
+
 const char *doctor_sev_name(enum doctor_sev s)
 {
     switch (s) {
@@ -252,6 +254,8 @@ char *doctor_json(const struct doctor_ctx *c, const struct doctor_report *r)
         return NULL;
     }
     put_str(root, "tool", "nccl-rail doctor");
+    put_str(root, "version", rail_version());
+    put_str(root, "git", rail_git_sha());
     json_object_object_add(root, "format", json_object_new_int(1));
     put_str(root, "root", c->root);
     put_str(root, "hwloc_xml", c->hwloc_xml);
