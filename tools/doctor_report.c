@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doctor_deploy.h"
 #include "version.h"
 
 const char *doctor_sev_name(enum doctor_sev s)
@@ -102,12 +103,14 @@ void doctor_ctx_release(struct doctor_ctx *c)
 {
     free(c->topo);
     c->topo = NULL;
+    doctor_conf_release(c);
 }
 
 int doctor_run(struct doctor_ctx *c, struct doctor_report *r)
 {
     if (!c->root || !*c->root)
         c->root = "/";
+    doctor_read_conf(c, r); /* first: every check below sees NCCL's merged environment */
     doctor_load_topo(c, r);
     doctor_check_rdma(c, r);
     doctor_check_gid(c, r);
@@ -118,6 +121,7 @@ int doctor_run(struct doctor_ctx *c, struct doctor_report *r)
     doctor_check_gdr(c, r);
     doctor_check_system(c, r);
     doctor_check_env(c, r);
+    doctor_check_plugins(c, r);
     doctor_recommend(c, r);
     return doctor_count(r, DOCTOR_ERROR) > 0 || r->oom ? 1 : 0;
 }
