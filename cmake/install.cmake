@@ -22,3 +22,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/CHANGELOG.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
         FILES_MATCHING PATTERN "*.md" PATTERN "*.json")
+
+# The Slurm prolog health check of docs/deploy.md.
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/packaging/slurm/prolog-nccl-rail.sh
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/nccl-rail)

@@ -255,8 +255,14 @@ static void check_tuner(const struct doctor_ctx *c, struct doctor_report *r,
 
 void doctor_check_plugins(const struct doctor_ctx *c, struct doctor_report *r)
 {
-    struct resolved *lib = calloc(MAX_NET_ENTRIES, sizeof(*lib));
+    struct resolved *lib;
     int first;
+    /* A snapshot (--root) is not this machine: its defaults say nothing about the loader here.
+     * Only plugins that its environment or configuration files name are looked up. */
+    if (strcmp(c->root, "/") != 0 && !doctor_env_get(&c->env, "NCCL_NET_PLUGIN") &&
+        !doctor_env_get(&c->env, "NCCL_TUNER_PLUGIN"))
+        return;
+    lib = calloc(MAX_NET_ENTRIES, sizeof(*lib));
     if (!lib) {
         r->oom = true;
         return;

@@ -18,17 +18,21 @@ check() { # description command...
   if "$@"; then ok "$what"; else bad "$what"; fi
 }
 tmp=$(mktemp -d)
-installed_by_us=0
+installed_by_us=0 conf_saved=0 conf_written=0
 cleanup() {
   [ "$installed_by_us" -eq 1 ] && dpkg -r nccl-rail >/dev/null 2>&1
-  rm -rf "$tmp"
+  if [ "$conf_written" -eq 1 ]; then
+    rm -f /etc/nccl.conf
+    [ "$conf_saved" -eq 1 ] && cp -p "$tmp/nccl.conf.saved" /etc/nccl.conf
+  fi
+  rm -rf "$tmp" /tmp/nccl-rail-deb
 }
 trap cleanup EXIT
 
 version=$(sed -n 's/^project(nccl-rail VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-deb="$tmp/out/nccl-rail_${version}_${arch}.deb"
+deb="/tmp/nccl-rail-deb/nccl-rail_${version}_${arch}.deb"
 
 if dpkg-query -W -f='${Status}' nccl-rail 2>/dev/null | grep -q "install ok installed"; then
   bad "nccl-rail is already installed on this machine: not touching it"
@@ -36,8 +40,12 @@ if dpkg-query -W -f='${Status}' nccl-rail 2>/dev/null | grep -q "install ok inst
   exit 1
 fi
 
-# ---- build (docs/deploy.md "Node image" and packaging/Containerfile run the same command) ----
-if bash packaging/build-deb.sh "$tmp/out" >"$tmp/build.log" 2>&1 && [ -f "$deb" ]; then
+# ---- build: the builder stage of packaging/Containerfile, the commands of docs/deploy.md ----
+# (These command lines are compared verbatim with the Containerfile and docs/deploy.md by
+# test/check_deploy_doc.sh: keep them identical.)
+rm -rf /tmp/nccl-rail-deb
+bash scripts/install-deps.sh >"$tmp/deps.log" 2>&1 || { cat "$tmp/deps.log"; bad "install-deps"; }
+if bash packaging/build-deb.sh /tmp/nccl-rail-deb >"$tmp/build.log" 2>&1 && [ -f "$deb" ]; then
   ok "dpkg-buildpackage -us -uc -b built $(basename "$deb")"
 else
   tail -30 "$tmp/build.log"
@@ -46,8 +54,8 @@ else
   exit 1
 fi
 
-# ---- lintian: no error (warnings and overrides are printed for the record) ----
-lintian --fail-on error "$deb" >"$tmp/lintian.log" 2>&1
+# ---- lintian: no error (warnings, infos and overrides printed for the record) ----
+lintian --fail-on error /tmp/nccl-rail-deb/nccl-rail_*_amd64.deb >"$tmp/lintian.log" 2>&1
 lrc=$?
 grep -v 'running with root privileges' "$tmp/lintian.log" | sed 's/^/  lintian: /'
 check "lintian reports no error" [ "$lrc" -eq 0 ]
@@ -60,20 +68,27 @@ check "tuner plugin in the multiarch libdir" \
   grep -qx "/usr/lib/$multiarch/libnccl-tuner-rail.so" "$tmp/contents"
 check "no generic libnccl-net.so (or libnccl-tuner.so) in the package" \
   bash -c "! grep -E '/libnccl-(net|tuner)\.so$' '$tmp/contents'"
-check "nccl-rail in /usr/bin, nccl-rail(1), bash completion, docs" bash -c "
+check "nccl-rail in /usr/bin, nccl-rail(1), bash completion, docs, Slurm prolog" bash -c "
   grep -qx /usr/bin/nccl-rail '$tmp/contents' &&
   grep -qx /usr/share/man/man1/nccl-rail.1.gz '$tmp/contents' &&
   grep -qx /usr/share/bash-completion/completions/nccl-rail '$tmp/contents' &&
   grep -qx /usr/share/doc/nccl-rail/copyright '$tmp/contents' &&
+  grep -qx /usr/share/nccl-rail/prolog-nccl-rail.sh '$tmp/contents' &&
   grep -q '^/usr/share/doc/nccl-rail/docs/deploy.md' '$tmp/contents'"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "  Depends: $depends"
 check "Depends (from shlibs) name every library the plugins need" bash -c "
   for p in libc6 libibverbs1 libxml2 libhwloc15 libjson-c5; do
     echo '$depends' | grep -q \"\\b\$p\\b\" || { echo \"  missing \$p\"; exit 1; }; done"
+# The Containerfile installs exactly the Depends (libc6 aside) before dpkg -i.
+want=$(echo "$depends" | tr ',' '\n' | sed 's/(.*//; s/ //g' | grep -v '^libc6$' | sort | xargs)
+got=$(sed -n 's/^RUN apt-get install -y --no-install-recommends //p' packaging/Containerfile | tr ' ' '\n' | sort | xargs)
+check "packaging/Containerfile installs the package's Depends ($want)" [ "$want" = "$got" ]
 
-# ---- install, probe, use ----
-if dpkg -i "$deb" >"$tmp/install.log" 2>&1; then
+# ---- install: the final stage of packaging/Containerfile ----
+apt-get install -y --no-install-recommends libhwloc15 libibverbs1 libjson-c5 libxml2 >"$tmp/apt.log" 2>&1 ||
+  { cat "$tmp/apt.log"; bad "apt-get install of the runtime libraries"; }
+if dpkg -i /tmp/nccl-rail-deb/nccl-rail_*_amd64.deb >"$tmp/install.log" 2>&1; then
   installed_by_us=1
   ok "dpkg -i $(basename "$deb")"
 else
@@ -81,36 +96,54 @@ else
   bad "dpkg -i"
 fi
 dpkg -L nccl-rail 2>/dev/null >"$tmp/files"
+if [ -e /etc/nccl.conf ]; then cp -p /etc/nccl.conf "$tmp/nccl.conf.saved" && conf_saved=1; fi
+conf_written=1
+printf 'NCCL_NET_PLUGIN=rail\nNCCL_TUNER_PLUGIN=rail\n' > /etc/nccl.conf
+nccl-rail --version
+check "installed nccl-rail --version says $version" \
+  bash -c "nccl-rail --version | grep -q '^nccl-rail $version (git '"
+
+# ---- NCCL's lookup, repeated on the installed files ----
 cc -std=c11 -Wall -Wextra -Werror -Icommon -o "$tmp/probe_plugins" test/packaging/probe_plugins.c -ldl
 check "probe: NCCL's bare-name lookup finds both plugins and their tables" \
   env -u LD_LIBRARY_PATH "$tmp/probe_plugins" "$version" "/usr/lib/$multiarch"
-check "installed nccl-rail --version says $version" \
-  bash -c "nccl-rail --version | grep -q '^nccl-rail $version (git '"
-check "man nccl-rail finds the page" bash -c "man -w nccl-rail >/dev/null 2>&1 || [ -f /usr/share/man/man1/nccl-rail.1.gz ]"
-# docs/deploy.md, Slurm prolog: the health check (exit 0 healthy, 1 an error finding; never 2+).
-mkdir -p "$tmp/node/etc"
-cat > "$tmp/node/etc/nccl.conf" <<'CONF'
-NCCL_NET_PLUGIN=rail
-NCCL_TUNER_PLUGIN=rail
-CONF
-env -u NCCL_NET_PLUGIN -u NCCL_TUNER_PLUGIN -u NCCL_CONF_FILE \
-  nccl-rail doctor --json >"$tmp/doctor.json"
+check "man nccl-rail finds the page" bash -c "man -w nccl-rail | grep -q /usr/share/man/man1/nccl-rail.1.gz"
+
+# ---- docs/deploy.md: doctor sees /etc/nccl.conf and the installed plugins; the Slurm prolog ----
+env -u NCCL_NET_PLUGIN -u NCCL_TUNER_PLUGIN -u NCCL_CONF_FILE nccl-rail doctor --json >"$tmp/doctor.json"
 drc=$?
-check "installed nccl-rail doctor --json: exit 0 or 1 and valid JSON with version $version" \
-  python3 -c "
-import json,sys
-d=json.load(open('$tmp/doctor.json'))
-sys.exit(0 if $drc in (0,1) and d['version']=='$version' and d['exit_code']==$drc else 1)"
-check "installed doctor reads /etc/nccl.conf under --root and resolves the installed plugins" \
-  python3 -c "
-import json,subprocess,sys
-p=subprocess.run(['nccl-rail','doctor','--json','--root','$tmp/node','--plugins-live'],capture_output=True,text=True)
-d=json.loads(p.stdout)
-f={(x['id'],x['subject']):x for x in d['findings']}
-net=f.get(('plugin.net','libnccl-net-rail.so'))
-sys.exit(0 if net and net['severity']=='ok' and '/usr/lib/$multiarch/libnccl-net-rail.so' in net['message'] else 1)"
+check "nccl-rail doctor --json: /etc/nccl.conf read, both plugins resolved in /usr/lib/$multiarch" \
+  python3 - "$tmp/doctor.json" "$drc" "$version" "/usr/lib/$multiarch" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rc, version, libdir = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+f = {(x["id"], x["subject"]): x for x in d["findings"]}
+net = f.get(("plugin.net", "libnccl-net-rail.so"))
+tuner = f.get(("plugin.tuner", "libnccl-tuner-rail.so"))
+conf = f.get(("conf.file", "/etc/nccl.conf"))
+libdir = libdir.replace("/usr/lib/", "/lib/")  # /lib/... or /usr/lib/... (merged /usr)
+ok = (rc in (0, 1) and d["exit_code"] == rc and d["version"] == version and conf and
+      net and net["severity"] == "ok" and libdir + "/libnccl-net-rail.so" in net["message"] and
+      tuner and tuner["severity"] == "ok" and libdir + "/libnccl-tuner-rail.so" in tuner["message"])
+for x in (conf, net, tuner):
+    print("  %s" % (x and "%s %s: %s" % (x["severity"], x["id"], x["message"])))
+sys.exit(0 if ok else 1)
+PY
+export NCCL_RAIL_PROLOG_LOG="$tmp/prolog.json"
+bash /usr/share/nccl-rail/prolog-nccl-rail.sh 2>"$tmp/prolog.err"
+prc=$?
+sed 's/^/  prolog: /' "$tmp/prolog.err"
+# This machine has no RDMA device: the health check must fail (drain) and say why.
+if [ -d /sys/class/infiniband ] && [ -n "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+  check "Slurm prolog ran (exit $prc, RDMA present)" [ "$prc" -le 1 ]
+else
+  check "Slurm prolog fails without RDMA devices and names rdma.devices" \
+    bash -c "[ $prc -eq 1 ] && grep -q 'rdma.devices' '$tmp/prolog.err' && python3 -m json.tool '$tmp/prolog.json' >/dev/null"
+fi
+unset NCCL_RAIL_PROLOG_LOG
 
 # ---- remove: nothing left ----
+rm -rf /tmp/nccl-rail-deb
 if dpkg -r nccl-rail >"$tmp/remove.log" 2>&1; then
   installed_by_us=0
   ok "dpkg -r nccl-rail"
@@ -123,7 +156,7 @@ while IFS= read -r f; do
   [ -z "$f" ] && continue
   if [ -e "$f" ] && [ ! -d "$f" ]; then echo "  left behind: $f"; left=1; fi
 done <"$tmp/files"
-for d in /usr/share/doc/nccl-rail /usr/lib/$multiarch/libnccl-net-rail.so; do
+for d in /usr/share/doc/nccl-rail /usr/share/nccl-rail /usr/lib/$multiarch/libnccl-net-rail.so; do
   [ -e "$d" ] && { echo "  left behind: $d"; left=1; }
 done
 check "dpkg -r leaves no file of the package behind" [ "$left" -eq 0 ]

@@ -6,7 +6,7 @@
  * to) and libnccl-tuner-rail.so (ncclTunerPlugin_v5), prints where each was found, checks it is
  * in LIBDIR when given, and that each plugin's first INFO line at init is the version banner.
  * usage: probe_plugins VERSION [LIBDIR]   prints "probe: N passed, M failed", exit 1 on failure */
-#define _GNU_SOURCE /* dlinfo */
+#define _GNU_SOURCE /* dlinfo, realpath */
 #include <dlfcn.h>
 #include <link.h>
 #include <stdarg.h>
@@ -56,11 +56,15 @@ static void *open_plugin(const char *name, const char *libdir)
         return NULL;
     if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
         printf("%s -> %s\n", name, lm->l_name);
-        if (libdir) {
-            size_t n = strlen(libdir);
-            EXPECT(strncmp(lm->l_name, libdir, n) == 0 && lm->l_name[n] == '/' &&
-                       !strchr(lm->l_name + n + 1, '/'),
-                   "%s was found at %s, not in %s", name, lm->l_name, libdir);
+        if (libdir) { /* /lib is /usr/lib on merged-/usr systems: compare real paths */
+            char *dir = realpath(libdir, NULL), *got = realpath(lm->l_name, NULL);
+            char *slash = got ? strrchr(got, '/') : NULL;
+            if (slash)
+                *slash = '\0';
+            EXPECT(dir && got && strcmp(dir, got) == 0, "%s was found at %s, not in %s", name,
+                   lm->l_name, libdir);
+            free(dir);
+            free(got);
         }
     } else {
         EXPECT(0, "dlinfo(%s): %s", name, dlerror());

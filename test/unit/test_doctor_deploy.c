@@ -117,9 +117,12 @@ static const struct fake_lib OFI = {
 static char g_root[256];
 
 /* Run conf + plugin checks with env and the fake libraries; returns the report (caller frees). */
+static const char *g_run_root;
+
 static void run(char **env, const struct fake_lib *libs, struct fake *f, struct doctor_report *r)
 {
-    struct doctor_ctx c = {.root = g_root, .env = {.vars = env}, .home = "/home/u"};
+    struct doctor_ctx c = {
+        .root = g_run_root ? g_run_root : g_root, .env = {.vars = env}, .home = "/home/u"};
     memset(f, 0, sizeof(*f));
     f->libs = libs;
     c.plugin_open = fake_open;
@@ -143,8 +146,21 @@ static void test_plugins(void)
     struct fake f;
     const struct doctor_finding *x;
 
-    /* Unset, nothing installed: NCCL's own transport, no tuner. */
+    /* A snapshot (--root) that names no plugin: no lookup on this machine's loader. */
     char *e0[] = {NULL};
+    run(e0, NULL, &f, &r);
+    CHECK(doctor_find(&r, "plugin.net", NULL) == NULL);
+    CHECK_EQ_STR(f.tried, "");
+    doctor_report_free(&r);
+
+    /* The live node ("/"; ~ is a home without .nccl.conf) with NCCL_NET_PLUGIN unset. Skipped
+     * when this machine has an /etc/nccl.conf, which would take part. */
+    if (access("/etc/nccl.conf", F_OK) == 0) {
+        printf("test_doctor_deploy: /etc/nccl.conf exists here, live-node cases skipped\n");
+        goto named;
+    }
+    g_run_root = "/";
+    /* Unset, nothing installed: NCCL's own transport, no tuner. */
     run(e0, NULL, &f, &r);
     CHECK_EQ_INT(sev(&r, "plugin.net", "NCCL_NET_PLUGIN"), DOCTOR_WARN);
     CHECK_EQ_INT(sev(&r, "plugin.tuner", "NCCL_TUNER_PLUGIN"), DOCTOR_WARN);
@@ -159,7 +175,9 @@ static void test_plugins(void)
     CHECK(x && x->sev == DOCTOR_WARN && strstr(x->message, "/opt/ofi/lib/libnccl-net.so") &&
           strstr(x->message, "wins"));
     doctor_report_free(&r);
+    g_run_root = NULL;
 
+named:
     /* NCCL_NET_PLUGIN=rail: "rail", then libnccl-net-rail.so; the tuner from the net library. */
     char *e1[] = {"NCCL_NET_PLUGIN=rail", NULL};
     const struct fake_lib both[] = {RAIL_NET, OTHER_NET, {0}};
