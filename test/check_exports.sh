@@ -6,19 +6,22 @@
 set -u
 build=${1:?usage: check_exports.sh BUILD_DIR}
 fail=0 pass=0
+same_list() { # what got want: the two sorted lists must be equal
+  if [ "$2" = "$3" ]; then
+    pass=$((pass + 1))
+  else
+    echo "$1 differ from the expected list:"
+    diff <(echo "$3") <(echo "$2") | sed 's/^/  /'
+    fail=$((fail + 1))
+  fi
+}
 check_lib() { # lib expected-symbols...
   local lib=$1; shift
   if [ ! -f "$lib" ]; then echo "missing $lib"; fail=$((fail + 1)); return; fi
   local got want
   got=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^$' | sort)
   want=$(printf '%s\n' "$@" | sort)
-  if [ "$got" = "$want" ]; then
-    pass=$((pass + 1))
-  else
-    echo "$lib exports differ from the expected list:"
-    diff <(echo "$want") <(echo "$got") | sed 's/^/  /'
-    fail=$((fail + 1))
-  fi
+  same_list "$lib exports" "$got" "$want"
   # No CUDA link: the driver is dlopen'ed at run time (common/cuda_drv.c).
   if readelf -d "$lib" | grep -E 'NEEDED.*lib(cuda|cudart)' >/dev/null; then
     echo "$lib links CUDA:"; readelf -d "$lib" | grep NEEDED | sed 's/^/  /'
@@ -32,7 +35,7 @@ check_lib() { # lib expected-symbols...
     case "$t" in D|R|d|r|V) pass=$((pass + 1)) ;; *) echo "$s in $lib has nm type '$t', want data"; fail=$((fail + 1)) ;; esac
   done
 }
-# needed_libs lib expected-base-names...: NEEDED without the .so.N suffix (sanitizer runtimes of
+# check_needed lib expected-base-names...: NEEDED without the .so.N suffix (sanitizer runtimes of
 # an ASan build aside) must be exactly the list, each one providing a symbol the plugin imports.
 check_needed() {
   local lib=$1; shift
@@ -41,13 +44,7 @@ check_needed() {
   got=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Ev '^lib(asan|ubsan)\.' |
         sed 's/\.so.*$//' | sort)
   want=$(printf '%s\n' "$@" | sort)
-  if [ "$got" = "$want" ]; then
-    pass=$((pass + 1))
-  else
-    echo "$lib NEEDED differs from the expected list:"
-    diff <(echo "$want") <(echo "$got") | sed 's/^/  /'
-    fail=$((fail + 1))
-  fi
+  same_list "$lib NEEDED entries" "$got" "$want"
   local imports dep path
   imports=$(nm -D --undefined-only "$lib" | awk '{print $2}' | sed 's/@.*//' | sort -u)
   for dep in $(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
