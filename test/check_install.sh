@@ -5,6 +5,8 @@
 # completion, docs, the Slurm prolog), nothing outside DESTDIR and never a generic
 # libnccl-net.so; the man page and the completion know every subcommand of tools/main.c.
 # usage: check_install.sh SOURCE_DIR BUILD_DIR
+# ok only counts, so "test && ok || bad" is an if-then-else here.
+# shellcheck disable=SC2015
 set -u
 src=${1:?usage: check_install.sh SOURCE_DIR BUILD_DIR}
 build=${2:?}

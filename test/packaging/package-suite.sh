@@ -9,7 +9,7 @@
 # Prints "package suite: N passed, M failed"; exit 1 when anything failed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 passed=0 failed=0
 ok() { echo "ok   $*"; passed=$((passed + 1)); }
 bad() { echo "FAIL $*"; failed=$((failed + 1)); }
@@ -169,7 +169,7 @@ check "after dpkg -r NCCL's lookup no longer finds the plugins" \
 if command -v rpmbuild >/dev/null 2>&1; then
   if bash packaging/build-rpm.sh "$tmp/rpm" >"$tmp/rpm.log" 2>&1; then
     ok "rpmbuild -bb packaging/rpm/nccl-rail.spec"
-    rpmfile=$(ls "$tmp"/rpm/nccl-rail-"$version"-*.rpm 2>/dev/null | head -1)
+    rpmfile=$(find "$tmp/rpm" -name "nccl-rail-$version-*.rpm" | head -1)
     check "the RPM holds both plugins in %{_libdir} and no generic libnccl-net.so" bash -c "
       l=\$(rpm -qlp '$rpmfile') &&
       echo \"\$l\" | grep -qx /usr/lib64/libnccl-net-rail.so &&
