@@ -72,6 +72,12 @@ if os.environ.get("RAIL_BANNER_CHILD"):
     sys.exit(0)
 for lib, what, abi in (("libnccl-tuner-rail.so", "tuner", 5), ("libnccl-net-rail.so", "net", 11)):
     env = dict(os.environ, RAIL_BANNER_CHILD=lib, NCCL_RAIL_LOG_STDERR="1")
+    # An ASan build's library needs its runtime loaded first into the Python process.
+    ldd = subprocess.run(["ldd", os.path.join(build, lib)], capture_output=True, text=True).stdout
+    runtimes = re.findall(r"=> (\S*lib(?:asan|ubsan)\.so\S*)", ldd)
+    if runtimes:
+        env["LD_PRELOAD"] = " ".join(runtimes)
+        env["ASAN_OPTIONS"] = "detect_leaks=0:verify_asan_link_order=0"
     err = subprocess.run([sys.executable] + sys.argv, capture_output=True, text=True,
                          env=env).stderr
     infos = [l for l in err.splitlines() if l.startswith("INFO ")]

@@ -104,7 +104,8 @@ static void resolve(const struct doctor_ctx *c, const char *prefix, const char *
             doctor_lib_open_real(NULL, cand[i][0] ? cand[i] : NULL, &p);
         if (p.found) {
             out->found = true;
-            snprintf(out->name, sizeof(out->name), "%s", cand[i][0] ? cand[i] : "(the program)");
+            snprintf(out->name, sizeof(out->name), "%.255s",
+                     cand[i][0] ? cand[i] : "(the program)");
             out->p = p;
             if (!out->p.path[0])
                 snprintf(out->p.path, sizeof(out->p.path), "the program itself");
