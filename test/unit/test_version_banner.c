@@ -3,7 +3,7 @@
  * "RAIL nccl-rail X.Y.Z (git SHA): net plugin, ABI vN" for every exported ncclNetPlugin_vN and
  * "... tuner plugin, ABI vN" for every ncclTunerPlugin_vN, from both libraries (the net library
  * carries the tuner too). The version is the one the CLI prints (common/version.c); that it is
- * CMake's project(VERSION) is test/check_version.sh's job. */
+ * CMake's project(VERSION) is test/check_version.py's job. */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
