@@ -12,6 +12,7 @@
 #include "net_plugin.h"
 #include "net_wire.h"
 #include "result.h"
+#include "version.h"
 
 #define RAIL_EXPORT __attribute__((visibility("default")))
 
@@ -136,12 +137,18 @@ static ncclResult_t close_listen(void *comm)
 
 /* ---- v11 / v12: per-communicator context ---- */
 
-static ncclResult_t init_v11(void **ctx, uint64_t comm_id, ncclNetCommConfig_v11_t *config,
-                             ncclDebugLogger_t logger, ncclProfilerCallback_t prof)
-{
-    (void)prof;
-    return rail_result(rail_net_init(ctx, comm_id, config ? config->trafficClass : -1, logger));
-}
+/* Each table's init logs the version banner with its ABI first (common/version.c). */
+#define INIT_CTX(v)                                                                                \
+    static ncclResult_t init_v##v(void **ctx, uint64_t comm_id, ncclNetCommConfig_v11_t *config,   \
+                                  ncclDebugLogger_t logger, ncclProfilerCallback_t prof)           \
+    {                                                                                              \
+        (void)prof;                                                                                \
+        rail_version_banner(logger, RAIL_PLUGIN_NET, v);                                           \
+        return rail_result(                                                                        \
+            rail_net_init(ctx, comm_id, config ? config->trafficClass : -1, logger));              \
+    }
+INIT_CTX(12)
+INIT_CTX(11)
 
 static ncclResult_t finalize_v11(void *ctx)
 {
@@ -231,13 +238,20 @@ static ncclResult_t props_v12(int dev, ncclNetProperties_v12_t *out)
 static ncclResult_t init_v10(ncclDebugLogger_t logger, ncclProfilerCallback_t prof)
 {
     (void)prof;
+    rail_version_banner(logger, RAIL_PLUGIN_NET, 10);
     return rail_result(rail_net_init(NULL, 0, -1, logger));
 }
 
-static ncclResult_t init_v6(ncclDebugLogger_t logger)
-{
-    return init_v10(logger, NULL);
-}
+#define INIT_PROCESS(v)                                                                            \
+    static ncclResult_t init_v##v(ncclDebugLogger_t logger)                                        \
+    {                                                                                              \
+        rail_version_banner(logger, RAIL_PLUGIN_NET, v);                                           \
+        return rail_result(rail_net_init(NULL, 0, -1, logger));                                    \
+    }
+INIT_PROCESS(9)
+INIT_PROCESS(8)
+INIT_PROCESS(7)
+INIT_PROCESS(6)
 
 static ncclResult_t listen_v6(int dev, void *handle, void **listen_comm)
 {
@@ -327,7 +341,7 @@ static ncclResult_t props_v6(int dev, ncclNetProperties_v6_t *out)
     .closeListen = close_listen
 
 RAIL_EXPORT const ncclNet_v12_t ncclNetPlugin_v12 = {COMMON_FIELDS,
-                                                     .init = init_v11,
+                                                     .init = init_v12,
                                                      .getProperties = props_v12,
                                                      .listen = listen_v11,
                                                      .connect = connect_v11,
@@ -362,17 +376,17 @@ RAIL_EXPORT const ncclNet_v10_t ncclNetPlugin_v10 = {
     .irecv = irecv_v10,     .getDeviceMr = NULL, .irecvConsumed = NULL,     .makeVDevice = NULL};
 
 RAIL_EXPORT const ncclNet_v9_t ncclNetPlugin_v9 = {
-    COMMON_FIELDS,         .init = init_v6,     .getProperties = props_v9, .listen = listen_v6,
+    COMMON_FIELDS,         .init = init_v9,     .getProperties = props_v9, .listen = listen_v6,
     .connect = connect_v7, .accept = accept_v7, .regMr = reg_mr,           .isend = isend,
     .irecv = irecv,        .getDeviceMr = NULL, .irecvConsumed = NULL,     .makeVDevice = NULL};
 
 RAIL_EXPORT const ncclNet_v8_t ncclNetPlugin_v8 = {
-    COMMON_FIELDS,         .init = init_v6,     .getProperties = props_v8, .listen = listen_v6,
+    COMMON_FIELDS,         .init = init_v8,     .getProperties = props_v8, .listen = listen_v6,
     .connect = connect_v7, .accept = accept_v7, .regMr = reg_mr,           .isend = isend_int,
     .irecv = irecv_int,    .getDeviceMr = NULL, .irecvConsumed = NULL};
 
 RAIL_EXPORT const ncclNet_v7_t ncclNetPlugin_v7 = {
-    COMMON_FIELDS,         .init = init_v6,     .getProperties = props_v7, .listen = listen_v6,
+    COMMON_FIELDS,         .init = init_v7,     .getProperties = props_v7, .listen = listen_v6,
     .connect = connect_v7, .accept = accept_v7, .regMr = reg_mr_int,       .isend = isend_int,
     .irecv = irecv_int,    .getDeviceMr = NULL, .irecvConsumed = NULL};
 

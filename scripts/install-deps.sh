@@ -3,7 +3,9 @@
 # Installs the build and test dependencies from Debian's archive (idempotent; needs root).
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config binutils libxml2-dev libxml2-utils libhwloc-dev hwloc
-      libibverbs-dev librdmacm-dev libjson-c-dev valgrind python3-jsonschema)
+      libibverbs-dev librdmacm-dev libjson-c-dev valgrind python3-jsonschema
+      # packaging (test/packaging/package-suite.sh): .deb build and lint, rpmbuild, man
+      debhelper dpkg-dev lintian rpm man-db)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

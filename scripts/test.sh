@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds and runs every test: unit tests (plain build and ASan+UBSan build, via ctest), then the
-# SoftRoCE VM suites (fabric smoke test, net plugin integration on both builds).
+# Builds and runs every test: unit tests (plain build and ASan+UBSan build, via ctest), the
+# package suite (.deb and .rpm), then the SoftRoCE VM suites (fabric smoke test, net plugin
+# integration on both builds).
 # Installs what it needs. Prints one closing line "N passed, M failed" over every suite.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +33,22 @@ run_suite() { # name build-dir cmake-args...
 }
 run_suite "unit tests" build
 run_suite "unit tests under ASan+UBSan" build-asan -DRAIL_SANITIZE=ON
+
+# The packages: .deb built, linted, installed, probed the way NCCL loads plugins, removed; the RPM
+# built (test/packaging/package-suite.sh; needs root for dpkg -i, a few minutes).
+echo "== packages: .deb (lintian, dpkg -i, NCCL lookup probe, dpkg -r) and .rpm"
+if [ "$(id -u)" -eq 0 ]; then
+  timeout 900 bash test/packaging/package-suite.sh 2>&1 | tee "$log"
+  sum=$(grep -E '^package suite: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+  if [ -n "$sum" ]; then
+    passed=$((passed + $(echo "$sum" | sed -E 's/package suite: ([0-9]+) passed.*/\1/')))
+    failed=$((failed + $(echo "$sum" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+  else
+    echo "== packages: the suite printed no result"; failed=$((failed + 1))
+  fi
+else
+  echo "== packages: needs root (dpkg -i)"; failed=$((failed + 1))
+fi
 
 # Real RDMA: the SoftRoCE VM (qemu, rdma_rxe, two rails), one boot for every VM suite.
 echo "== SoftRoCE fabric: host setup"

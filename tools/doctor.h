@@ -80,6 +80,7 @@ struct doctor_gdr_state {
 /* Fill *out for the node (peermem: what sysfs says). 0 or -errno (then treated as unknown). */
 typedef int (*doctor_gdr_probe_fn)(void *ctx, bool peermem, struct doctor_gdr_state *out);
 
+struct doctor_lib_probe;
 struct doctor_ctx {
     const char *root;      /* sysfs/procfs/dev root prefix, "/" for the live node */
     const char *hwloc_xml; /* NULL: hwloc on the live node, or the sysfs tree under root */
@@ -89,6 +90,13 @@ struct doctor_ctx {
     /* Filled by doctor_load_topo(): */
     struct rail_topo *topo; /* NULL when no topology could be loaded */
     char topo_err[256];
+    /* Deployment checks (doctor_deploy.h): the home of ~/.nccl.conf (NULL: the passwd entry),
+     * the plugin-open seam (NULL: the dynamic loader), the merged environment they own. */
+    const char *home;
+    void (*plugin_open)(void *ctx, const char *name, struct doctor_lib_probe *out);
+    void *plugin_open_ctx;
+    char **conf_vars;
+    char *const *conf_env_orig;
 };
 
 /* ---- checks (one module each) ---- */

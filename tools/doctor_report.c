@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doctor_deploy.h"
+#include "version.h"
+
 const char *doctor_sev_name(enum doctor_sev s)
 {
     switch (s) {
@@ -100,12 +103,14 @@ void doctor_ctx_release(struct doctor_ctx *c)
 {
     free(c->topo);
     c->topo = NULL;
+    doctor_conf_release(c);
 }
 
 int doctor_run(struct doctor_ctx *c, struct doctor_report *r)
 {
     if (!c->root || !*c->root)
         c->root = "/";
+    doctor_read_conf(c, r); /* first: every check below sees NCCL's merged environment */
     doctor_load_topo(c, r);
     doctor_check_rdma(c, r);
     doctor_check_gid(c, r);
@@ -116,6 +121,7 @@ int doctor_run(struct doctor_ctx *c, struct doctor_report *r)
     doctor_check_gdr(c, r);
     doctor_check_system(c, r);
     doctor_check_env(c, r);
+    doctor_check_plugins(c, r);
     doctor_recommend(c, r);
     return doctor_count(r, DOCTOR_ERROR) > 0 || r->oom ? 1 : 0;
 }
@@ -252,6 +258,8 @@ char *doctor_json(const struct doctor_ctx *c, const struct doctor_report *r)
         return NULL;
     }
     put_str(root, "tool", "nccl-rail doctor");
+    put_str(root, "version", rail_version());
+    put_str(root, "git", rail_git_sha());
     json_object_object_add(root, "format", json_object_new_int(1));
     put_str(root, "root", c->root);
     put_str(root, "hwloc_xml", c->hwloc_xml);

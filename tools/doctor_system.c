@@ -178,8 +178,8 @@ void doctor_recommend(const struct doctor_ctx *c, struct doctor_report *r)
 
     if (!plug || !strstr(plug, "rail") || !tuner || !strstr(tuner, "rail"))
         doctor_add(r, "recommend.plugins", DOCTOR_INFO, "NCCL_NET_PLUGIN",
-                   "export NCCL_NET_PLUGIN=rail NCCL_TUNER_PLUGIN=rail (libnccl-net-rail.so and "
-                   "libnccl-tuner-rail.so on LD_LIBRARY_PATH)",
+                   "export NCCL_NET_PLUGIN=rail NCCL_TUNER_PLUGIN=rail, or put them in "
+                   "/etc/nccl.conf (docs/deploy.md)",
                    "load both nccl-rail plugins explicitly");
     if (ml && (ml->sev == DOCTOR_WARN || ml->sev == DOCTOR_ERROR))
         doctor_add(r, "recommend.memlock", DOCTOR_INFO, "RLIMIT_MEMLOCK", "ulimit -l unlimited",

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -18,6 +19,7 @@ static void usage(FILE *f)
            "  doctor    check this node (or a sysfs snapshot) for what the plugins need\n"
            "  stats     print a multi-rail telemetry snapshot (NCCL_RAIL_STATS_FILE)\n"
            "  help      this text\n"
+           "  version   print the version and the git commit it was built from (--version)\n"
            "run 'nccl-rail COMMAND --help' for the options of a command\n");
 }
 
@@ -39,6 +41,11 @@ int main(int argc, char **argv)
         return cli_doctor(argc - 1, argv + 1);
     if (strcmp(argv[1], "stats") == 0)
         return cli_stats(argc - 1, argv + 1);
+    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0 ||
+        strcmp(argv[1], "-V") == 0) {
+        printf("%s\n", rail_version_string());
+        return 0;
+    }
     if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "-h") == 0) {
         usage(stdout);

@@ -8,10 +8,11 @@
 #include "log.h"
 #include "result.h"
 #include "tuner_core.h"
+#include "version.h"
 
 #define PLUGIN_NAME "rail"
 
-static ncclResult_t init_common(void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
+static ncclResult_t init_common(int abi, void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
                                 ncclDebugLogger_t logger, ncclNvlDomainInfo_v5_t *nvl,
                                 ncclTunerConstants_v5_t *constants)
 {
@@ -20,8 +21,7 @@ static ncclResult_t init_common(void **ctx, uint64_t comm_id, size_t nranks, siz
     struct rail_tuner *t = NULL;
     int rc;
 
-    if (logger)
-        rail_log_set_logger(logger);
+    rail_version_banner(logger, RAIL_PLUGIN_TUNER, abi); /* the first INFO line */
     if (!ctx)
         return ncclInvalidArgument;
     *ctx = NULL;
@@ -51,16 +51,23 @@ static ncclResult_t finalize(void *ctx)
 }
 
 /* ---- v6 / v5 ---- */
+static ncclResult_t init_v6(void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
+                            ncclDebugLogger_t logger, ncclNvlDomainInfo_v5_t *nvl,
+                            ncclTunerConstants_v5_t *constants)
+{
+    return init_common(6, ctx, comm_id, nranks, nnodes, logger, nvl, constants);
+}
+
 static ncclResult_t init_v5(void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
                             ncclDebugLogger_t logger, ncclNvlDomainInfo_v5_t *nvl,
                             ncclTunerConstants_v5_t *constants)
 {
-    return init_common(ctx, comm_id, nranks, nnodes, logger, nvl, constants);
+    return init_common(5, ctx, comm_id, nranks, nnodes, logger, nvl, constants);
 }
 
 const ncclTuner_v6_t ncclTunerPlugin_v6 = {
     .name = PLUGIN_NAME,
-    .init = init_v5,
+    .init = init_v6,
     .getCollInfo = get_coll_info,
     .finalize = finalize,
     .getChunkSize = NULL, /* NCCL's chunk sizes stand */
@@ -74,10 +81,15 @@ const ncclTuner_v5_t ncclTunerPlugin_v5 = {
 };
 
 /* ---- v4 / v3 / v2: init(nRanks, nNodes, logger, ctx) without constants or comm id ---- */
-static ncclResult_t init_v4(size_t nranks, size_t nnodes, ncclDebugLogger_t logger, void **ctx)
-{
-    return init_common(ctx, 0, nranks, nnodes, logger, NULL, NULL);
-}
+#define INIT_OLD(v)                                                                                \
+    static ncclResult_t init_v##v(size_t nranks, size_t nnodes, ncclDebugLogger_t logger,          \
+                                  void **ctx)                                                      \
+    {                                                                                              \
+        return init_common(v, ctx, 0, nranks, nnodes, logger, NULL, NULL);                         \
+    }
+INIT_OLD(4)
+INIT_OLD(3)
+INIT_OLD(2)
 
 const ncclTuner_v4_t ncclTunerPlugin_v4 = {
     .name = PLUGIN_NAME,
@@ -96,7 +108,7 @@ static ncclResult_t get_coll_info_v3(void *ctx, ncclFunc_t coll, size_t nbytes, 
 
 const ncclTuner_v3_t ncclTunerPlugin_v3 = {
     .name = PLUGIN_NAME,
-    .init = init_v4,
+    .init = init_v3,
     .getCollInfo = get_coll_info_v3,
     .destroy = finalize,
 };
@@ -114,7 +126,7 @@ static ncclResult_t get_coll_info_v2(void *ctx, ncclFunc_t coll, size_t nbytes, 
 
 const ncclTuner_v2_t ncclTunerPlugin_v2 = {
     .name = PLUGIN_NAME,
-    .init = init_v4,
+    .init = init_v2,
     .getCollInfo = get_coll_info_v2,
     .destroy = finalize,
 };

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* conf.*: NCCL's configuration files (/etc/nccl.conf, ~/.nccl.conf, NCCL_CONF_FILE) merged into
+ * the doctor's environment with NCCL's precedence, so that every later check judges what NCCL
+ * will really see. Reads are non-blocking, regular files only, bounded (doctor_deploy.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "doctor_deploy.h"
+
+int doctor_conf_parse_line(const char *line, size_t len, char *name, size_t name_len, char *value,
+                           size_t value_len)
+{
+    size_t s = 0, n, v;
+    if (len == 0 || line[0] == '#')
+        return 0;
+    while (s < len && line[s] != '=')
+        s++;
+    if (s == len)
+        return 0; /* no '=': NCCL skips the line */
+    n = s < DOCTOR_CONF_FIELD_MAX ? s : DOCTOR_CONF_FIELD_MAX;
+    if (n >= name_len)
+        n = name_len - 1;
+    memcpy(name, line, n);
+    name[n] = '\0';
+    v = len - s - 1;
+    if (v > DOCTOR_CONF_FIELD_MAX)
+        v = DOCTOR_CONF_FIELD_MAX;
+    if (v >= value_len)
+        v = value_len - 1;
+    memcpy(value, line + s + 1, v);
+    value[v] = '\0';
+    return 1;
+}
+
+/* Whole file into a NUL-terminated buffer: 0, or -errno from open/read, -EINVAL for a file that
+ * is not regular (a FIFO never blocks: O_NONBLOCK, then refused), -EFBIG above the bound. */
+static int read_bounded(const char *path, char **out, size_t *len)
+{
+    struct stat st;
+    char *buf;
+    size_t got = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    *out = NULL;
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    if (st.st_size > DOCTOR_CONF_MAX_BYTES) {
+        close(fd);
+        return -EFBIG;
+    }
+    buf = malloc(DOCTOR_CONF_MAX_BYTES + 1);
+    if (!buf) {
+        close(fd);
+        return -ENOMEM;
+    }
+    for (;;) { /* bounded even if the file grows while we read it */
+        ssize_t k = read(fd, buf + got, DOCTOR_CONF_MAX_BYTES + 1 - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            int e = -errno;
+            free(buf);
+            close(fd);
+            return e;
+        }
+        if (k == 0)
+            break;
+        got += (size_t)k;
+        if (got > DOCTOR_CONF_MAX_BYTES) {
+            free(buf);
+            close(fd);
+            return -EFBIG;
+        }
+    }
+    close(fd);
+    buf[got] = '\0';
+    *out = buf;
+    *len = got;
+    return 0;
+}
+
+static const char *env_get_vars(char *const *vars, const char *name)
+{
+    struct doctor_env e = {.vars = vars};
+    return doctor_env_get(&e, name);
+}
+
+/* Is name set (even to "") in vars? NCCL's setenv(..., 0) keeps any existing value. */
+static bool is_set(char *const *vars, const char *name)
+{
+    size_t len = strlen(name);
+    for (char *const *v = vars; v && *v; v++)
+        if (strncmp(*v, name, len) == 0 && (*v)[len] == '=')
+            return true;
+    return false;
+}
+
+struct merged {
+    char **vars;
+    size_t n, cap;
+};
+
+static int push(struct merged *m, char *s)
+{
+    if (m->n + 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        char **nv = realloc(m->vars, cap * sizeof(*nv));
+        if (!nv)
+            return -ENOMEM;
+        m->vars = nv;
+        m->cap = cap;
+    }
+    m->vars[m->n++] = s;
+    m->vars[m->n] = NULL;
+    return 0;
+}
+
+static void join(char *out, size_t len, const char *root, const char *path)
+{
+    if (strcmp(root, "/") == 0 || path[0] != '/')
+        snprintf(out, len, "%s", path);
+    else
+        snprintf(out, len, "%s%s", root, path);
+}
+
+/* One file into m; conf.file findings. explicit: named by NCCL_CONF_FILE (missing = warn). */
+static void read_one(struct doctor_report *r, struct merged *m, size_t n_env, const char *shown,
+                     const char *path, bool explicit)
+{
+    char *text, name[DOCTOR_CONF_FIELD_MAX + 1], value[DOCTOR_CONF_FIELD_MAX + 1];
+    char shadowed[DOCTOR_TEXT_LEN / 2] = "";
+    size_t len = 0, nvars = 0, used = 0;
+    int lineno = 0, rc = read_bounded(path, &text, &len);
+    if (rc == -ENOENT && !explicit)
+        return; /* NCCL silently skips a missing file: so does the finding list */
+    if (rc < 0) {
+        doctor_add(r, "conf.file", explicit || rc != -EACCES ? DOCTOR_WARN : DOCTOR_INFO, shown,
+                   rc == -EINVAL ? "make it a regular file" : "fix or remove the file",
+                   "%s cannot be used: %s%s", shown,
+                   rc == -EINVAL  ? "not a regular file (not read)"
+                   : rc == -EFBIG ? "larger than 1 MiB (not read)"
+                                  : strerror(-rc),
+                   explicit ? "; NCCL ignores NCCL_CONF_FILE silently" : "");
+        return;
+    }
+    for (size_t pos = 0; pos < len;) {
+        const char *line = text + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t l = nl ? (size_t)(nl - line) : len - pos;
+        pos += l + (nl ? 1 : 0);
+        lineno++;
+        if (!doctor_conf_parse_line(line, l, name, sizeof(name), value, sizeof(value)))
+            continue;
+        nvars++;
+        if (!name[0] || strchr(name, ' ') || strchr(name, '\t')) {
+            doctor_add(r, "conf.line", DOCTOR_WARN, shown, "write NAME=value without spaces",
+                       "%s line %d: the name '%.60s' is taken literally by NCCL (spaces included), "
+                       "so it sets no usable variable",
+                       shown, lineno, name);
+            continue;
+        }
+        if (value[0] && value[strlen(value) - 1] == '\r')
+            doctor_add(r, "conf.line", DOCTOR_WARN, shown, "convert the file to Unix line ends",
+                       "%s line %d: %s ends with a carriage return (CRLF file); NCCL keeps it in "
+                       "the value",
+                       shown, lineno, name);
+        if (is_set(m->vars, name)) {
+            bool env = false;
+            for (size_t i = 0; i < n_env; i++)
+                if (strncmp(m->vars[i], name, strlen(name)) == 0 && m->vars[i][strlen(name)] == '=')
+                    env = true;
+            size_t sl = strlen(shadowed);
+            if (sl + strlen(name) + 16 < sizeof(shadowed))
+                snprintf(shadowed + sl, sizeof(shadowed) - sl, "%s%.64s (%s)", sl ? ", " : "", name,
+                         env ? "environment" : "earlier file");
+            continue;
+        }
+        size_t sz = strlen(name) + strlen(value) + 2;
+        char *kv = malloc(sz);
+        if (!kv || push(m, kv) < 0) {
+            free(kv);
+            r->oom = true;
+            break;
+        }
+        snprintf(kv, sz, "%s=%s", name, value);
+        used++;
+    }
+    free(text);
+    doctor_add(r, "conf.file", DOCTOR_INFO, shown, NULL, "%s: %zu variable%s, %zu in effect%s%s",
+               shown, nvars, nvars == 1 ? "" : "s", used, shadowed[0] ? "; overridden: " : "",
+               shadowed);
+}
+
+void doctor_read_conf(struct doctor_ctx *c, struct doctor_report *r)
+{
+    struct merged m = {0};
+    char path[4096], shown[4096];
+    size_t n_env;
+    const char *user_file = env_get_vars(c->env.vars, "NCCL_CONF_FILE");
+    const char *root = c->root && *c->root ? c->root : "/";
+
+    doctor_conf_release(c);
+    /* The process environment first (copied, so that the merged list owns every string): it
+     * wins over every file. */
+    for (char *const *v = c->env.vars; v && *v; v++) {
+        char *copy = strdup(*v);
+        if (!copy || push(&m, copy) < 0) {
+            free(copy);
+            r->oom = true;
+            break;
+        }
+    }
+    n_env = m.n;
+    if (user_file) {
+        join(path, sizeof(path), root, user_file);
+        snprintf(shown, sizeof(shown), "NCCL_CONF_FILE=%s", user_file);
+        read_one(r, &m, n_env, shown, path, true);
+    } else {
+        const char *home = c->home;
+        if (!home) {
+            struct passwd *pw = getpwuid(getuid());
+            home = pw ? pw->pw_dir : NULL;
+        }
+        if (home) {
+            snprintf(shown, sizeof(shown), "%s/.nccl.conf", home);
+            join(path, sizeof(path), root, shown);
+            read_one(r, &m, n_env, shown, path, false);
+        }
+    }
+    join(path, sizeof(path), root, "/etc/nccl.conf");
+    read_one(r, &m, n_env, "/etc/nccl.conf", path, false);
+    if (!m.vars)
+        return; /* empty environment, no file: nothing to merge */
+    c->conf_env_orig = c->env.vars;
+    c->conf_vars = m.vars;
+    c->env.vars = m.vars;
+}
+
+void doctor_conf_release(struct doctor_ctx *c)
+{
+    if (!c->conf_vars)
+        return;
+    for (char **v = c->conf_vars; *v; v++)
+        free(*v);
+    free(c->conf_vars);
+    c->conf_vars = NULL;
+    c->env.vars = c->conf_env_orig;
+    c->conf_env_orig = NULL;
+}
