@@ -14,7 +14,9 @@
 #define RAIL_SYSFS_NAME_LEN 256
 
 /* Read a small text file; trailing whitespace is removed. Returns the length or -errno
- * (-ENAMETOOLONG when root + path does not fit, -EFBIG when the file does not fit in buf). */
+ * (-ENAMETOOLONG when root + path does not fit, -EFBIG when the file does not fit in buf,
+ * -EINVAL/-EISDIR when it is not a regular file, -ELOOP when it is a symlink). Never blocks:
+ * safe_file.h. */
 int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len);
 /* True when root + path exists (any file type, symlinks followed). */
 bool rail_sysfs_exists(const char *root, const char *path);
