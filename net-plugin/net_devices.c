@@ -24,7 +24,9 @@
 #include "net_reg.h"
 #include "params.h"
 #include "rail_group.h"
+#include "safe_file.h"
 #include "topo.h"
+#include "topo_sysfs.h"
 
 #define RAIL_MAX_DEVS 64
 #define GID_TBL_MAX   256
@@ -70,19 +72,18 @@ static const char *sysfs_root(void)
 /* CAP_IPC_LOCK (bit 14 of CapEff) lifts RLIMIT_MEMLOCK. */
 static bool has_ipc_lock(void)
 {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
+    char *text = NULL, *line;
+    size_t len;
     bool cap = false;
-    if (!f)
+    if (rail_file_read_all("/proc/self/status", 1 << 20, 0, &text, &len, NULL, 0) != 0)
         return false;
-    while (fgets(line, sizeof(line), f)) {
+    line = strstr(text, "\nCapEff:");
+    if (line) {
         unsigned long long v;
-        if (sscanf(line, "CapEff: %llx", &v) == 1) {
+        if (sscanf(line + 1, "CapEff: %llx", &v) == 1)
             cap = (v >> 14) & 1;
-            break;
-        }
     }
-    fclose(f);
+    free(text);
     return cap;
 }
 
@@ -107,6 +108,8 @@ static int check_memlock(char *why, size_t whylen)
 static char *pci_path(const char *ibdev)
 {
     char path[PATH_MAX], real[PATH_MAX];
+    if (!rail_sysfs_name_ok(ibdev, 64))
+        return NULL;
     snprintf(path, sizeof(path), "%s/sys/class/infiniband/%.63s/device", sysfs_root(), ibdev);
     if (!realpath(path, real))
         return NULL;
@@ -116,17 +119,13 @@ static char *pci_path(const char *ibdev)
 static int sysfs_speed(const char *ibdev, int port)
 {
     char path[PATH_MAX], buf[128];
-    FILE *f;
-    snprintf(path, sizeof(path), "%s/sys/class/infiniband/%.63s/ports/%d/rate", sysfs_root(), ibdev,
-             port);
-    f = fopen(path, "r");
-    if (!f)
+    int mbps;
+    if (!rail_sysfs_name_ok(ibdev, 64))
         return 0;
-    if (!fgets(buf, sizeof(buf), f))
-        buf[0] = '\0';
-    fclose(f);
-    buf[strcspn(buf, "\n")] = '\0';
-    int mbps = rail_ib_rate_parse(buf);
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%.63s/ports/%d/rate", ibdev, port);
+    if (rail_sysfs_read(sysfs_root(), path, buf, sizeof(buf)) <= 0)
+        return 0;
+    mbps = rail_ib_rate_parse(buf);
     return mbps > 0 ? mbps : 0;
 }
 
