@@ -93,7 +93,7 @@ int rail_topo_discover(struct rail_topo *t, char *err, size_t errlen)
 {
     const char *topo_file = rail_param_str(RAIL_PARAM_TOPO_FILE);
     const char *hwloc_xml = rail_param_str(RAIL_PARAM_HWLOC_XMLFILE);
-    const char *sysfs_root = rail_param_str(RAIL_PARAM_SYSFS_ROOT);
+    const char *sysfs_root = rail_sysfs_root_param();
     struct rail_topo *partial = NULL;
     char herr[512];
     int rc;

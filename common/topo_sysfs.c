@@ -2,6 +2,8 @@
 /* Root-prefixed /sys and /proc reader (see topo_sysfs.h). */
 #include "topo_sysfs.h"
 #include "ib_speed.h"
+#include "log.h"
+#include "params.h"
 #include "safe_file.h"
 #include "strutil.h"
 #include "topo.h"
@@ -11,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,22 @@ static int join(const char *root, const char *path, char *out, size_t len)
     if (n < 0 || (size_t)n >= len)
         return -ENAMETOOLONG;
     return 0;
+}
+
+const char *rail_sysfs_root_param(void)
+{
+    static atomic_bool warned;
+    const char *r = rail_param_str(RAIL_PARAM_SYSFS_ROOT);
+    struct stat st;
+    if (!r || !*r)
+        return "/";
+    if (strcmp(r, "/") != 0 && (stat(r, &st) != 0 || !S_ISDIR(st.st_mode)) &&
+        !atomic_exchange(&warned, true))
+        RAIL_WARN(NCCL_INIT | NCCL_ENV,
+                  "NCCL_RAIL_SYSFS_ROOT='%.200s' is not an existing directory: no sysfs fact "
+                  "(NIC speed, link layer, PCIe link, GDR) can be read under it",
+                  r);
+    return r;
 }
 
 int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len)

@@ -65,8 +65,8 @@ struct rail_dev *rail_port(int index)
 
 static const char *sysfs_root(void)
 {
-    const char *r = rail_param_str(RAIL_PARAM_SYSFS_ROOT);
-    return r && strcmp(r, "/") != 0 ? r : "";
+    const char *r = rail_sysfs_root_param();
+    return strcmp(r, "/") != 0 ? r : "";
 }
 
 /* CAP_IPC_LOCK (bit 14 of CapEff) lifts RLIMIT_MEMLOCK. */
@@ -314,7 +314,8 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
     return nc;
 }
 
-static int discover(char *why, size_t whylen)
+/* *user_fault: the failure comes from a value the user set (a WARN, not the INFO of "no RDMA"). */
+static int discover(char *why, size_t whylen, bool *user_fault)
 {
     static struct candidate cands[RAIL_MAX_DEVS];
     char failed[1024] = "";
@@ -325,16 +326,17 @@ static int discover(char *why, size_t whylen)
     const char *hca = rail_param_str(RAIL_PARAM_IB_HCA);
     int n = 0, nc, rc;
 
+    if (rail_hca_filter_parse(hca, &filter, err, sizeof(err)) != 0) {
+        snprintf(why, whylen, "NCCL_IB_HCA='%.200s' is invalid: %s", hca, err);
+        *user_fault = true;
+        return -EINVAL;
+    }
     if (access("/dev/infiniband", F_OK) != 0) {
         snprintf(why, whylen,
                  "/dev/infiniband is missing: no RDMA user-space device nodes (fix: load "
                  "ib_uverbs and the HCA driver, or start the container with "
                  "--device=/dev/infiniband)");
         return -ENODEV;
-    }
-    if (rail_hca_filter_parse(hca, &filter, err, sizeof(err)) != 0) {
-        snprintf(why, whylen, "NCCL_IB_HCA='%s' is invalid: %s", hca, err);
-        return -EINVAL;
     }
     errno = 0;
     list = ibv_get_device_list(&n);
@@ -349,8 +351,12 @@ static int discover(char *why, size_t whylen)
     }
     nc = list_ports(list, n, &filter, cands, RAIL_MAX_DEVS, skipped, sizeof(skipped));
     if (nc == 0) {
-        snprintf(why, whylen, "no usable RDMA port:%s%s", skipped,
-                 hca && *hca ? " (check NCCL_IB_HCA)" : "");
+        if (hca && *hca)
+            snprintf(why, whylen, "NCCL_IB_HCA='%.200s' selects no usable RDMA port:%s", hca,
+                     skipped);
+        else
+            snprintf(why, whylen, "no usable RDMA port:%s", skipped);
+        *user_fault = hca && *hca;
         ibv_free_device_list(list);
         return -ENODEV;
     }
@@ -460,12 +466,15 @@ int rail_devices_init(void)
     char why[1536];
     pthread_mutex_lock(&g_lock);
     if (!g_done) {
+        bool user_fault = false;
         why[0] = '\0';
-        g_result = discover(why, sizeof(why));
+        g_result = discover(why, sizeof(why), &user_fault);
         if (g_result > 0)
             g_result = make_groups(why, sizeof(why));
         atomic_store(&g_done, true);
-        if (g_result < 0) {
+        if (g_result < 0 && user_fault) {
+            RAIL_WARN(NCCL_INIT | NCCL_NET | NCCL_ENV, "net plugin declines: %s", why);
+        } else if (g_result < 0) {
             RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin declines: %s", why);
         } else {
             char list[1024];

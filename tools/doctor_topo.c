@@ -147,6 +147,8 @@ static void load_nics(const char *root, struct sysfs_walk *w, struct rail_topo *
         char dir[PATH_MAX], real[PATH_MAX] = "";
         const char *bdf = NULL;
         int np;
+        if (strlen(w->names[i]) >= sizeof(t->nics[0].name))
+            continue; /* no verbs device name is this long: not one to truncate */
         snprintf(dir, sizeof(dir), "/sys/class/infiniband/%.255s/ports", w->names[i]);
         np = rail_sysfs_list(root, dir, ports, MAX_PORTS);
         snprintf(dir, sizeof(dir), "/sys/class/infiniband/%.255s/device", w->names[i]);
@@ -159,7 +161,7 @@ static void load_nics(const char *root, struct sysfs_walk *w, struct rail_topo *
             long port;
             if (rail_parse_long(ports[p], 10, 1, 255, &port) != 0)
                 continue;
-            snprintf(nic->name, sizeof(nic->name), "%s", w->names[i]);
+            snprintf(nic->name, sizeof(nic->name), "%.*s", (int)sizeof(nic->name) - 1, w->names[i]);
             nic->port = (int)port;
             nic->active = true;
             nic->virtual_nic = bdf == NULL;

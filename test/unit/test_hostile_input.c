@@ -294,6 +294,22 @@ static void test_hwloc_files(void)
     rail_log_set_logger(NULL);
 }
 
+/* An explicit NCCL_RAIL_SYSFS_ROOT that does not exist: one WARN naming it, then used as given. */
+static void test_sysfs_root_param(void)
+{
+    rail_log_set_logger(capture);
+    warns_reset();
+    setenv("NCCL_RAIL_SYSFS_ROOT", "/nonexistent/snapshot", 1);
+    CHECK_EQ_STR(rail_sysfs_root_param(), "/nonexistent/snapshot");
+    CHECK_EQ_STR(rail_sysfs_root_param(), "/nonexistent/snapshot");
+    CHECK_EQ_INT(g_warns, 1);
+    CHECK(strstr(g_warn_text, "NCCL_RAIL_SYSFS_ROOT='/nonexistent/snapshot' is not an existing "
+                              "directory") != NULL);
+    unsetenv("NCCL_RAIL_SYSFS_ROOT");
+    CHECK_EQ_STR(rail_sysfs_root_param(), "/");
+    rail_log_set_logger(NULL);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(g_dir) != NULL);
@@ -302,6 +318,7 @@ int main(void)
     test_nccl_xml_files();
     test_nccl_xml_warns();
     test_hwloc_files();
+    test_sysfs_root_param();
     tmp_remove_tree(g_dir);
     return check_report("test_hostile_input");
 }
