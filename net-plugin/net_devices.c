@@ -447,7 +447,7 @@ static int make_groups(char *why, size_t whylen)
         struct rail_netdev *g = &g_groups[g_ngroups];
         memset(g, 0, sizeof(*g));
         g->index = g_ngroups;
-        snprintf(g->name, sizeof(g->name), "%s", src->name);
+        snprintf(g->name, sizeof(g->name), "%.*s", (int)sizeof(g->name) - 1, src->name);
         snprintf(g->reason, sizeof(g->reason), "%s", rail_group_reason_name(src->reason));
         for (int r = 0; r < src->nrails && r < RAIL_MAX_RAILS; r++) {
             g->rail[g->nrails++] = g_devs[src->port[r]];
