@@ -14,6 +14,7 @@
 #include "safe_file.h"
 #include "strutil.h"
 #include "topo.h"
+#include "topo_hwloc_xml_check.h"
 #include "topo_internal.h"
 #include "topo_sysfs.h"
 
@@ -383,6 +384,8 @@ static int read_xml(const char *path, char **text, size_t *len, char *err, size_
                 rc = rail_fail(
                     err, errlen, "hwloc XML %s:%ld: root element is <%.32s>, expected <topology>",
                     path, root ? xmlGetLineNo(root) : 0L, root ? (const char *)root->name : "");
+            else
+                rc = rail_hwloc_xml_check(doc, path, err, errlen);
             xmlFreeDoc(doc);
         }
         xmlFreeParserCtxt(pctx);

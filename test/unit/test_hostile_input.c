@@ -275,6 +275,27 @@ static void test_hwloc_files(void)
     CHECK_MSG(strstr(g_err, "bad.xml:4: not well-formed XML") != NULL, "%s", g_err);
     CHECK(strstr(g_err, "Invalid argument") == NULL);
 
+    /* Shapes that crash hwloc 2.9's own import (found by test/fuzz/fuzz_hwloc_xml) are refused
+     * before hwloc sees them; a regression is a SEGV of this test. */
+    CHECK_EQ_INT(rail_topo_load_hwloc(RAIL_SOURCE_DIR "/test/fuzz/regressions/fuzz_hwloc_xml/"
+                                                      "pu-without-complete-cpuset-hwloc-segv.xml",
+                                      "/", &g_t, g_err, sizeof(g_err)),
+                 -EINVAL);
+    CHECK_MSG(strstr(g_err, ":6: <object> has cpuset without complete_cpuset") != NULL, "%s",
+              g_err);
+    p = put_bytes("bridge.xml",
+                  "<topology version=\"2.0\"><object type=\"Bridge\" bridge_type=\"1-1\" "
+                  "depth=\"0\" bridge_pci=\"0000:[01-01]\"/></topology>",
+                  112);
+    CHECK_EQ_INT(rail_topo_load_hwloc(p, "/", &g_t, g_err, sizeof(g_err)), -EINVAL);
+    CHECK_MSG(strstr(g_err, "top-level <object> is not of type Machine") != NULL, "%s", g_err);
+    p = put_bytes("doctype.xml",
+                  "<!DOCTYPE topology><topology version=\"2.0\"><object type=\"Machine\"/>"
+                  "</topology>",
+                  78);
+    CHECK_EQ_INT(rail_topo_load_hwloc(p, "/", &g_t, g_err, sizeof(g_err)), -EINVAL);
+    CHECK_MSG(strstr(g_err, "<!DOCTYPE> without a system id") != NULL, "%s", g_err);
+
     /* Loads from the buffer as it did from the file. */
     p = hwloc_renamed("mlx4_0");
     CHECK_MSG(rail_topo_load_hwloc(p, "/", &g_t, g_err, sizeof(g_err)) == 0, "%s", g_err);
