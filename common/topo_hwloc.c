@@ -411,6 +411,9 @@ int rail_topo_load_hwloc(const char *xml_path_or_null, const char *sysfs_root, s
         return rail_fail(err, errlen, "no topology to fill");
     if (!sysfs_root || !*sysfs_root)
         sysfs_root = "/";
+    /* hwloc would open HWLOC_XMLFILE itself (blocking on a FIFO, unbounded): read it here. */
+    if (!xml && env_xml && *env_xml)
+        xml = env_xml;
     if (xml && (rc = read_xml(xml, &text, &text_len, err, errlen)) != 0)
         return rc;
     c = calloc(1, sizeof(*c));

@@ -265,6 +265,11 @@ static void test_hwloc_files(void)
     alarm(20);
     CHECK_EQ_INT(rail_topo_load_hwloc(fifo("hw.fifo"), "/", &g_t, g_err, sizeof(g_err)), -EINVAL);
     CHECK(strstr(g_err, "not a regular file (a FIFO)") != NULL);
+    /* HWLOC_XMLFILE without an explicit file: read the safe way too, not by hwloc itself. */
+    setenv("HWLOC_XMLFILE", at("hw.fifo"), 1);
+    CHECK_EQ_INT(rail_topo_load_hwloc(NULL, "/", &g_t, g_err, sizeof(g_err)), -EINVAL);
+    CHECK(strstr(g_err, "not a regular file (a FIFO)") != NULL);
+    unsetenv("HWLOC_XMLFILE");
     alarm(0);
     p = put_bytes("hw.xml.gz", "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
     CHECK_EQ_INT(rail_topo_load_hwloc(p, "/", &g_t, g_err, sizeof(g_err)), -EINVAL);
