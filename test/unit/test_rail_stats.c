@@ -560,8 +560,18 @@ static void test_hostile_snapshot(void)
     alarm(20);
     CHECK_EQ_INT(rail_stats_load_file(fifo, &s, err, sizeof(err)), -EINVAL);
     CHECK(strstr(err, "not a regular file (a FIFO)") != NULL);
+    /* The writer's temporary file as a FIFO (or a symlink): an error, not a blocked writer. */
+    char target[sizeof(fifo)], tmp[sizeof(fifo) + 8];
+    memcpy(target, fifo, sizeof(fifo));
+    target[strlen(target) - 1] = 'x';
+    snprintf(tmp, sizeof(tmp), "%s.tmp", target);
+    rename(fifo, tmp);
+    CHECK(rail_stats_write_now(target, RAIL_STATS_FMT_JSON, err, sizeof(err)) == -ENXIO);
+    unlink(tmp);
+    CHECK(symlink("/nonexistent-target", tmp) == 0);
+    CHECK(rail_stats_write_now(target, RAIL_STATS_FMT_JSON, err, sizeof(err)) == -ELOOP);
+    unlink(tmp);
     alarm(0);
-    unlink(fifo);
 }
 
 int main(void)
