@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (int port = 0; port < 4; port++)
                 if (rail_hca_filter_match(&f, "mlx5_0", port) !=
                         rail_hca_filter_match(&g, "mlx5_0", port) ||
-                    rail_hca_filter_match(&f, "rxe1", port) != rail_hca_filter_match(&g, "rxe1", port))
+                    rail_hca_filter_match(&f, "rxe1", port) !=
+                        rail_hca_filter_match(&g, "rxe1", port))
                     fuzz_fail("'%s' and its formatted '%s' match differently", s, back);
         }
     }

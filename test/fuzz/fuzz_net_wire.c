@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Every decoder of the net plugin's wire formats on peer-controlled bytes. The first input byte
  * picks the decoder, the rest is the data: the listen handle, a handshake frame (header, then
- * META_S / META_R body with its checksum), an immediate value, a clear-to-send entry, an eager
- * header. A decoded handle and metadata re-encode to what decodes to the same values. */
+ * META_S / META_R / CTL body with its checksum), an immediate value, a clear-to-send entry, an
+ * eager header, any frame header (READY included). A decoded handle and metadata re-encode to what
+ * decodes to the same values. */
 #include "fuzz_util.h"
 #include "net_wire.h"
 
@@ -56,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const uint8_t *d = data + 1;
     size_t n = size - 1;
-    switch (data[0] % 7) {
+    switch (data[0] % 8) {
     case 0:
         handle(d, n);
         break;
@@ -95,6 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                       (unsigned long long)h.size);
         break;
     }
+    case 6:
+        frame(d, n, RAIL_FRAME_CTL);
+        break;
     default: {
         uint32_t body_len, sum;
         uint8_t hdr[RAIL_FRAME_HDR];

@@ -14,8 +14,8 @@
 
 #include "log.h"
 
-static inline void fuzz_quiet_logger(ncclDebugLogLevel level, unsigned long flags,
-                                     const char *file, int line, const char *fmt, ...)
+static inline void fuzz_quiet_logger(ncclDebugLogLevel level, unsigned long flags, const char *file,
+                                     int line, const char *fmt, ...)
 {
     (void)level;
     (void)flags;
