@@ -32,9 +32,11 @@ static uintptr_t key_of(struct keys *k, const char *path)
     for (int i = 0; i < k->n; i++)
         if (strcmp(k->path[i], path) == 0)
             return (uintptr_t)i + 1;
-    if (k->n == MAX_KEYS)
+    size_t len = strlen(path);
+    /* A path that does not fit would collide with another after truncation: no key of its own. */
+    if (k->n == MAX_KEYS || len >= sizeof(k->path[0]))
         return (uintptr_t)MAX_KEYS + 1;
-    snprintf(k->path[k->n], sizeof(k->path[0]), "%s", path);
+    memcpy(k->path[k->n], path, len + 1);
     return (uintptr_t)++k->n;
 }
 
@@ -48,8 +50,8 @@ static long read_hex(const char *root, const char *dir, const char *file)
 {
     char path[PATH_MAX], buf[32];
     long v;
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
+    if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path) ||
+        rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
         rail_parse_long(buf, 16, 0, 0xffffff, &v) != 0)
         return -1;
     return v;
