@@ -163,14 +163,20 @@ static int pick_gid(struct rail_dev *d, int tbl_len, char *why, size_t whylen)
         }
         snprintf(how, sizeof(how), "auto: %s", sel);
     }
+    /* An index the user set that does not work is a WARN; the automatic choice failing is not. */
+    bool user_set = strncmp(how, "auto", 4) != 0;
     if (idx >= tbl_len || ibv_query_gid(d->ctx, (uint8_t)d->port, idx, &d->gid) != 0) {
         snprintf(why, whylen, "%s:%d: GID index %d (%s) outside the port's %d-entry table",
                  d->ibdev, d->port, idx, how, tbl_len);
+        if (user_set)
+            RAIL_WARN(NCCL_INIT | NCCL_NET | NCCL_ENV, "%s; port skipped", why);
         return -ENOENT;
     }
     static const uint8_t zero[16];
     if (memcmp(d->gid.raw, zero, 16) == 0) {
         snprintf(why, whylen, "%s:%d: GID index %d (%s) is empty", d->ibdev, d->port, idx, how);
+        if (user_set)
+            RAIL_WARN(NCCL_INIT | NCCL_NET | NCCL_ENV, "%s; port skipped", why);
         return -ENOENT;
     }
     if (n > idx && tbl[idx].present)

@@ -22,8 +22,12 @@ static void handle(const uint8_t *d, size_t n)
     if (rail_handle_decode(buf, &h, err, sizeof(err)) != 0)
         return;
     rail_handle_encode(&h, again);
-    if (rail_handle_decode(again, &h2, err, sizeof(err)) != 0 || memcmp(&h, &h2, sizeof(h)) != 0)
-        fuzz_fail("handle does not survive a re-encode: %s", err);
+    /* Field by field: the struct has padding that decode does not write. */
+    if (rail_handle_decode(again, &h2, err, sizeof(err)) != 0)
+        fuzz_fail("re-encoded handle does not decode: %s", err);
+    if (h.family != h2.family || h.port != h2.port || h.nonce != h2.nonce ||
+        memcmp(h.addr, h2.addr, sizeof(h.addr)) != 0)
+        fuzz_fail("handle does not survive a re-encode");
 }
 
 static void frame(const uint8_t *d, size_t n, int type)
