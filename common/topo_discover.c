@@ -50,9 +50,11 @@ static int try_profile(struct rail_topo *t, const char *topo_file)
     char err[256];
     if (!name)
         return -ENOENT;
-    if (rail_param_enum(RAIL_PARAM_TOPO_PROFILE) < 0 ||
-        rail_topo_load_profile(name, t, err, sizeof(err)) != 0) {
-        RAIL_INFO(LOG_FLAGS, "NCCL_RAIL_TOPO_PROFILE=%s is not a known profile: ignored", name);
+    if (rail_param_enum(RAIL_PARAM_TOPO_PROFILE) < 0)
+        return -EINVAL; /* rail_param_enum said why, naming the variable */
+    if (rail_topo_load_profile(name, t, err, sizeof(err)) != 0) {
+        RAIL_WARN(LOG_FLAGS, "NCCL_RAIL_TOPO_PROFILE='%s' cannot be loaded (%s): ignored", name,
+                  err);
         return -EINVAL;
     }
     if (topo_file)
@@ -94,7 +96,7 @@ int rail_topo_discover(struct rail_topo *t, char *err, size_t errlen)
 {
     const char *topo_file = rail_param_str(RAIL_PARAM_TOPO_FILE);
     const char *hwloc_xml = rail_param_str(RAIL_PARAM_HWLOC_XMLFILE);
-    const char *sysfs_root = rail_param_str(RAIL_PARAM_SYSFS_ROOT);
+    const char *sysfs_root = rail_sysfs_root_param();
     struct rail_topo *partial = NULL;
     char herr[512];
     int rc;
@@ -131,8 +133,12 @@ int rail_topo_discover(struct rail_topo *t, char *err, size_t errlen)
         return 0;
     }
     if (partial) {
-        RAIL_INFO(LOG_FLAGS, "hwloc gave no GPU (%s): keeping the partial NCCL_TOPO_FILE",
-                  rc ? herr : "none found");
+        if (rc && hwloc_xml) /* a file the user named that does not load: not a quiet fallback */
+            RAIL_WARN(LOG_FLAGS, "HWLOC_XMLFILE not used: %s; keeping the partial NCCL_TOPO_FILE",
+                      herr);
+        else
+            RAIL_INFO(LOG_FLAGS, "hwloc gave no GPU (%s): keeping the partial NCCL_TOPO_FILE",
+                      rc ? herr : "none found");
         *t = *partial;
         free(partial);
         log_summary(t);

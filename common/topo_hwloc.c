@@ -11,8 +11,10 @@
  * sysfs under sysfs_root, read only when that root describes the same machine as the topology:
  * the live node, or an explicit non-"/" root (a fixture next to its XML or HWLOC_FSROOT). */
 #include "log.h"
+#include "safe_file.h"
 #include "strutil.h"
 #include "topo.h"
+#include "topo_hwloc_xml_check.h"
 #include "topo_internal.h"
 #include "topo_sysfs.h"
 
@@ -22,10 +24,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <limits.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
 
-#define MAX_CPU_KEYS 64
-#define MAX_PORTS    16
+#define MAX_CPU_KEYS  64
+#define MAX_PORTS     16
+#define MAX_XML_BYTES (32 << 20) /* hwloc XML of a large node is a few MiB */
 
 struct hw_ctx {
     hwloc_topology_t topo;
@@ -223,7 +228,7 @@ static void load_nvlinks(struct hw_ctx *c, struct rail_topo *t)
 static int ports_of(struct hw_ctx *c, hwloc_obj_t os, int *ports)
 {
     int n = 0;
-    if (c->use_sysfs) {
+    if (c->use_sysfs && rail_sysfs_name_ok(os->name, RAIL_SYSFS_NAME_LEN)) {
         char dir[320], names[MAX_PORTS][RAIL_SYSFS_NAME_LEN];
         int got;
         snprintf(dir, sizeof(dir), "/sys/class/infiniband/%s/ports", os->name);
@@ -263,8 +268,17 @@ static int load_nics(struct hw_ctx *c, struct rail_topo *t)
         return -ENOMEM;
     count = 0;
     while ((o = hwloc_get_next_osdev(c->topo, o)) != NULL)
-        if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && o->name)
+        if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && o->name) {
+            /* The name becomes a sysfs path component: "../../etc" from an XML file must not. */
+            if (!rail_sysfs_name_ok(o->name, sizeof(t->nics[0].name))) {
+                RAIL_WARN(NCCL_INIT,
+                          "hwloc: OpenFabrics device name \"%.64s\" is not a plain device name; "
+                          "device skipped",
+                          o->name);
+                continue;
+            }
             devs[count++] = o;
+        }
     qsort(devs, (size_t)count, sizeof(devs[0]), cmp_osdev_name);
     for (int i = 0; i < count; i++) {
         hwloc_obj_t pci = devs[i]->parent && devs[i]->parent->type == HWLOC_OBJ_PCI_DEVICE
@@ -331,35 +345,92 @@ static void load_cpu(struct hw_ctx *c, struct rail_topo *t)
             rail_inter_cpu_bw(t->cpu_vendor, family ? atoi(family) : -1, model ? atoi(model) : -1);
 }
 
+/* An hwloc XML file read the one safe way (safe_file.h), then checked with libxml2 so a malformed
+ * file gets "path:line: reason" instead of hwloc's bare EINVAL. */
+static int read_xml(const char *path, char **text, size_t *len, char *err, size_t errlen)
+{
+    const char *zip;
+    xmlParserCtxtPtr pctx;
+    xmlDocPtr doc;
+    int rc = rail_file_read_all(path, MAX_XML_BYTES, 0, text, len, err, errlen);
+    if (rc)
+        return rc == -EFBIG
+                   ? rail_fail(err, errlen, "hwloc XML %s: larger than the %d bytes accepted", path,
+                               MAX_XML_BYTES)
+                   : -EINVAL;
+    if (*len == 0)
+        rc = rail_fail(err, errlen, "hwloc XML %s: empty file", path);
+    else if ((zip = rail_file_compression(*text, *len)) != NULL)
+        rc = rail_fail(err, errlen, "hwloc XML %s: %s-compressed; decompress it first", path, zip);
+    else if (*len > INT_MAX - 1)
+        rc = rail_fail(err, errlen, "hwloc XML %s: too large", path);
+    else if (!(pctx = xmlNewParserCtxt()))
+        rc = rail_fail(err, errlen, "hwloc XML %s: out of memory", path);
+    else {
+        doc = xmlCtxtReadMemory(pctx, *text, (int)*len, path, NULL,
+                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+        if (!doc) {
+            const xmlError *e = xmlCtxtGetLastError(pctx);
+            char msg[200] = "malformed XML";
+            if (e && e->message) {
+                snprintf(msg, sizeof(msg), "%s", e->message);
+                msg[strcspn(msg, "\n")] = '\0';
+            }
+            rc = rail_fail(err, errlen, "hwloc XML %s:%d: not well-formed XML: %s", path,
+                           e ? e->line : 0, msg);
+        } else {
+            const xmlNode *root = xmlDocGetRootElement(doc);
+            if (!root || strcmp((const char *)root->name, "topology") != 0)
+                rc = rail_fail(
+                    err, errlen, "hwloc XML %s:%ld: root element is <%.32s>, expected <topology>",
+                    path, root ? xmlGetLineNo(root) : 0L, root ? (const char *)root->name : "");
+            else
+                rc = rail_hwloc_xml_check(doc, path, err, errlen);
+            xmlFreeDoc(doc);
+        }
+        xmlFreeParserCtxt(pctx);
+    }
+    if (rc) {
+        free(*text);
+        *text = NULL;
+    }
+    return rc;
+}
+
 int rail_topo_load_hwloc(const char *xml_path_or_null, const char *sysfs_root, struct rail_topo *t,
                          char *err, size_t errlen)
 {
     struct hw_ctx *c;
     const char *xml = xml_path_or_null && *xml_path_or_null ? xml_path_or_null : NULL;
     const char *env_xml = getenv("HWLOC_XMLFILE");
-    char origin[256];
-    struct stat st;
+    char origin[256], *text = NULL;
+    size_t text_len = 0;
     int rc = 0;
 
     if (!t)
         return rail_fail(err, errlen, "no topology to fill");
     if (!sysfs_root || !*sysfs_root)
         sysfs_root = "/";
-    if (xml && stat(xml, &st) != 0)
-        return rail_fail(err, errlen, "hwloc XML %s: %s", xml, strerror(errno));
-    if (xml && !S_ISREG(st.st_mode))
-        return rail_fail(err, errlen, "hwloc XML %s: not a regular file", xml);
+    /* hwloc would open HWLOC_XMLFILE itself (blocking on a FIFO, unbounded): read it here. */
+    if (!xml && env_xml && *env_xml)
+        xml = env_xml;
+    if (xml && (rc = read_xml(xml, &text, &text_len, err, errlen)) != 0)
+        return rc;
     c = calloc(1, sizeof(*c));
-    if (!c)
+    if (!c) {
+        free(text);
         return rail_fail(err, errlen, "out of memory");
+    }
     c->root = sysfs_root;
     if (hwloc_topology_init(&c->topo) != 0) {
         free(c);
+        free(text);
         return rail_fail(err, errlen, "hwloc_topology_init failed");
     }
     /* I/O objects are filtered out by default, for XML loads too. */
     hwloc_topology_set_io_types_filter(c->topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-    if (xml && hwloc_topology_set_xml(c->topo, xml) != 0)
+    /* The buffer hwloc gets includes its terminating NUL. */
+    if (xml && hwloc_topology_set_xmlbuffer(c->topo, text, (int)text_len + 1) != 0)
         rc = rail_fail(err, errlen, "hwloc cannot read %s: %s", xml, strerror(errno));
     else if (hwloc_topology_load(c->topo) != 0)
         rc = rail_fail(err, errlen, "hwloc could not load the topology of %s: %s",
@@ -396,5 +467,6 @@ int rail_topo_load_hwloc(const char *xml_path_or_null, const char *sysfs_root, s
         hwloc_bitmap_free(c->cpu_sets[i]);
     hwloc_topology_destroy(c->topo);
     free(c);
+    free(text);
     return rc ? -EINVAL : 0;
 }

@@ -19,7 +19,9 @@
 #include "log.h"
 #include "strutil.h"
 #include "topo.h"
+#include "safe_file.h"
 #include "topo_internal.h"
+#include "topo_nccl_xml_check.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -29,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define MAX_FILE_BYTES      (8 << 20)
 #define MAX_NUMA_IDS        64
@@ -434,27 +435,41 @@ static int walk_cpu(struct parse_ctx *c, const xmlNode *cpu)
 
 static int parse_file(struct parse_ctx *c)
 {
-    struct stat st;
     xmlParserCtxtPtr pctx;
     xmlDocPtr doc;
     const xmlNode *root;
+    const char *zip;
+    char *text = NULL;
+    size_t len = 0;
     int rc = 0;
 
-    if (stat(c->path, &st) != 0)
-        return rail_fail(c->err, c->errlen, "%s: %s", c->path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return rail_fail(c->err, c->errlen, "%s: not a regular file", c->path);
-    if (st.st_size == 0)
+    /* Bounded, non-blocking, regular files only; parsed from memory so libxml2 never opens (and
+     * never inflates) anything itself. */
+    rc = rail_file_read_all(c->path, MAX_FILE_BYTES, 0, &text, &len, c->err, c->errlen);
+    if (rc)
+        return rc == -EFBIG ? rail_fail(c->err, c->errlen, "%s: larger than the %d bytes accepted",
+                                        c->path, MAX_FILE_BYTES)
+                            : -EINVAL;
+    if (len == 0) {
+        free(text);
         return rail_fail(c->err, c->errlen, "%s: empty file", c->path);
-    if (st.st_size > MAX_FILE_BYTES)
-        return rail_fail(c->err, c->errlen, "%s: %lld bytes, larger than the %d accepted", c->path,
-                         (long long)st.st_size, MAX_FILE_BYTES);
+    }
+    if ((zip = rail_file_compression(text, len)) != NULL) {
+        free(text);
+        return rail_fail(c->err, c->errlen,
+                         "%s: %s-compressed; NCCL reads plain XML only (decompress it first)",
+                         c->path, zip);
+    }
     pctx = xmlNewParserCtxt();
-    if (!pctx)
+    if (!pctx) {
+        free(text);
         return rail_fail(c->err, c->errlen, "%s: out of memory", c->path);
-    /* No network, no entity expansion, no DTD loading, no libxml2 output on stderr. */
-    doc = xmlCtxtReadFile(pctx, c->path, NULL,
-                          XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    }
+    /* No network, no entity substitution, no DTD loading, no XInclude, no huge-document mode,
+     * no libxml2 output on stderr. */
+    doc = xmlCtxtReadMemory(pctx, text, (int)len, c->path, NULL,
+                            XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    free(text);
     if (!doc) {
         const xmlError *e = xmlCtxtGetLastError(pctx);
         char msg[200] = "malformed XML";
@@ -467,6 +482,7 @@ static int parse_file(struct parse_ctx *c)
         xmlFreeParserCtxt(pctx);
         return rc;
     }
+    rail_nccl_xml_check(doc, c->path);
     root = xmlDocGetRootElement(doc);
     if (!root)
         rc = rail_fail(c->err, c->errlen, "%s: no root element", c->path);

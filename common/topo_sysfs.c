@@ -2,6 +2,9 @@
 /* Root-prefixed /sys and /proc reader (see topo_sysfs.h). */
 #include "topo_sysfs.h"
 #include "ib_speed.h"
+#include "log.h"
+#include "params.h"
+#include "safe_file.h"
 #include "strutil.h"
 #include "topo.h"
 #include "topo_internal.h"
@@ -9,8 +12,8 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,40 +38,38 @@ static int join(const char *root, const char *path, char *out, size_t len)
     return 0;
 }
 
+const char *rail_sysfs_root_param(void)
+{
+    static atomic_bool warned;
+    const char *r = rail_param_str(RAIL_PARAM_SYSFS_ROOT);
+    struct stat st;
+    if (!r || !*r)
+        return "/";
+    if (strcmp(r, "/") != 0 && (stat(r, &st) != 0 || !S_ISDIR(st.st_mode)) &&
+        !atomic_exchange(&warned, true))
+        RAIL_WARN(NCCL_INIT | NCCL_ENV,
+                  "NCCL_RAIL_SYSFS_ROOT='%.200s' is not an existing directory: no sysfs fact "
+                  "(NIC speed, link layer, PCIe link, GDR) can be read under it",
+                  r);
+    return r;
+}
+
 int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len)
 {
     char full[PATH_MAX];
-    ssize_t got = 0;
-    size_t total = 0;
-    int fd, rc = join(root, path, full, sizeof(full));
+    ssize_t got;
+    size_t total;
+    int rc = join(root, path, full, sizeof(full));
     if (rc)
         return rc;
     if (!buf || len < 2)
         return -EINVAL;
-    fd = open(full, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    while (total < len - 1) {
-        got = read(fd, buf + total, len - 1 - total);
-        if (got > 0)
-            total += (size_t)got;
-        else if (got == 0 || errno != EINTR)
-            break;
-    }
-    if (got < 0) {
-        rc = -errno;
-        close(fd);
-        return rc;
-    }
-    /* One more byte available means the value did not fit. */
-    if (total == len - 1) {
-        char extra;
-        if (read(fd, &extra, 1) == 1) {
-            close(fd);
-            return -EFBIG;
-        }
-    }
-    close(fd);
+    /* Non-blocking, regular files only, no symlink as the last component (a snapshot's
+     * absolute link would leave the root): a FIFO under NCCL_RAIL_SYSFS_ROOT cannot hang us. */
+    got = rail_file_read_fixed(full, buf, len - 1, RAIL_FILE_NOFOLLOW);
+    if (got < 0)
+        return (int)got;
+    total = (size_t)got;
     buf[total] = '\0';
     while (total > 0 && isspace((unsigned char)buf[total - 1]))
         buf[--total] = '\0';

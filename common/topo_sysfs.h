@@ -13,8 +13,14 @@
 
 #define RAIL_SYSFS_NAME_LEN 256
 
+/* NCCL_RAIL_SYSFS_ROOT ("/" when unset). A value that is not an existing directory is used as
+ * given (every read under it fails) after one WARN per process naming it. */
+const char *rail_sysfs_root_param(void);
+
 /* Read a small text file; trailing whitespace is removed. Returns the length or -errno
- * (-ENAMETOOLONG when root + path does not fit, -EFBIG when the file does not fit in buf). */
+ * (-ENAMETOOLONG when root + path does not fit, -EFBIG when the file does not fit in buf,
+ * -EINVAL/-EISDIR when it is not a regular file, -ELOOP when it is a symlink). Never blocks:
+ * safe_file.h. */
 int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len);
 /* True when root + path exists (any file type, symlinks followed). */
 bool rail_sysfs_exists(const char *root, const char *path);

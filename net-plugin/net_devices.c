@@ -24,7 +24,9 @@
 #include "net_reg.h"
 #include "params.h"
 #include "rail_group.h"
+#include "safe_file.h"
 #include "topo.h"
+#include "topo_sysfs.h"
 
 #define RAIL_MAX_DEVS 64
 #define GID_TBL_MAX   256
@@ -63,26 +65,25 @@ struct rail_dev *rail_port(int index)
 
 static const char *sysfs_root(void)
 {
-    const char *r = rail_param_str(RAIL_PARAM_SYSFS_ROOT);
-    return r && strcmp(r, "/") != 0 ? r : "";
+    const char *r = rail_sysfs_root_param();
+    return strcmp(r, "/") != 0 ? r : "";
 }
 
 /* CAP_IPC_LOCK (bit 14 of CapEff) lifts RLIMIT_MEMLOCK. */
 static bool has_ipc_lock(void)
 {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
+    char *text = NULL, *line;
+    size_t len;
     bool cap = false;
-    if (!f)
+    if (rail_file_read_all("/proc/self/status", 1 << 20, 0, &text, &len, NULL, 0) != 0)
         return false;
-    while (fgets(line, sizeof(line), f)) {
+    line = strstr(text, "\nCapEff:");
+    if (line) {
         unsigned long long v;
-        if (sscanf(line, "CapEff: %llx", &v) == 1) {
+        if (sscanf(line + 1, "CapEff: %llx", &v) == 1)
             cap = (v >> 14) & 1;
-            break;
-        }
     }
-    fclose(f);
+    free(text);
     return cap;
 }
 
@@ -107,6 +108,8 @@ static int check_memlock(char *why, size_t whylen)
 static char *pci_path(const char *ibdev)
 {
     char path[PATH_MAX], real[PATH_MAX];
+    if (!rail_sysfs_name_ok(ibdev, 64))
+        return NULL;
     snprintf(path, sizeof(path), "%s/sys/class/infiniband/%.63s/device", sysfs_root(), ibdev);
     if (!realpath(path, real))
         return NULL;
@@ -116,17 +119,13 @@ static char *pci_path(const char *ibdev)
 static int sysfs_speed(const char *ibdev, int port)
 {
     char path[PATH_MAX], buf[128];
-    FILE *f;
-    snprintf(path, sizeof(path), "%s/sys/class/infiniband/%.63s/ports/%d/rate", sysfs_root(), ibdev,
-             port);
-    f = fopen(path, "r");
-    if (!f)
+    int mbps;
+    if (!rail_sysfs_name_ok(ibdev, 64))
         return 0;
-    if (!fgets(buf, sizeof(buf), f))
-        buf[0] = '\0';
-    fclose(f);
-    buf[strcspn(buf, "\n")] = '\0';
-    int mbps = rail_ib_rate_parse(buf);
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%.63s/ports/%d/rate", ibdev, port);
+    if (rail_sysfs_read(sysfs_root(), path, buf, sizeof(buf)) <= 0)
+        return 0;
+    mbps = rail_ib_rate_parse(buf);
     return mbps > 0 ? mbps : 0;
 }
 
@@ -164,14 +163,20 @@ static int pick_gid(struct rail_dev *d, int tbl_len, char *why, size_t whylen)
         }
         snprintf(how, sizeof(how), "auto: %s", sel);
     }
+    /* An index the user set that does not work is a WARN; the automatic choice failing is not. */
+    bool user_set = strncmp(how, "auto", 4) != 0;
     if (idx >= tbl_len || ibv_query_gid(d->ctx, (uint8_t)d->port, idx, &d->gid) != 0) {
         snprintf(why, whylen, "%s:%d: GID index %d (%s) outside the port's %d-entry table",
                  d->ibdev, d->port, idx, how, tbl_len);
+        if (user_set)
+            RAIL_WARN(NCCL_INIT | NCCL_NET | NCCL_ENV, "%s; port skipped", why);
         return -ENOENT;
     }
     static const uint8_t zero[16];
     if (memcmp(d->gid.raw, zero, 16) == 0) {
         snprintf(why, whylen, "%s:%d: GID index %d (%s) is empty", d->ibdev, d->port, idx, how);
+        if (user_set)
+            RAIL_WARN(NCCL_INIT | NCCL_NET | NCCL_ENV, "%s; port skipped", why);
         return -ENOENT;
     }
     if (n > idx && tbl[idx].present)
@@ -315,7 +320,8 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
     return nc;
 }
 
-static int discover(char *why, size_t whylen)
+/* *user_fault: the failure comes from a value the user set (a WARN, not the INFO of "no RDMA"). */
+static int discover(char *why, size_t whylen, bool *user_fault)
 {
     static struct candidate cands[RAIL_MAX_DEVS];
     char failed[1024] = "";
@@ -326,16 +332,17 @@ static int discover(char *why, size_t whylen)
     const char *hca = rail_param_str(RAIL_PARAM_IB_HCA);
     int n = 0, nc, rc;
 
+    if (rail_hca_filter_parse(hca, &filter, err, sizeof(err)) != 0) {
+        snprintf(why, whylen, "NCCL_IB_HCA='%.200s' is invalid: %s", hca, err);
+        *user_fault = true;
+        return -EINVAL;
+    }
     if (access("/dev/infiniband", F_OK) != 0) {
         snprintf(why, whylen,
                  "/dev/infiniband is missing: no RDMA user-space device nodes (fix: load "
                  "ib_uverbs and the HCA driver, or start the container with "
                  "--device=/dev/infiniband)");
         return -ENODEV;
-    }
-    if (rail_hca_filter_parse(hca, &filter, err, sizeof(err)) != 0) {
-        snprintf(why, whylen, "NCCL_IB_HCA='%s' is invalid: %s", hca, err);
-        return -EINVAL;
     }
     errno = 0;
     list = ibv_get_device_list(&n);
@@ -350,8 +357,12 @@ static int discover(char *why, size_t whylen)
     }
     nc = list_ports(list, n, &filter, cands, RAIL_MAX_DEVS, skipped, sizeof(skipped));
     if (nc == 0) {
-        snprintf(why, whylen, "no usable RDMA port:%s%s", skipped,
-                 hca && *hca ? " (check NCCL_IB_HCA)" : "");
+        if (hca && *hca)
+            snprintf(why, whylen, "NCCL_IB_HCA='%.200s' selects no usable RDMA port:%s", hca,
+                     skipped);
+        else
+            snprintf(why, whylen, "no usable RDMA port:%s", skipped);
+        *user_fault = hca && *hca;
         ibv_free_device_list(list);
         return -ENODEV;
     }
@@ -442,7 +453,7 @@ static int make_groups(char *why, size_t whylen)
         struct rail_netdev *g = &g_groups[g_ngroups];
         memset(g, 0, sizeof(*g));
         g->index = g_ngroups;
-        snprintf(g->name, sizeof(g->name), "%s", src->name);
+        snprintf(g->name, sizeof(g->name), "%.*s", (int)sizeof(g->name) - 1, src->name);
         snprintf(g->reason, sizeof(g->reason), "%s", rail_group_reason_name(src->reason));
         for (int r = 0; r < src->nrails && r < RAIL_MAX_RAILS; r++) {
             g->rail[g->nrails++] = g_devs[src->port[r]];
@@ -461,12 +472,15 @@ int rail_devices_init(void)
     char why[1536];
     pthread_mutex_lock(&g_lock);
     if (!g_done) {
+        bool user_fault = false;
         why[0] = '\0';
-        g_result = discover(why, sizeof(why));
+        g_result = discover(why, sizeof(why), &user_fault);
         if (g_result > 0)
             g_result = make_groups(why, sizeof(why));
         atomic_store(&g_done, true);
-        if (g_result < 0) {
+        if (g_result < 0 && user_fault) {
+            RAIL_WARN(NCCL_INIT | NCCL_NET | NCCL_ENV, "net plugin declines: %s", why);
+        } else if (g_result < 0) {
             RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin declines: %s", why);
         } else {
             char list[1024];

@@ -87,7 +87,7 @@ static void cuda_facts(struct rail_gdr_inputs *in)
 
 static void decide(struct rail_dev *d, struct rail_gdr_decision *dec)
 {
-    const char *root = rail_param_str(RAIL_PARAM_SYSFS_ROOT);
+    const char *root = rail_sysfs_root_param();
     struct rail_gdr_inputs in = {.dev = d->name, .path = RAIL_GDR_PATH_UNKNOWN};
 
     for (int i = 0; rail_gdr_peermem_files[i] && !in.peermem; i++)

@@ -66,6 +66,11 @@ static int lookup_addr(char *err, size_t errlen)
     struct ifaddrs *all, *best = NULL;
     int best_score = 1 << 30;
 
+    char why[96];
+    if (spec && rail_ifname_spec_check(spec, why, sizeof(why)) != 0)
+        RAIL_WARN(NCCL_INIT | NCCL_NET | NCCL_ENV,
+                  "NCCL_SOCKET_IFNAME='%.64s' is malformed (%s); matched the way NCCL matches it",
+                  spec, why);
     if (getifaddrs(&all) != 0) {
         snprintf(err, errlen, "getifaddrs failed: %s", strerror(errno));
         return -errno;

@@ -275,7 +275,8 @@ int rail_stats_write_now(const char *path, enum rail_stats_format format, char *
         rail_set_err(err, errlen, "cannot format the snapshot: %s", strerror(-rc));
         return rc;
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Never blocks on a FIFO planted at tmp (ENXIO) and never writes through a symlink. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
     if (fd < 0) {
         rc = -errno;
         rail_set_err(err, errlen, "cannot create %s: %s", tmp, strerror(-rc));

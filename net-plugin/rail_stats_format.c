@@ -19,6 +19,22 @@ const char *rail_stats_dir_name(enum rail_stats_dir dir)
     return dir == RAIL_STATS_RECV ? "recv" : "send";
 }
 
+static void sat_add(uint64_t *sum, uint64_t v)
+{
+    *sum = *sum > UINT64_MAX - v ? UINT64_MAX : *sum + v;
+}
+
+void rail_stats_age_text(uint64_t now_ms, uint64_t then_ms, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return;
+    if (then_ms > now_ms)
+        snprintf(buf, len, "%.1f s in the future (clocks differ?)",
+                 (double)(then_ms - now_ms) / 1000.0);
+    else
+        snprintf(buf, len, "%.1f s old", (double)(now_ms - then_ms) / 1000.0);
+}
+
 void rail_stats_conn_totals(const struct rail_stats_conn_snap *c, struct rail_stats_totals *out)
 {
     memset(out, 0, sizeof(*out));
@@ -26,12 +42,12 @@ void rail_stats_conn_totals(const struct rail_stats_conn_snap *c, struct rail_st
     out->messages = c->striped_messages;
     for (int r = 0; r < c->nrails && r < RAIL_STATS_MAX_RAILS; r++) {
         const struct rail_stats_rail_snap *s = &c->rail[r];
-        out->bytes += s->bytes;
-        out->messages += s->messages;
-        out->stripes += s->stripes;
-        out->errors += s->errors;
-        out->failovers += s->failovers;
-        out->rejoins += s->rejoins;
+        sat_add(&out->bytes, s->bytes);
+        sat_add(&out->messages, s->messages);
+        sat_add(&out->stripes, s->stripes);
+        sat_add(&out->errors, s->errors);
+        sat_add(&out->failovers, s->failovers);
+        sat_add(&out->rejoins, s->rejoins);
     }
 }
 

@@ -53,7 +53,11 @@ struct rail_stats_snapshot {
 int rail_stats_snapshot_take(struct rail_stats_snapshot *out);
 void rail_stats_snapshot_free(struct rail_stats_snapshot *s);
 
+/* Per-connection sums over its rails; each saturates at UINT64_MAX instead of wrapping (the
+ * counters may come from a file). */
 void rail_stats_conn_totals(const struct rail_stats_conn_snap *c, struct rail_stats_totals *out);
+/* How old a timestamp is at now: "12.3 s old", or "4.0 s in the future (clocks differ?)". */
+void rail_stats_age_text(uint64_t now_unix_ms, uint64_t then_unix_ms, char *buf, size_t len);
 const char *rail_stats_dir_name(enum rail_stats_dir dir); /* "send" / "recv" */
 
 /* Formatters: *out receives a malloc'd NUL-terminated text (free it). 0, -EINVAL (NULL

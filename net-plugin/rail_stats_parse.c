@@ -12,10 +12,20 @@
 
 #include <json.h>
 
+#include "safe_file.h"
 #include "strutil.h"
 
 #define MAX_FILE_BYTES (64u << 20)
 #define MAX_CONNS      (1 << 20)
+
+/* A string from the file as it may appear in a message: control characters (terminal escape
+ * sequences) and non-ASCII bytes become '?'. */
+#define SHOWN_LEN 72
+static const char *shown(const char *s, char buf[SHOWN_LEN])
+{
+    rail_quote(buf, SHOWN_LEN, s, strlen(s));
+    return buf;
+}
 
 static json_object *member(json_object *o, const char *key, const char *where, char *err,
                            size_t errlen)
@@ -76,7 +86,7 @@ static int parse_rail(json_object *o, int index, const char *where, struct rail_
                       char *err, size_t errlen)
 {
     uint64_t idx, weight;
-    char state[16];
+    char state[16], q[SHOWN_LEN];
     if (json_object_get_type(o) != json_type_object)
         return rail_fail(err, errlen, "%s: expected an object", where);
     if (get_u64(o, "rail", where, RAIL_STATS_MAX_RAILS, &idx, err, errlen) ||
@@ -95,7 +105,8 @@ static int parse_rail(json_object *o, int index, const char *where, struct rail_
         return rail_fail(err, errlen, "%s.rail: %llu, expected %d (rails are listed in order)",
                          where, (unsigned long long)idx, index);
     if (strcmp(state, "up") != 0 && strcmp(state, "down") != 0)
-        return rail_fail(err, errlen, "%s.state: '%s', expected \"up\" or \"down\"", where, state);
+        return rail_fail(err, errlen, "%s.state: '%s', expected \"up\" or \"down\"", where,
+                         shown(state, q));
     r->up = state[0] == 'u';
     r->weight = (uint32_t)weight;
     return 0;
@@ -104,7 +115,7 @@ static int parse_rail(json_object *o, int index, const char *where, struct rail_
 static int parse_conn(json_object *o, const char *where, struct rail_stats_conn_snap *c, char *err,
                       size_t errlen)
 {
-    char dir[16];
+    char dir[16], q[SHOWN_LEN];
     uint64_t nrails;
     json_object *rails;
     if (json_object_get_type(o) != json_type_object)
@@ -119,7 +130,7 @@ static int parse_conn(json_object *o, const char *where, struct rail_stats_conn_
         return -EINVAL;
     if (strcmp(dir, "send") != 0 && strcmp(dir, "recv") != 0)
         return rail_fail(err, errlen, "%s.direction: '%s', expected \"send\" or \"recv\"", where,
-                         dir);
+                         shown(dir, q));
     c->dir = dir[0] == 'r' ? RAIL_STATS_RECV : RAIL_STATS_SEND;
     if (nrails < 1)
         return rail_fail(err, errlen, "%s.nrails: 0, expected 1..%d", where, RAIL_STATS_MAX_RAILS);
@@ -141,7 +152,7 @@ static int parse_conn(json_object *o, const char *where, struct rail_stats_conn_
 
 static int parse_root(json_object *root, struct rail_stats_snapshot *out, char *err, size_t errlen)
 {
-    char fmt[32];
+    char fmt[32], q[SHOWN_LEN];
     uint64_t version, pid;
     json_object *conns, *closed;
     if (json_object_get_type(root) != json_type_object)
@@ -149,7 +160,8 @@ static int parse_root(json_object *root, struct rail_stats_snapshot *out, char *
     if (get_str(root, "format", "", fmt, sizeof(fmt), err, errlen))
         return -EINVAL;
     if (strcmp(fmt, RAIL_STATS_JSON_FORMAT) != 0)
-        return rail_fail(err, errlen, "format: '%s', expected \"%s\"", fmt, RAIL_STATS_JSON_FORMAT);
+        return rail_fail(err, errlen, "format: '%s', expected \"%s\"", shown(fmt, q),
+                         RAIL_STATS_JSON_FORMAT);
     if (get_u64(root, "version", "", UINT64_MAX, &version, err, errlen))
         return -EINVAL;
     if (version != RAIL_STATS_JSON_VERSION)
@@ -247,44 +259,14 @@ int rail_stats_load_file(const char *path, struct rail_stats_snapshot *out, char
         memset(out, 0, sizeof(*out));
     if (!path || !out)
         return rail_fail(err, errlen, "no file");
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int rc = -errno;
-        rail_set_err(err, errlen, "%s: %s", path, strerror(-rc));
-        return rc;
-    }
-    size_t cap = 0, len = 0;
+    /* Non-blocking, regular files only, at most 64 MiB (safe_file.h). */
+    size_t len = 0;
     char *text = NULL;
-    int rc = 0;
-    for (;;) {
-        if (len + 1 >= cap) {
-            size_t ncap = cap ? cap * 2 : 8192;
-            char *q = ncap <= MAX_FILE_BYTES + 1 ? realloc(text, ncap) : NULL;
-            if (!q) {
-                rc = ncap <= MAX_FILE_BYTES + 1 ? -ENOMEM : -EFBIG;
-                rail_set_err(err, errlen, "%s: %s", path,
-                             rc == -EFBIG ? "larger than 64 MiB, not a snapshot" : "out of memory");
-                break;
-            }
-            text = q;
-            cap = ncap;
-        }
-        size_t n = fread(text + len, 1, cap - 1 - len, f);
-        len += n;
-        if (n == 0) {
-            if (ferror(f)) {
-                rc = -EIO;
-                rail_set_err(err, errlen, "%s: read error", path);
-            }
-            break;
-        }
-    }
-    fclose(f);
-    if (rc) {
-        free(text);
+    int rc = rail_file_read_all(path, MAX_FILE_BYTES, 0, &text, &len, err, errlen);
+    if (rc == -EFBIG)
+        rail_set_err(err, errlen, "%s: larger than 64 MiB, not a snapshot", path);
+    if (rc)
         return rc;
-    }
-    text[len] = '\0';
     if (memchr(text, '\0', len)) {
         free(text);
         return rail_fail(err, errlen, "%s: binary data (NUL bytes), not a JSON snapshot", path);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds and runs every test: unit tests (plain build and ASan+UBSan build, via ctest), the
-# package suite (.deb and .rpm), then the SoftRoCE VM suites (fabric smoke test, net plugin
-# integration on both builds).
+# package suite (.deb and .rpm), libFuzzer targets for a bounded time (scripts/fuzz.sh), then the
+# SoftRoCE VM suites (fabric smoke test, net plugin integration on both builds).
 # Installs what it needs. Prints one closing line "N passed, M failed" over every suite.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,6 +48,18 @@ if [ "$(id -u)" -eq 0 ]; then
   fi
 else
   echo "== packages: needs root (dpkg -i)"; failed=$((failed + 1))
+fi
+
+# libFuzzer targets (test/fuzz, clang + ASan/UBSan): each parser fuzzed for a bounded time from
+# its seeds and regression inputs; one result per target (scripts/fuzz.sh, ~3 min in all).
+echo "== fuzz: ${RAIL_CI_FUZZ_SECS:-15} s per target"
+bash scripts/fuzz.sh "${RAIL_CI_FUZZ_SECS:-15}" 2>&1 | tee "$log"
+sum=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+if [ -n "$sum" ]; then
+  passed=$((passed + $(echo "$sum" | sed -E 's/fuzz: ([0-9]+) passed.*/\1/')))
+  failed=$((failed + $(echo "$sum" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+else
+  echo "== fuzz: no result"; failed=$((failed + 1))
 fi
 
 # Real RDMA: the SoftRoCE VM (qemu, rdma_rxe, two rails), one boot for every VM suite.

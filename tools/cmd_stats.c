@@ -56,8 +56,9 @@ static int show(const char *path, bool clear, uint64_t *interval_ms)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     uint64_t now_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
-    printf("%s: snapshot %.1f s old\n", path,
-           now_ms > s.time_unix_ms ? (double)(now_ms - s.time_unix_ms) / 1000.0 : 0.0);
+    char age[64];
+    rail_stats_age_text(now_ms, s.time_unix_ms, age, sizeof(age));
+    printf("%s: snapshot %s\n", path, age);
     fputs(table, stdout);
     fflush(stdout);
     if (interval_ms && s.interval_ms)

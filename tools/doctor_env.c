@@ -10,12 +10,17 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cost_model.h"
 #include "gid_select.h"
 #include "hca_filter.h"
+#include "net_ifname.h"
+#include "rail_group.h"
+#include "rail_stats_format.h"
 #include "rules.h"
+#include "safe_file.h"
 #include "topo_sysfs.h"
 
 long long doctor_env_int(const struct doctor_env *e, enum rail_param_id id, bool *invalid)
@@ -250,6 +255,63 @@ static void check_ib_hca(const struct doctor_ctx *c, struct doctor_report *r)
 
 /* ---- the params table ---- */
 
+/* NCCL_RAIL_RAILS parsed by the plugin's own grouping against the node's ports (topology NICs;
+ * a device with several ports is named device:port). */
+static bool rails_valid(const struct doctor_ctx *c, const char *v, char *why, size_t len)
+{
+    static struct rail_group_port ports[RAIL_GROUP_MAX_PORTS];
+    static char names[RAIL_GROUP_MAX_PORTS][RAIL_GROUP_PORT_NAME_MAX];
+    static struct rail_groups groups;
+    const struct rail_topo *t = c->topo;
+    int n = 0;
+    for (int i = 0; t && i < t->n_nics && n < RAIL_GROUP_MAX_PORTS; i++) {
+        const struct rail_nic *nic = &t->nics[i];
+        bool multi = false;
+        for (int j = 0; j < t->n_nics; j++)
+            multi |= j != i && strcmp(t->nics[j].name, nic->name) == 0;
+        snprintf(names[n], sizeof(names[n]), multi ? "%.60s:%d" : "%.60s", nic->name,
+                 nic->port > 0 ? nic->port : 1);
+        ports[n] = (struct rail_group_port){.name = names[n],
+                                            .ibdev = nic->name,
+                                            .port = nic->port > 0 ? nic->port : 1,
+                                            .link_layer = nic->link_layer,
+                                            .speed_mbps = nic->speed_mbps,
+                                            .busid = nic->busid[0] ? nic->busid : NULL,
+                                            .numa = nic->numa};
+        n++;
+    }
+    return rail_group_build(ports, n, NULL, v, &groups, why, len) == 0;
+}
+
+/* NCCL_RAIL_STATS_FILE: the plugin's %p expansion, then a directory it can create files in (the
+ * writer replaces the file by rename) and no directory at the path itself. */
+static bool stats_file_valid(const char *v, char *why, size_t len)
+{
+    char path[PATH_MAX], dir[PATH_MAX];
+    struct stat st;
+    if (rail_stats_expand_path(v, (long)getpid(), path, sizeof(path) - 8) != 0) {
+        snprintf(why, len, "empty or too long");
+        return false;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(why, len, "a directory");
+        return false;
+    }
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(why, len, "directory %.200s is not writable: %s", dir, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
 static bool knob_valid(const struct doctor_ctx *c, const struct rail_param_def *d,
                        enum rail_param_id id, const char *v, char *why, size_t len)
 {
@@ -268,11 +330,31 @@ static bool knob_valid(const struct doctor_ctx *c, const struct rail_param_def *
         return rail_gid_range_parse(v, af, &rg, why, len) == 0;
     }
     if (id == RAIL_PARAM_TOPO_FILE || id == RAIL_PARAM_HWLOC_XMLFILE) {
-        if (access(v, R_OK) == 0)
+        const char *kind = NULL;
+        int fd = rail_file_open(v, 0, &kind);
+        if (fd >= 0) {
+            close(fd);
             return true;
-        snprintf(why, len, "cannot read the file: %s", strerror(errno));
+        }
+        if (kind)
+            snprintf(why, len, "not a regular file (%s)", kind);
+        else
+            snprintf(why, len, "cannot read the file: %s", strerror(-fd));
         return false;
     }
+    if (id == RAIL_PARAM_SYSFS_ROOT) {
+        struct stat st;
+        if (stat(v, &st) == 0 && S_ISDIR(st.st_mode))
+            return true;
+        snprintf(why, len, "%s", errno == ENOENT ? "no such directory" : "not a directory");
+        return false;
+    }
+    if (id == RAIL_PARAM_SOCKET_IFNAME)
+        return rail_ifname_spec_check(v, why, len) == 0;
+    if (id == RAIL_PARAM_RAILS)
+        return rails_valid(c, v, why, len);
+    if (id == RAIL_PARAM_STATS_FILE)
+        return stats_file_valid(v, why, len);
     return true;
 }
 

@@ -8,12 +8,12 @@
 #include "doctor.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "safe_file.h"
 #include "strutil.h"
 #include "topo_internal.h"
 #include "topo_sysfs.h"
@@ -72,24 +72,11 @@ long long doctor_bar1_bytes(const char *text)
 static int read_config(const char *root, const char *devpath, unsigned char *buf, size_t len)
 {
     char full[PATH_MAX];
-    size_t total = 0;
-    int fd;
     if (snprintf(full, sizeof(full), "%s%s/config", strcmp(root, "/") ? root : "", devpath) >=
         (int)sizeof(full))
         return -ENAMETOOLONG;
-    fd = open(full, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    while (total < len) {
-        ssize_t got = read(fd, buf + total, len - total);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        total += (size_t)got;
-    }
-    close(fd);
-    return (int)total;
+    /* The first len bytes of config space; non-blocking, regular files only (safe_file.h). */
+    return (int)rail_file_read_fixed(full, buf, len, RAIL_FILE_NOFOLLOW | RAIL_FILE_PARTIAL);
 }
 
 static void fmt_size(long long b, char *buf, size_t len)

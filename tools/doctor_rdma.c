@@ -63,7 +63,7 @@ static void read_port_text(const char *root, const char *dev, const char *port, 
                            char *buf, size_t len)
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof(path), "/sys/class/infiniband/%.255s/ports/%s/%s", dev, port, file);
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%.255s/ports/%.15s/%.63s", dev, port, file);
     if (rail_sysfs_read(root, path, buf, len) <= 0)
         snprintf(buf, len, "?");
 }

@@ -32,9 +32,11 @@ static uintptr_t key_of(struct keys *k, const char *path)
     for (int i = 0; i < k->n; i++)
         if (strcmp(k->path[i], path) == 0)
             return (uintptr_t)i + 1;
-    if (k->n == MAX_KEYS)
+    size_t len = strlen(path);
+    /* A path that does not fit would collide with another after truncation: no key of its own. */
+    if (k->n == MAX_KEYS || len >= sizeof(k->path[0]))
         return (uintptr_t)MAX_KEYS + 1;
-    snprintf(k->path[k->n], sizeof(k->path[0]), "%s", path);
+    memcpy(k->path[k->n], path, len + 1);
     return (uintptr_t)++k->n;
 }
 
@@ -48,8 +50,8 @@ static long read_hex(const char *root, const char *dir, const char *file)
 {
     char path[PATH_MAX], buf[32];
     long v;
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    if (rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
+    if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path) ||
+        rail_sysfs_read(root, path, buf, sizeof(buf)) <= 0 ||
         rail_parse_long(buf, 16, 0, 0xffffff, &v) != 0)
         return -1;
     return v;
@@ -147,6 +149,8 @@ static void load_nics(const char *root, struct sysfs_walk *w, struct rail_topo *
         char dir[PATH_MAX], real[PATH_MAX] = "";
         const char *bdf = NULL;
         int np;
+        if (strlen(w->names[i]) >= sizeof(t->nics[0].name))
+            continue; /* no verbs device name is this long: not one to truncate */
         snprintf(dir, sizeof(dir), "/sys/class/infiniband/%.255s/ports", w->names[i]);
         np = rail_sysfs_list(root, dir, ports, MAX_PORTS);
         snprintf(dir, sizeof(dir), "/sys/class/infiniband/%.255s/device", w->names[i]);
@@ -159,7 +163,7 @@ static void load_nics(const char *root, struct sysfs_walk *w, struct rail_topo *
             long port;
             if (rail_parse_long(ports[p], 10, 1, 255, &port) != 0)
                 continue;
-            snprintf(nic->name, sizeof(nic->name), "%s", w->names[i]);
+            snprintf(nic->name, sizeof(nic->name), "%.*s", (int)sizeof(nic->name) - 1, w->names[i]);
             nic->port = (int)port;
             nic->active = true;
             nic->virtual_nic = bdf == NULL;

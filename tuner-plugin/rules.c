@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "safe_file.h"
 #include "strutil.h"
 
 #define NFIELDS_MIN 8
@@ -415,14 +416,23 @@ static int add_rule(struct rail_rules *out, int *cap, const struct rail_rule *ru
     return 0;
 }
 
+_Static_assert(RAIL_RULES_MAX_LINES == 1000000, "update the message in unreadable()");
+
 /* The file cannot be read: an error, or (lenient) a WARN and no rules. */
 static int unreadable(const char *path, int rc, bool lenient, struct rail_rules *out, char *err,
                       size_t errlen)
 {
+    char kind[64];
     const char *why = rc == -EFBIG    ? "file is larger than 64 MiB"
+                      : rc == -E2BIG  ? "more than 1000000 lines"
                       : rc == -EINVAL ? "not a regular file"
+                      : rc == -EISDIR ? "not a regular file (a directory)"
                       : rc == -ENOENT ? "no such file"
                                       : strerror(-rc);
+    if (rc == -EINVAL && rail_file_kind(path, 0)) {
+        snprintf(kind, sizeof(kind), "not a regular file (%s)", rail_file_kind(path, 0));
+        why = kind;
+    }
 
     rail_rules_free(out);
     if (lenient) {
@@ -441,9 +451,9 @@ int rail_rules_load(const char *path, bool lenient, struct rail_rules *out, char
     char buf[RAIL_RULES_MAX_LINE + 2], why[512];
     struct raw_line rl = {0, 0};
     struct rail_rule rule;
-    struct stat st;
     int lineno = 0, cap = 0, rc = 0;
-    size_t budget = RAIL_RULES_MAX_FILE;
+    size_t budget = RAIL_RULES_MAX_FILE, text_len = 0, nlines = 0;
+    char *text = NULL;
     FILE *f;
 
     memset(out, 0, sizeof(*out));
@@ -464,12 +474,24 @@ int rail_rules_load(const char *path, bool lenient, struct rail_rules *out, char
     }
     snprintf(out->path, sizeof(out->path), "%s", path);
 
-    f = fopen(path, "re");
-    if (!f)
-        return unreadable(path, -errno, lenient, out, err, errlen);
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return unreadable(path, -EISDIR, lenient, out, err, errlen);
+    /* Read the one safe way (non-blocking, regular files only, bounded), then parse from
+     * memory. A file of little but line endings is refused before any parsing. */
+    rc = rail_file_read_all(path, RAIL_RULES_MAX_FILE, 0, &text, &text_len, why, sizeof(why));
+    if (rc)
+        return unreadable(path, rc, lenient, out, err, errlen);
+    for (const char *p = text; (p = memchr(p, '\n', text_len - (size_t)(p - text))) != NULL; p++)
+        if (++nlines > RAIL_RULES_MAX_LINES) {
+            free(text);
+            return unreadable(path, -E2BIG, lenient, out, err, errlen);
+        }
+    if (text_len == 0) {
+        free(text);
+        return 0;
+    }
+    f = fmemopen(text, text_len, "r");
+    if (!f) {
+        free(text);
+        return unreadable(path, -ENOMEM, lenient, out, err, errlen);
     }
 
     while ((rc = read_raw_line(f, buf, sizeof(buf), lineno == 0, &budget, &rl)) > 0) {
@@ -508,6 +530,7 @@ int rail_rules_load(const char *path, bool lenient, struct rail_rules *out, char
         }
     }
     fclose(f);
+    free(text);
     if (rc == -EINVAL || rc == -ENOMEM) {
         snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
         rail_rules_free(out);

@@ -16,7 +16,8 @@
 
 #define RAIL_RULES_MAX_LINE   1024        /* characters per line, without the line ending */
 #define RAIL_RULES_MAX_RULES  100000      /* rules per file */
-#define RAIL_RULES_MAX_FILE   (64u << 20) /* bytes read at most (pipes and devices have no size) */
+#define RAIL_RULES_MAX_FILE   (64u << 20) /* bytes read at most */
+#define RAIL_RULES_MAX_LINES  1000000     /* lines per file, blank and comment lines included */
 #define RAIL_RULE_ANY         (-1)        /* wildcard for nnodes, nranks, pipe_ops, reg_buff */
 #define RAIL_RULE_KEEP        (-1)        /* nchannels: keep NCCL's channel count */
 #define RAIL_RULE_MAX_CHANNEL 64

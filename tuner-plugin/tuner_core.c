@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "calib_apply.h"
+#include "live_set.h"
 #include "log.h"
 #include "params.h"
 
@@ -129,6 +130,16 @@ static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
     RAIL_INFO(NCCL_TUNING | NCCL_INIT, "calibration %s %s", path, info);
 }
 
+/* Contexts created and not yet destroyed: NCCL may call destroy twice for one communicator. */
+static struct rail_live_set g_live = RAIL_LIVE_SET_INIT;
+
+static void tuner_free(struct rail_tuner *t)
+{
+    rail_rules_free(&t->rules);
+    rail_calib_free(&t->calib);
+    free(t);
+}
+
 int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, size_t nnodes,
                       const ncclNvlDomainInfo_v5_t *nvl, const struct rail_tuner_opts *opts)
 {
@@ -140,6 +151,10 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
     *out = NULL;
     if (!t)
         return -ENOMEM;
+    if (rail_live_add(&g_live, t) != 0) {
+        free(t);
+        return -ENOMEM;
+    }
     t->comm_id = comm_id;
     fill_shape(&t->shape, nranks, nnodes, nvl);
     t->user_forced = (getenv("NCCL_ALGO") && *getenv("NCCL_ALGO")) ||
@@ -186,13 +201,17 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
     return 0;
 }
 
-void rail_tuner_destroy(struct rail_tuner *t)
+int rail_tuner_destroy(struct rail_tuner *t)
 {
     if (!t)
-        return;
-    rail_rules_free(&t->rules);
-    rail_calib_free(&t->calib);
-    free(t);
+        return 0;
+    if (!rail_live_remove(&g_live, t)) {
+        RAIL_WARN(NCCL_TUNING,
+                  "destroy: %p is not a live tuner context (destroyed twice?); ignored", (void *)t);
+        return -ENOENT;
+    }
+    tuner_free(t);
+    return 0;
 }
 
 static bool apply_rule(struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops,

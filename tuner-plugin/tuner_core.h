@@ -40,7 +40,9 @@ struct rail_tuner_opts {
  * table at this point only; a bad one WARNs and the model's table is used. */
 int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, size_t nnodes,
                       const ncclNvlDomainInfo_v5_t *nvl, const struct rail_tuner_opts *opts);
-void rail_tuner_destroy(struct rail_tuner *t);
+/* Free a context from rail_tuner_create. A pointer that is not a live context (a second destroy
+ * of the same communicator) is not touched: one WARN, -ENOENT. NULL: 0. */
+int rail_tuner_destroy(struct rail_tuner *t);
 
 /* Cost-table tuning (v3..v6). Never writes a value >= 0 into an IGNORE entry.
  * reg_buff: 0/1 as NCCL passes it (v4+), -1 when the ABI version does not say (v3): then only

@@ -73,7 +73,8 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_idle,
      .send_side = it_idle,
      .env = "NCCL_IB_HCA=^rxe",
-     .decline = "NCCL_IB_HCA"},
+     .decline = "NCCL_IB_HCA",
+     .decline_warn = 1},
     {.name = "decline_memlock",
      .recv_side = it_idle,
      .send_side = it_idle,
@@ -173,7 +174,7 @@ static int run_side(const struct it_scenario *sc, int recv, int ctl)
     if (sc->setup && sc->setup(g_plugin))
         return 1;
     if (sc->decline)
-        return it_load_declines(g_plugin, sc->decline);
+        return it_load_declines(g_plugin, sc->decline, sc->decline_warn);
     if (it_load(&p, g_plugin))
         return 1;
     s.dev = it_dev(&p, recv ? g_recv_dev : g_send_dev);

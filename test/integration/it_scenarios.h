@@ -23,7 +23,8 @@ struct it_scenario {
     int recv_killed;
     const char *env;     /* "NAME=VALUE" set in both sides before loading, or NULL */
     const char *env2;    /* a second one, or NULL */
-    const char *decline; /* init must fail with an INFO line containing this (both sides) */
+    const char *decline; /* init must fail with a last line containing this (both sides), */
+    int decline_warn;    /* a WARN (the user's own value is wrong) when set, else an INFO */
     int low_memlock;     /* sides run with a 64 KiB RLIMIT_MEMLOCK and without CAP_IPC_LOCK */
     int (*setup)(const char *plugin); /* runs in both sides before loading, or NULL */
 };

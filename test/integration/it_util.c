@@ -30,7 +30,8 @@ double it_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static char g_last_info[2048];
+static char g_last_info[2048]; /* the last INFO or WARN line, and its level */
+static ncclDebugLogLevel g_last_level;
 
 static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
                    const char *fmt, ...)
@@ -42,10 +43,11 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
         const char *v = getenv("RAIL_IT_VERBOSE");
         verbose = v && *v == '1';
     }
-    if (level == NCCL_LOG_INFO) {
+    if (level == NCCL_LOG_INFO || level == NCCL_LOG_WARN) {
         va_start(ap, fmt);
         vsnprintf(g_last_info, sizeof(g_last_info), fmt, ap);
         va_end(ap);
+        g_last_level = level;
     }
     if (level > NCCL_LOG_WARN && !verbose)
         return;
@@ -74,7 +76,7 @@ int it_load(struct it_plugin *p, const char *path)
     return 0;
 }
 
-int it_load_declines(const char *path, const char *why)
+int it_load_declines(const char *path, const char *why, int want_warn)
 {
     ncclNetCommConfig_v11_t cfg = {NCCL_NET_TRAFFIC_CLASS_UNDEF};
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL), *ctx = NULL;
@@ -88,6 +90,10 @@ int it_load_declines(const char *path, const char *why)
         return it_fail("finalize after the failed init");
     if (!strstr(g_last_info, why))
         return it_fail("decline message '%s' does not mention '%s'", g_last_info, why);
+    if (want_warn != (g_last_level == NCCL_LOG_WARN))
+        return it_fail("decline message '%s' is %s, expected %s", g_last_info,
+                       g_last_level == NCCL_LOG_WARN ? "a WARN" : "an INFO",
+                       want_warn ? "a WARN (a value the user set)" : "an INFO");
     fprintf(stderr, "[%s] declined: %s\n", g_it_role, g_last_info);
     return 0;
 }

@@ -28,7 +28,7 @@ double it_now(void);
 
 int it_load(struct it_plugin *p, const char *path);
 /* Loads the plugin expecting init to decline with an INFO line containing `why`. */
-int it_load_declines(const char *path, const char *why);
+int it_load_declines(const char *path, const char *why, int want_warn);
 /* Device index by name, -1 when absent. */
 int it_dev(const struct it_plugin *p, const char *name);
 void it_unload(struct it_plugin *p);

@@ -136,6 +136,25 @@ static void test_knobs(void)
     CHECK_EQ_INT(sev_of(rules_bad, "env.knob", "NCCL_TUNER_CONFIG_FILE"), DOCTOR_ERROR);
     CHECK_EQ_INT(sev_of(rules_ok, "env.knob", "knobs"), DOCTOR_OK);
     CHECK_EQ_INT(sev_of(topo_missing, "env.knob", "NCCL_TOPO_FILE"), DOCTOR_WARN);
+    /* Values the plugins would reject or fall back from, parsed with the plugins' own parsers. */
+    char *rails_bad[] = {"NCCL_RAIL_RAILS=+++", NULL};
+    char *rails_ok[] = {"NCCL_RAIL_RAILS=mlx5_0,mlx5_1", NULL};
+    char *ifname_bad[] = {"NCCL_SOCKET_IFNAME=^^^", NULL};
+    char *ifname_ok[] = {"NCCL_SOCKET_IFNAME=^=docker0,lo", NULL};
+    char *stats_bad[] = {"NCCL_RAIL_STATS_FILE=/nonexistent-dir/stats.%p.json", NULL};
+    char *stats_dir[] = {"NCCL_RAIL_STATS_FILE=/tmp", NULL};
+    char *stats_ok[] = {"NCCL_RAIL_STATS_FILE=/tmp/rail-stats.%p.json", NULL};
+    char *root_bad[] = {"NCCL_RAIL_SYSFS_ROOT=/nonexistent/snapshot", NULL};
+    char *topo_fifo[] = {"NCCL_TOPO_FILE=/dev/null", NULL};
+    CHECK_EQ_INT(sev_of(rails_bad, "env.knob", "NCCL_RAIL_RAILS"), DOCTOR_WARN);
+    CHECK_EQ_INT(sev_of(rails_ok, "env.knob", "knobs"), DOCTOR_OK);
+    CHECK_EQ_INT(sev_of(ifname_bad, "env.knob", "NCCL_SOCKET_IFNAME"), DOCTOR_WARN);
+    CHECK_EQ_INT(sev_of(ifname_ok, "env.knob", "knobs"), DOCTOR_OK);
+    CHECK_EQ_INT(sev_of(stats_bad, "env.knob", "NCCL_RAIL_STATS_FILE"), DOCTOR_WARN);
+    CHECK_EQ_INT(sev_of(stats_dir, "env.knob", "NCCL_RAIL_STATS_FILE"), DOCTOR_WARN);
+    CHECK_EQ_INT(sev_of(stats_ok, "env.knob", "knobs"), DOCTOR_OK);
+    CHECK_EQ_INT(sev_of(root_bad, "env.knob", "NCCL_RAIL_SYSFS_ROOT"), DOCTOR_WARN);
+    CHECK_EQ_INT(sev_of(topo_fifo, "env.knob", "NCCL_TOPO_FILE"), DOCTOR_WARN);
     char *nothing[] = {"PATH=/usr/bin", NULL};
     CHECK_EQ_INT(sev_of(nothing, "env.knob", NULL), -1);
 }

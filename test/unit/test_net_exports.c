@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,7 +15,7 @@
 #include "nccl/nccl_net.h"
 
 static int g_warns, g_infos;
-static char g_last_info[1024];
+static char g_last_info[1024], g_last_warn[1024];
 
 static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
                    const char *fmt, ...)
@@ -21,8 +23,13 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
     (void)flags;
     (void)file;
     (void)line;
-    if (level == NCCL_LOG_WARN)
+    if (level == NCCL_LOG_WARN) {
+        va_list ap;
         g_warns++;
+        va_start(ap, fmt);
+        vsnprintf(g_last_warn, sizeof(g_last_warn), fmt, ap);
+        va_end(ap);
+    }
     if (level == NCCL_LOG_INFO) {
         va_list ap;
         g_infos++;
@@ -129,10 +136,39 @@ static void check_bad_args(const ncclNet_v11_t *n)
     CHECK(n->finalize(NULL) == ncclSuccess);
 }
 
+/* A malformed NCCL_IB_HCA is the user's mistake: init declines with a WARN naming the variable
+ * and the value (not the INFO of "no RDMA here"). In a child: discovery runs once per process. */
+static void test_bad_ib_hca(const char *path)
+{
+    pid_t pid = fork();
+    int status = 0;
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        setenv("NCCL_IB_HCA", "mlx5_0,,mlx5_1", 1);
+        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        const ncclNet_v11_t *n = dl ? dlsym(dl, "ncclNetPlugin_v11") : NULL;
+        ncclNetCommConfig_v11_t cfg = {-1};
+        void *ctx = NULL;
+        if (!n)
+            _exit(2);
+        g_warns = g_infos = 0;
+        if (n->init(&ctx, 1, &cfg, logger, NULL) == ncclSuccess)
+            _exit(3);
+        if (g_warns != 1 || !strstr(g_last_warn, "NCCL_IB_HCA='mlx5_0,,mlx5_1' is invalid")) {
+            fprintf(stderr, "warns %d, last '%s'\n", g_warns, g_last_warn);
+            _exit(4);
+        }
+        _exit(0);
+    }
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+}
+
 int main(void)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/libnccl-net-rail.so", RAIL_BINARY_DIR);
+    test_bad_ib_hca(path);
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     CHECK_MSG(dl != NULL, "dlopen %s: %s", path, dlerror());
     if (!dl)

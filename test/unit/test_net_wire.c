@@ -444,6 +444,17 @@ static void test_tagmap(void)
 
 static void test_ifname(void)
 {
+    char why[96];
+    CHECK_EQ_INT(rail_ifname_spec_check("^^^", why, sizeof(why)), -EINVAL);
+    CHECK_EQ_STR(why, "entry 1: '^' cannot be part of an interface name");
+    CHECK_EQ_INT(rail_ifname_spec_check("eth0,,eth1", why, sizeof(why)), -EINVAL);
+    CHECK_EQ_STR(why, "entry 2 is empty");
+    CHECK_EQ_INT(rail_ifname_spec_check("=", why, sizeof(why)), -EINVAL);
+    CHECK_EQ_INT(rail_ifname_spec_check("a234567890123456", why, sizeof(why)), -EINVAL);
+    CHECK_EQ_INT(rail_ifname_spec_check("eth 0", why, sizeof(why)), -EINVAL);
+    CHECK_EQ_INT(rail_ifname_spec_check("^=docker0,lo", why, sizeof(why)), 0);
+    CHECK_EQ_INT(rail_ifname_spec_check("ib,eth0:1", why, sizeof(why)), 0);
+    CHECK_EQ_INT(rail_ifname_spec_check(NULL, why, sizeof(why)), 0);
     CHECK(rail_ifname_match(NULL, "eth0"));
     CHECK(rail_ifname_match("", "eth0"));
     CHECK(rail_ifname_match("eth", "eth0"));

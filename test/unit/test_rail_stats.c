@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "rail_stats.h"
@@ -513,6 +515,65 @@ static void test_parse_malformed(void)
     free(extra);
 }
 
+/* Hostile snapshots: terminal escapes in strings, counters that would wrap, a snapshot from the
+ * future, a FIFO as the file. */
+static void test_hostile_snapshot(void)
+{
+    struct rail_stats_snapshot s;
+    char err[256], age[64], *table = NULL;
+    char *text = mutate("\"device\":\"mlx5_1\"", "\"device\":\"\\u001b]0;pwn\\u0007\\u001b[2J\"");
+    CHECK_EQ_INT(rail_stats_parse_json(text, &s, err, sizeof(err)), 0);
+    free(text);
+    CHECK_EQ_INT(rail_stats_format_table(&s, &table), 0);
+    CHECK(table && strstr(table, "?]0;pwn??[2J") != NULL);
+    CHECK(table && strchr(table, '\033') == NULL && strchr(table, '\007') == NULL);
+    free(table);
+    rail_stats_snapshot_free(&s);
+    text = mutate("\"state\":\"down\"", "\"state\":\"\\u001b[31mx\"");
+    CHECK_EQ_INT(rail_stats_parse_json(text, &s, err, sizeof(err)), -EINVAL);
+    CHECK(strchr(err, '\033') == NULL && strstr(err, "'?[31mx'") != NULL);
+    free(text);
+
+    struct rail_stats_conn_snap c;
+    struct rail_stats_totals t;
+    memset(&c, 0, sizeof(c));
+    c.nrails = 2;
+    c.rail[0].bytes = UINT64_MAX - 1;
+    c.rail[1].bytes = 5;
+    c.rail[0].errors = 3;
+    c.rail[1].errors = 4;
+    rail_stats_conn_totals(&c, &t);
+    CHECK(t.bytes == UINT64_MAX);
+    CHECK_EQ_INT(t.errors, 7);
+
+    rail_stats_age_text(10000, 7500, age, sizeof(age));
+    CHECK_EQ_STR(age, "2.5 s old");
+    rail_stats_age_text(10000, 14000, age, sizeof(age));
+    CHECK_EQ_STR(age, "4.0 s in the future (clocks differ?)");
+
+    char fifo[] = "/tmp/rail_stats_fifo_XXXXXX";
+    int fd = mkstemp(fifo);
+    CHECK(fd >= 0);
+    close(fd);
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    alarm(20);
+    CHECK_EQ_INT(rail_stats_load_file(fifo, &s, err, sizeof(err)), -EINVAL);
+    CHECK(strstr(err, "not a regular file (a FIFO)") != NULL);
+    /* The writer's temporary file as a FIFO (or a symlink): an error, not a blocked writer. */
+    char target[sizeof(fifo)], tmp[sizeof(fifo) + 8];
+    memcpy(target, fifo, sizeof(fifo));
+    target[strlen(target) - 1] = 'x';
+    snprintf(tmp, sizeof(tmp), "%s.tmp", target);
+    rename(fifo, tmp);
+    CHECK(rail_stats_write_now(target, RAIL_STATS_FMT_JSON, err, sizeof(err)) == -ENXIO);
+    unlink(tmp);
+    CHECK(symlink("/nonexistent-target", tmp) == 0);
+    CHECK(rail_stats_write_now(target, RAIL_STATS_FMT_JSON, err, sizeof(err)) == -ELOOP);
+    unlink(tmp);
+    alarm(0);
+}
+
 int main(void)
 {
     test_counters();
@@ -523,5 +584,6 @@ int main(void)
     test_table_and_summary();
     test_expand_path();
     test_parse_malformed();
+    test_hostile_snapshot();
     return check_report("test_rail_stats");
 }

@@ -174,7 +174,7 @@ static void topo_gb200(struct rail_topo *t, int gpus)
     t->n_nics = gpus;
     for (int g = 0; g < gpus; g++) {
         struct rail_gpu *gpu = &t->gpus[g];
-        snprintf(gpu->busid, sizeof(gpu->busid), "0000:%02x:00.0", 0x10 + g);
+        snprintf(gpu->busid, sizeof(gpu->busid), "0000:%02x:00.0", (0x10 + g) & 0xff);
         gpu->sm = 100;
         gpu->numa = g / 2;
         gpu->nvlinks = 18;
@@ -184,7 +184,7 @@ static void topo_gb200(struct rail_topo *t, int gpus)
         gpu->gdr = true;
         struct rail_nic *nic = &t->nics[g];
         snprintf(nic->name, sizeof(nic->name), "mlx5_%d", g);
-        snprintf(nic->busid, sizeof(nic->busid), "0000:%02x:00.0", 0x80 + g);
+        snprintf(nic->busid, sizeof(nic->busid), "0000:%02x:00.0", (0x80 + g) & 0xff);
         nic->port = 1;
         nic->speed_mbps = 400000;
         nic->link_layer = RAIL_LINK_IB;

@@ -129,6 +129,12 @@ int main(void)
     discover_from(RAIL_TOPO_SRC_NCCL_XML, NULL, NCCL_DIR "aws_p5.48xlarge_8xH100_32xEFA.xml",
                   HWLOC_DIR "mpibind_epyc-corona-p2_8xMI50_mlx5.xml", NULL);
     CHECK(logged("keeping the partial NCCL_TOPO_FILE"));
+    CHECK(!logged("HWLOC_XMLFILE not used"));
+    /* An HWLOC_XMLFILE the user named that does not load is said so (a WARN), not skipped. */
+    discover_from(RAIL_TOPO_SRC_NCCL_XML, NULL, NCCL_DIR "aws_p5.48xlarge_8xH100_32xEFA.xml",
+                  NCCL_DIR "aws_p5.48xlarge_8xH100_32xEFA.xml", NULL);
+    CHECK(logged("HWLOC_XMLFILE not used: hwloc XML "));
+    CHECK(logged("expected <topology>; keeping the partial NCCL_TOPO_FILE"));
 
     /* Nothing set but HWLOC_XMLFILE: hwloc, and the log says why. */
     discover_from(RAIL_TOPO_SRC_HWLOC, NULL, NULL,

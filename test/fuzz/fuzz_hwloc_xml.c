@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hwloc XML through a file (rail_topo_load_hwloc): safe read, the libxml2 pre-check, hwloc's
+ * own XML import from the buffer and the walk over its objects (OS-device names included). */
+#include "fuzz_util.h"
+#include "topo.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static struct rail_topo t;
+    char err[512];
+    if (size > (1 << 20))
+        return 0;
+    fuzz_quiet();
+    if (rail_topo_load_hwloc(fuzz_file(data, size, ".xml"), "/", &t, err, sizeof(err)) == 0 &&
+        (t.n_gpus > RAIL_TOPO_MAX_GPUS || t.n_nics > RAIL_TOPO_MAX_NICS))
+        fuzz_fail("%d GPUs, %d NICs", t.n_gpus, t.n_nics);
+    return 0;
+}
