@@ -199,9 +199,9 @@ while kill -0 "${PIDS[0]}" 2>/dev/null || kill -0 "${PIDS[1]}" 2>/dev/null; do
   done
   sleep 0.1
 done
-wait "${PIDS[0]}"
+wait "${PIDS[0]}" 2>/dev/null
 QRC_A=$?
-wait "${PIDS[1]}"
+wait "${PIDS[1]}" 2>/dev/null # "Killed" when B was killed on request
 QRC_B=$?
 trap - INT TERM HUP
 [ -z "$INTERRUPTED" ] || fail 130 "interrupted"

@@ -367,12 +367,14 @@ static int sc_dead_peer(struct h2 *h)
         }
         return it_fail("rank 1 was not killed (or its transfers ended first)");
     }
+    /* kill as soon as data has moved, so that both directions still have most of it pending */
     double end = it_now() + 120.0;
-    while ((poll_batch(h, &in), poll_batch(h, &out), !in.ndone || !out.ndone) && !in.nerr &&
-           !out.nerr && it_now() < end)
-        ;
-    if (!in.ndone || !out.ndone || in.nerr || out.nerr)
-        return it_fail("traffic did not flow both ways before the kill");
+    while (!in.ndone && !out.ndone && !in.nerr && !out.nerr && it_now() < end) {
+        poll_batch(h, &in);
+        poll_batch(h, &out);
+    }
+    if ((!in.ndone && !out.ndone) || in.nerr || out.nerr)
+        return it_fail("no traffic flowed before the kill (%d / %d errors)", in.nerr, out.nerr);
     host_request("kill B");
     double t0 = it_now();
     while (poll_batch(h, &in) + poll_batch(h, &out) && it_now() - t0 < DEAD_BOUND_S)
