@@ -35,7 +35,9 @@ struct h2 {
 };
 
 struct batch {
-    int n;
+    int n, posted; /* requests [0, posted) were handed to the plugin */
+    void *lazy_sc; /* post_sends(lazy): sends still to post, by poll_batch */
+    size_t size[MAXN];
     struct it_buf b[MAXN];
     void *req[MAXN];
     int state[MAXN]; /* 0 pending, 1 done, 2 error */
@@ -70,19 +72,53 @@ static int connect_pair(struct h2 *h, void **sc, void **rc)
     return it_accept(h->p, h->dev, h->ctl, NULL, rc) || it_connect(h->p, h->dev, h->ctl, sc);
 }
 
-static int post_sends(struct h2 *h, void *sc, struct batch *m, const size_t *sizes, int n,
-                      uint64_t seed)
+/* lazy: only fills the buffers; poll_batch posts each send once the plugin takes it (no
+ * isend loop that could outlive the peer). */
+static int post_sends_how(struct h2 *h, void *sc, struct batch *m, const size_t *sizes, int n,
+                          uint64_t seed, int lazy)
 {
     memset(m, 0, sizeof(*m));
     m->n = n;
     for (int i = 0; i < n; i++) {
+        m->size[i] = sizes[i];
         if (it_buf_alloc(h->p, sc, &m->b[i], sizes[i] ? sizes[i] : 1))
             return 1;
         it_fill(m->b[i].p, sizes[i], seed + (uint64_t)i);
+        if (lazy)
+            continue;
         if (it_isend(h->p, sc, m->b[i].p, sizes[i], 1, m->b[i].mh, &m->req[i]))
             return 1;
+        m->posted++;
     }
+    m->lazy_sc = lazy ? sc : NULL;
     return 0;
+}
+
+static int post_sends(struct h2 *h, void *sc, struct batch *m, const size_t *sizes, int n,
+                      uint64_t seed)
+{
+    return post_sends_how(h, sc, m, sizes, n, seed, 0);
+}
+
+static void failed_at(struct batch *m, int i)
+{
+    m->state[i] = 2;
+    if (!m->nerr++)
+        m->first_err = it_now();
+}
+
+static void post_more(struct h2 *h, struct batch *m)
+{
+    while (m->lazy_sc && m->posted < m->n) {
+        int i = m->posted;
+        m->req[i] = NULL;
+        if (h->p->net->isend(m->lazy_sc, m->b[i].p, m->size[i], 1, m->b[i].mh, NULL, &m->req[i]) !=
+            ncclSuccess)
+            failed_at(m, i);
+        else if (!m->req[i])
+            return; /* no clear-to-send yet */
+        m->posted++;
+    }
 }
 
 static int post_recvs(struct h2 *h, void *rc, struct batch *m, const size_t *sizes, int n)
@@ -98,6 +134,7 @@ static int post_recvs(struct h2 *h, void *rc, struct batch *m, const size_t *siz
         data = m->b[i].p;
         if (it_irecv(h->p, rc, 1, &data, &cap, &tag, &m->b[i].mh, &m->req[i]))
             return 1;
+        m->posted++;
     }
     return 0;
 }
@@ -105,16 +142,15 @@ static int post_recvs(struct h2 *h, void *rc, struct batch *m, const size_t *siz
 /* Tests every pending request once; returns how many are still pending. */
 static int poll_batch(struct h2 *h, struct batch *m)
 {
-    int pending = 0;
-    for (int i = 0; i < m->n; i++) {
+    post_more(h, m);
+    int pending = m->n - m->posted;
+    for (int i = 0; i < m->posted; i++) {
         int done = 0, sz[8] = {0};
         if (m->state[i])
             continue;
         ncclResult_t r = h->p->net->test(m->req[i], &done, sz);
         if (r != ncclSuccess) {
-            m->state[i] = 2;
-            if (!m->nerr++)
-                m->first_err = it_now();
+            failed_at(m, i);
         } else if (done) {
             m->state[i] = 1;
             m->got[i] = sz[0];
@@ -161,8 +197,11 @@ static void free_batch(struct h2 *h, struct batch *m)
 static int close_both(struct h2 *h, void *sc, void *rc)
 {
     double t0 = it_now();
-    int bad = (sc && h->p->net->closeSend(sc) != ncclSuccess) |
-              (rc && h->p->net->closeRecv(rc) != ncclSuccess);
+    int bad = 0;
+    if (sc && h->p->net->closeSend(sc) != ncclSuccess)
+        bad = 1;
+    if (rc && h->p->net->closeRecv(rc) != ncclSuccess)
+        bad = 1;
     if (bad)
         return it_fail("close failed");
     if (it_now() - t0 > CLOSE_MAX_S)
@@ -355,7 +394,7 @@ static int sc_dead_peer(struct h2 *h)
     const int n = 32;
     if (connect_pair(h, &sc, &rc) || post_recvs(h, rc, &in, k_big, n) ||
         it_ctl_signal(h->ctl, 'P') || it_ctl_wait(h->ctl, 'P') ||
-        post_sends(h, sc, &out, k_big, n, 5000 + (uint64_t)h->rank * 100))
+        post_sends_how(h, sc, &out, k_big, n, 5000 + (uint64_t)h->rank * 100, 1))
         return 1;
     if (h->rank == 1) { /* keeps the traffic going until its VM is killed */
         double end = it_now() + 300.0;

@@ -178,6 +178,10 @@ static int soak_side(struct it_plugin *p, int dev, int ctl, int recv, int parent
         }
         if (!recv && done == flap_end && it_ctl_signal(parent, 'X'))
             return 1;
+        if (!recv && done % (g_cfg.messages / 10) == 0)
+            fprintf(stderr,
+                    "[send] %ld messages, %.1f s, %.0f msg/s since the start, VmRSS %ld kB\n", done,
+                    it_now() - t0, (double)done / (it_now() - t0), vmrss_kb());
     }
     double t1 = it_now();
     take_sample(devs, &s1);
