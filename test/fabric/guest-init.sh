@@ -68,24 +68,24 @@ log "modules loaded"
 # i^1. Every exec costs ~50 ms or more under TCG, so ip runs in batch mode and
 # the sysctls are plain writes.
 one_host_net() {
-A0=10.0.1.1 A1=10.0.1.2 A2=10.0.2.1 A3=10.0.2.2
-NDEV=4
-printf '%s\n' "link set lo up" \
-  "link add veth0 type veth peer name veth1" \
-  "link add veth2 type veth peer name veth3" |
-  $IP -batch - || setup_failed "creating the veth pairs"
-for conf in all default veth0 veth1 veth2 veth3; do
-  echo 0 >/proc/sys/net/ipv4/conf/$conf/rp_filter
-done
-for i in 0 1 2 3; do
-  # packets from the peer carry a source address that is local to this host
-  echo 1 >/proc/sys/net/ipv4/conf/veth$i/accept_local
-done
-net_commands | $IP -batch - || setup_failed "addresses and policy routing"
-log "veths and routing up"
-for i in 0 1 2 3; do
-  $RDMA link add rxe$i type rxe netdev veth$i || setup_failed "rdma link add rxe$i"
-done
+  A0=10.0.1.1 A1=10.0.1.2 A2=10.0.2.1 A3=10.0.2.2
+  NDEV=4
+  printf '%s\n' "link set lo up" \
+    "link add veth0 type veth peer name veth1" \
+    "link add veth2 type veth peer name veth3" |
+    $IP -batch - || setup_failed "creating the veth pairs"
+  for conf in all default veth0 veth1 veth2 veth3; do
+    echo 0 >/proc/sys/net/ipv4/conf/$conf/rp_filter
+  done
+  for i in 0 1 2 3; do
+    # packets from the peer carry a source address that is local to this host
+    echo 1 >/proc/sys/net/ipv4/conf/veth$i/accept_local
+  done
+  net_commands | $IP -batch - || setup_failed "addresses and policy routing"
+  log "veths and routing up"
+  for i in 0 1 2 3; do
+    $RDMA link add rxe$i type rxe netdev veth$i || setup_failed "rdma link add rxe$i"
+  done
 }
 
 # Both ends of a rail live in one network namespace, so the peer's address is

@@ -133,16 +133,17 @@ listening() { # port: 0 when something listens on 127.0.0.1:port
 
 # qemu's HMP monitor over TCP (bash's /dev/tcp), one connection per VM held for the whole
 # run (the server takes one client at a time and re-listens late after a disconnect)
+# shellcheck disable=SC2034 # set and read through ${!fdvar}
 MONFD_A='' MONFD_B=''
 monitor() { # host letter, command
-  local fdvar=MONFD_$1 portvar=MON_$1 line
+  local fdvar=MONFD_$1 portvar=MON_$1 _line
   if [ -z "${!fdvar}" ]; then
     exec {fd}<>"/dev/tcp/127.0.0.1/${!portvar}" || return 1
     eval "$fdvar=$fd"
   fi
   printf '%s\n' "$2" >&"${!fdvar}"
   # drain what it printed (the banner, the echo, the prompt)
-  while IFS= read -r -t 0.3 -u "${!fdvar}" line; do :; done
+  while IFS= read -r -t 0.3 -u "${!fdvar}" _line; do :; done
 }
 
 KILLED_A='' KILLED_B=''
