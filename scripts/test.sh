@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds and runs every test: unit tests (plain build and ASan+UBSan build, via ctest), the
-# package suite (.deb and .rpm), libFuzzer targets for a bounded time (scripts/fuzz.sh), then the
-# SoftRoCE VM suites (fabric smoke test, net plugin integration on both builds).
+# package suite (.deb and .rpm), libFuzzer targets for a bounded time (scripts/fuzz.sh), the
+# SoftRoCE VM suites (fabric smoke test, net plugin integration on both builds, the short soak),
+# then the two-host suite (two VMs: dead peer host, cut rails).
 # Installs what it needs. Prints one closing line "N passed, M failed" over every suite.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,6 +77,16 @@ if bash test/fabric/setup-host.sh; then
       { echo "== VM exited $vmrc"; failed=$((failed + 1)); }
   else
     echo "== the VM run printed no result (exit $vmrc)"; failed=$((failed + 1))
+  fi
+  # Two hosts: two VMs linked by qemu socket networks (test/fabric/run-two-hosts.sh).
+  echo "== SoftRoCE fabric: two hosts"
+  TWO_HOST_TIMEOUT=900 bash test/two-host-tests.sh build 2>&1 | tee "$log"
+  sum=$(grep -E '^two-host tests: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+  if [ -n "$sum" ]; then
+    passed=$((passed + $(echo "$sum" | sed -E 's/two-host tests: ([0-9]+) passed.*/\1/')))
+    failed=$((failed + $(echo "$sum" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+  else
+    echo "== the two-host run printed no result"; failed=$((failed + 1))
   fi
 else
   echo "== SoftRoCE fabric: host setup FAILED"; failed=$((failed + 1))

@@ -9,7 +9,10 @@
 # 3. the per-rail byte split of a dual-rail netbench run with the equal policy (veth0 / veth2
 #    tx_bytes deltas within 40-60 %), and with rail B shaped to 16 Mbit/s by tc: the adaptive
 #    policy must put at most 40 % of the bytes on it (equal would put 50 %);
-# 4. a NCCL_RAIL_STATS_FILE snapshot of a running dual-rail connection, read by `nccl-rail stats`.
+# 4. a NCCL_RAIL_STATS_FILE snapshot of a running dual-rail connection, read by `nccl-rail stats`;
+# 5. the short soak (first build only): 20000 messages of mixed sizes over the dual-rail device with
+#    rail B flapping, every byte checked, RSS / registrations / QPs / MRs flat (scripts/soak.sh runs
+#    the long one).
 # Prints one closing line "N passed, M failed" summing the suites' own counts.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -140,6 +143,9 @@ for b in "$@"; do
   if [ "$b" = "$1" ]; then
     suite "rail byte split, rail B shaped ($b)" rail_split_shaped "$b"
     suite "telemetry snapshot ($b)" stats_file "$b"
+    suite "soak, short ($b)" env NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3 \
+      "$b/test/integration/rail_net_soak" "$b/libnccl-net-rail.so" --messages "${SOAK_MESSAGES:-20000}" \
+      --max-size 262144 --flap-up-ms 3000 --flap-down-ms 1500
   fi
 done
 rm -f "$log"

@@ -32,6 +32,8 @@ MA=x86_64-linux-gnu
 # crc32_pclmul (emulated SIMD) is slower under TCG. It is not put in the image,
 # so nothing can auto-load it.
 MODULES="crc32_generic veth rdma_rxe rdma_ucm virtio_pci 9pnet_virtio 9p overlay"
+# loaded only in two-host mode (run-two-hosts.sh: the guest's NICs are virtio-net)
+MODULES_2H="virtio_net"
 
 ROOT=$(mktemp -d "$FABRIC_DIR/initramfs.root.XXXXXX")
 trap 'rm -rf "$ROOT"' EXIT
@@ -74,12 +76,19 @@ add_module() { # $1: module name; its dependencies are added before it
   MODLIST+=("$path")
 }
 for m in $MODULES; do add_module "$m"; done
+NBASE=${#MODLIST[@]}
+for m in $MODULES_2H; do add_module "$m"; done
 mkdir -p "$ROOT/lib/modules/$KVER"
 : >"$ROOT/etc/fabric-modules"
+: >"$ROOT/etc/fabric-modules-2h"
+n=0
 for path in "${MODLIST[@]}"; do
   mkdir -p "$ROOT/lib/modules/$KVER/$(dirname "$path")"
   cp "$MODSRC/$path" "$ROOT/lib/modules/$KVER/$path"
-  echo "/lib/modules/$KVER/$path" >>"$ROOT/etc/fabric-modules"
+  list=fabric-modules
+  [ "$n" -lt "$NBASE" ] || list=fabric-modules-2h
+  echo "/lib/modules/$KVER/$path" >>"$ROOT/etc/$list"
+  n=$((n + 1))
 done
 cp "$MODSRC"/modules.builtin* "$ROOT/lib/modules/$KVER/"
 printf '%s\n' "${MODLIST[@]}" >"$ROOT/lib/modules/$KVER/modules.order"

@@ -11,6 +11,9 @@
 # 3. mounts the host's root (9p, read-only) under a tmpfs overlay at /host and
 #    runs the job script named by fabric.job=PATH in a chroot there, its output
 #    on /dev/ttyS1 (the host's stdout)
+#    (two-host mode, fabric.mode=2h fabric.host=H on the kernel command line, see
+#    run-two-hosts.sh: no veths; the three virtio NICs become rail0, rail1 (rxe0, rxe1) and
+#    mgmt, addressed 10.0.1.H+1, 10.0.2.H+1 and 10.0.9.H+1; the peer VM holds the other ends)
 # 4. prints FABRIC_EXIT=<status> (or FABRIC_SETUP_FAILED) on the console and
 #    powers off.
 # The console (ttyS0) goes to a log file on the host; see run-in-vm.sh.
@@ -40,35 +43,50 @@ setup_failed() {
   halt
 }
 
-JOB=
+JOB='' MODE=1h HOST=0
 read -r cmdline </proc/cmdline
 for word in $cmdline; do
-  case $word in fabric.job=*) JOB=${word#fabric.job=} ;; esac
+  case $word in
+  fabric.job=*) JOB=${word#fabric.job=} ;;
+  fabric.mode=*) MODE=${word#fabric.mode=} ;;
+  fabric.host=*) HOST=${word#fabric.host=} ;;
+  esac
 done
-log "init on $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, job=$JOB"
+log "init on $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, mode=$MODE host=$HOST job=$JOB"
 
+LISTS=/etc/fabric-modules
+[ "$MODE" != 2h ] || LISTS="$LISTS /etc/fabric-modules-2h"
+# shellcheck disable=SC2086 # one or two lists
+cat $LISTS >/tmp/modules
 while read -r mod; do
   insmod "$mod" || setup_failed "insmod $mod"
-done </etc/fabric-modules
+done </tmp/modules
 log "modules loaded"
 
 # --- network ------------------------------------------------------------------
 # index i: netdev veth<i>, rxe device rxe<i>, address A<i>; the peer of i is
 # i^1. Every exec costs ~50 ms or more under TCG, so ip runs in batch mode and
 # the sysctls are plain writes.
-A0=10.0.1.1 A1=10.0.1.2 A2=10.0.2.1 A3=10.0.2.2
-
-printf '%s\n' "link set lo up" \
-  "link add veth0 type veth peer name veth1" \
-  "link add veth2 type veth peer name veth3" |
-  $IP -batch - || setup_failed "creating the veth pairs"
-for conf in all default veth0 veth1 veth2 veth3; do
-  echo 0 >/proc/sys/net/ipv4/conf/$conf/rp_filter
-done
-for i in 0 1 2 3; do
-  # packets from the peer carry a source address that is local to this host
-  echo 1 >/proc/sys/net/ipv4/conf/veth$i/accept_local
-done
+one_host_net() {
+  A0=10.0.1.1 A1=10.0.1.2 A2=10.0.2.1 A3=10.0.2.2
+  NDEV=4
+  printf '%s\n' "link set lo up" \
+    "link add veth0 type veth peer name veth1" \
+    "link add veth2 type veth peer name veth3" |
+    $IP -batch - || setup_failed "creating the veth pairs"
+  for conf in all default veth0 veth1 veth2 veth3; do
+    echo 0 >/proc/sys/net/ipv4/conf/$conf/rp_filter
+  done
+  for i in 0 1 2 3; do
+    # packets from the peer carry a source address that is local to this host
+    echo 1 >/proc/sys/net/ipv4/conf/veth$i/accept_local
+  done
+  net_commands | $IP -batch - || setup_failed "addresses and policy routing"
+  log "veths and routing up"
+  for i in 0 1 2 3; do
+    $RDMA link add rxe$i type rxe netdev veth$i || setup_failed "rdma link add rxe$i"
+  done
+}
 
 # Both ends of a rail live in one network namespace, so the peer's address is
 # local. rxe pins its output netdev, so its packets do leave through the veth;
@@ -95,13 +113,38 @@ net_commands() {
   echo "rule add pref 100 lookup local"
   echo "rule del pref 0 lookup local"
 }
-net_commands | $IP -batch - || setup_failed "addresses and policy routing"
-log "veths and routing up"
 
-# --- SoftRoCE devices -----------------------------------------------------------
-for i in 0 1 2 3; do
-  $RDMA link add rxe$i type rxe netdev veth$i || setup_failed "rdma link add rxe$i"
-done
+
+# Two-host mode: each VM has three virtio NICs, told apart by the MAC run-two-hosts.sh gives
+# them (52:54:00:00:0N:0H for NIC N of host H). They are renamed rail0, rail1 and mgmt; rxe0 and
+# rxe1 sit on the rails. Separate kernels: no policy routing, no accept_local.
+two_host_net() {
+  h=$((HOST + 1)) p=$((2 - HOST))
+  A0=10.0.1.$h A1=10.0.2.$h AM=10.0.9.$h
+  PA0=10.0.1.$p PA1=10.0.2.$p PAM=10.0.9.$p
+  NDEV=2
+  for n in 0 1 2; do
+    want=52:54:00:00:0$n:0$HOST
+    dev=''
+    for f in /sys/class/net/*/address; do
+      [ "$(cat "$f")" = "$want" ] && dev=${f%/address} && dev=${dev##*/}
+    done
+    [ -n "$dev" ] || setup_failed "no NIC with MAC $want"
+    name=rail$n
+    [ "$n" != 2 ] || name=mgmt
+    $IP link set "$dev" name "$name" || setup_failed "renaming $dev to $name"
+  done
+  printf '%s\n' "link set lo up" \
+    "addr add $A0/24 dev rail0" "link set rail0 up" \
+    "addr add $A1/24 dev rail1" "link set rail1 up" \
+    "addr add $AM/24 dev mgmt" "link set mgmt up" |
+    $IP -batch - || setup_failed "addresses"
+  log "rail0 rail1 mgmt up"
+  for i in 0 1; do
+    $RDMA link add rxe$i type rxe netdev rail$i || setup_failed "rdma link add rxe$i"
+  done
+}
+if [ "$MODE" = 2h ]; then two_host_net; else one_host_net; fi
 
 # GID index of the RoCE v2 entry that holds the device's IPv4 address
 # (::ffff:a.b.c.d); the kernel fills the table asynchronously.
@@ -118,7 +161,8 @@ roce_v2_gid_index() { # $1 device, $2 IPv4 address
   return 1
 }
 a=''
-for i in 0 1 2 3; do
+i=0
+while [ $i -lt $NDEV ]; do
   eval "a=\$A$i"
   tries=0
   until g=$(roce_v2_gid_index rxe$i "$a"); do
@@ -127,8 +171,9 @@ for i in 0 1 2 3; do
     sleep 0.1
   done
   eval "G$i=$g"
+  i=$((i + 1))
 done
-log "rxe devices up: GID index rxe0=$G0 rxe1=$G1 rxe2=$G2 rxe3=$G3"
+log "rxe devices up: GID index rxe0=$G0 rxe1=$G1 rxe2=${G2:-} rxe3=${G3:-}"
 
 # --- the host's root filesystem -------------------------------------------------
 [ -n "$JOB" ] || setup_failed "no fabric.job=PATH on the kernel command line"
@@ -150,10 +195,19 @@ log "host root mounted"
 
 # --- run the job ------------------------------------------------------------------
 export FABRIC_VM=1
-export FABRIC_A0="$A0" FABRIC_A1="$A1" FABRIC_A2="$A2" FABRIC_A3="$A3"
-export FABRIC_G0="$G0" FABRIC_G1="$G1" FABRIC_G2="$G2" FABRIC_G3="$G3"
-export FABRIC_IF0=veth0 FABRIC_IF1=veth1 FABRIC_IF2=veth2 FABRIC_IF3=veth3
-export FABRIC_DEV0=rxe0 FABRIC_DEV1=rxe1 FABRIC_DEV2=rxe2 FABRIC_DEV3=rxe3
+if [ "$MODE" = 2h ]; then
+  export FABRIC_MODE=2h FABRIC_HOST="$HOST"
+  export FABRIC_A0="$A0" FABRIC_A1="$A1" FABRIC_MGMT="$AM"
+  export FABRIC_PEER_A0="$PA0" FABRIC_PEER_A1="$PA1" FABRIC_PEER_MGMT="$PAM"
+  export FABRIC_G0="$G0" FABRIC_G1="$G1"
+  export FABRIC_IF0=rail0 FABRIC_IF1=rail1 FABRIC_IFM=mgmt
+  export FABRIC_DEV0=rxe0 FABRIC_DEV1=rxe1
+else
+  export FABRIC_A0="$A0" FABRIC_A1="$A1" FABRIC_A2="$A2" FABRIC_A3="$A3"
+  export FABRIC_G0="$G0" FABRIC_G1="$G1" FABRIC_G2="$G2" FABRIC_G3="$G3"
+  export FABRIC_IF0=veth0 FABRIC_IF1=veth1 FABRIC_IF2=veth2 FABRIC_IF3=veth3
+  export FABRIC_DEV0=rxe0 FABRIC_DEV1=rxe1 FABRIC_DEV2=rxe2 FABRIC_DEV3=rxe3
+fi
 # shellcheck disable=SC3045 # busybox sh has ulimit -l; verbs pin memory
 ulimit -l unlimited
 stty -F /dev/ttyS1 raw -echo 2>/dev/null # no \n -> \r\n on the command's output

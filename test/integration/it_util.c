@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 const char *g_it_role = "main";
+void (*g_it_log_hook)(ncclDebugLogLevel level, const char *msg);
 
 int it_fail(const char *fmt, ...)
 {
@@ -48,6 +49,13 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
         vsnprintf(g_last_info, sizeof(g_last_info), fmt, ap);
         va_end(ap);
         g_last_level = level;
+    }
+    if (g_it_log_hook && level <= NCCL_LOG_INFO) {
+        char msg[2048];
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        g_it_log_hook(level, msg);
     }
     if (level > NCCL_LOG_WARN && !verbose)
         return;

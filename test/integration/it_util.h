@@ -21,6 +21,8 @@ struct it_plugin {
 };
 
 extern const char *g_it_role; /* "send" / "recv", for messages */
+/* Called with every line the plugin logs (level, formatted text) when set; NULL by default. */
+extern void (*g_it_log_hook)(ncclDebugLogLevel level, const char *msg);
 
 /* Prints "FAIL: ..." context on stderr and returns 1, for `return it_fail(...)`. */
 int it_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
