@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cost_model.h"
-#include "gid_select.h"
-#include "hca_filter.h"
+#include "transport/gid_select.h"
+#include "transport/hca_filter.h"
 #include "rules.h"
 #include "topo_sysfs.h"
 
