@@ -29,11 +29,7 @@
 struct rail_flush;
 struct rail_stats_conn;
 
-#define RAIL_SEND_MAGIC 0x52534e44u /* live send comm */
-#define RAIL_RECV_MAGIC 0x52524356u /* live receive comm */
 #define RAIL_LSTN_MAGIC 0x524c5354u /* live listen comm */
-#define RAIL_SREQ_MAGIC 0x52535251u /* send request in use */
-#define RAIL_RREQ_MAGIC 0x52525251u /* receive request in use */
 #define RAIL_MR_MAGIC   0x524d5248u
 #define RAIL_DEAD_MAGIC 0xdeadbeefu
 
@@ -61,8 +57,38 @@ struct rail_link {
     int sl, tc;
 };
 
+struct rail_comm;
+struct rail_req_head;
+
+/* What differs between the two connection kinds, fixed when a comm is built (net_link.c): the
+ * shared code (polling, failover, rejoin, teardown) dispatches through it, never on a tag.
+ * Send: net_send.c; receive: net_recv.c. */
+struct rail_comm_ops {
+    const char *kind;   /* "send" / "recv", for log lines */
+    int stats_dir;      /* enum rail_stats_dir of the telemetry */
+    bool drives_rejoin; /* this end proposes rejoins (the sender); the other end answers */
+    /* The comm's stripe scheduler; NULL when this kind does not stripe (receive). */
+    struct rail_stripe *(*sched)(struct rail_comm *c);
+    /* After the QPs are connected: the kind's own rail setup (NULL: none). */
+    int (*setup_rails)(struct rail_comm *c, char *err, size_t errlen);
+    void (*on_wc)(struct rail_comm *c, int rail, const struct ibv_wc *wc);
+    /* After each poll: work that a failed rail lost goes again. */
+    void (*retry)(struct rail_comm *c);
+    /* Teardown: first out of every other comm's progress (NULL: nothing to do), then, once the
+     * links are gone, the kind's own regions. */
+    void (*quiesce)(struct rail_comm *c);
+    void (*release)(struct rail_comm *c);
+};
+extern const struct rail_comm_ops rail_send_comm_ops; /* net_send.c */
+extern const struct rail_comm_ops rail_recv_comm_ops; /* net_recv.c */
+
+/* A request kind (send, receive, GPUDirect flush): test() reaches it through this table. */
+struct rail_req_ops {
+    int (*test)(struct rail_req_head *h, int *done, int *sizes);
+};
+
 struct rail_comm {
-    uint32_t magic;
+    const struct rail_comm_ops *ops; /* the comm's kind; NULL once closed */
     int nrails, nqps;
     struct rail_link link[RAIL_MAX_RAILS];
     int fd;            /* out-of-band TCP connection, kept open to notice a dead peer */
@@ -81,9 +107,9 @@ struct rail_comm {
     char peer[64];       /* peer's out-of-band address, for messages */
 };
 
-/* Request header shared by both kinds, so test() can tell them apart. */
+/* Request header shared by every kind: test() dispatches through ops. */
 struct rail_req_head {
-    uint32_t magic;
+    const struct rail_req_ops *ops; /* NULL: not in flight (free, or completed) */
     struct rail_comm *comm;
 };
 
@@ -291,8 +317,10 @@ void rail_send_help_unlist(struct rail_send_comm *s);
 /* net_send.c / net_recv.c: completion handlers and setup. */
 void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc);
 void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
-int rail_send_test(struct rail_send_req *q, int *done, int *sizes);
-int rail_recv_test(struct rail_recv_req *q, int *done, int *sizes);
+extern const struct rail_req_ops rail_send_req_ops; /* net_send.c */
+extern const struct rail_req_ops rail_recv_req_ops; /* net_recv.c */
+/* A live send or receive comm of this plugin (a pointer NCCL handed back). */
+bool rail_comm_live(const struct rail_comm *c);
 void rail_send_init_state(struct rail_send_comm *s);
 void rail_recv_init_state(struct rail_recv_comm *r);
 

@@ -491,7 +491,7 @@ int rail_net_close_send(void *send_comm)
     struct rail_comm *c = send_comm;
     if (!c)
         return 0;
-    if (c->magic != RAIL_SEND_MAGIC) {
+    if (c->ops != &rail_send_comm_ops) {
         RAIL_WARN(NCCL_NET, "closeSend: %p is not a send comm of this plugin", send_comm);
         return -EINVAL;
     }
@@ -504,7 +504,7 @@ int rail_net_close_recv(void *recv_comm)
     struct rail_comm *c = recv_comm;
     if (!c)
         return 0;
-    if (c->magic != RAIL_RECV_MAGIC) {
+    if (c->ops != &rail_recv_comm_ops) {
         RAIL_WARN(NCCL_NET, "closeRecv: %p is not a receive comm of this plugin", recv_comm);
         return -EINVAL;
     }

@@ -108,19 +108,13 @@ static int poll_comm(struct rail_comm *c)
                                    (unsigned long long)wc[i].wr_id);
                     continue;
                 }
-                if (c->magic == RAIL_SEND_MAGIC)
-                    rail_send_on_wc((struct rail_send_comm *)c, r, &wc[i]);
-                else
-                    rail_recv_on_wc((struct rail_recv_comm *)c, r, &wc[i]);
+                c->ops->on_wc(c, r, &wc[i]);
             }
             if (n < RAIL_POLL_BATCH)
                 break;
         }
     }
-    if (c->magic == RAIL_SEND_MAGIC)
-        rail_send_retry((struct rail_send_comm *)c);
-    else if (((struct rail_recv_comm *)c)->nretry)
-        rail_recv_retry((struct rail_recv_comm *)c);
+    c->ops->retry(c);
     return atomic_load(&c->error);
 }
 
@@ -134,12 +128,8 @@ int rail_net_test(void *request, int *done, int *sizes)
         RAIL_WARN(NCCL_NET, "test: NULL %s", h ? "done pointer" : "request");
         return -EINVAL;
     }
-    if (h->magic == RAIL_SREQ_MAGIC)
-        return rail_send_test((struct rail_send_req *)h, done, sizes);
-    if (h->magic == RAIL_RREQ_MAGIC)
-        return rail_recv_test((struct rail_recv_req *)h, done, sizes);
-    if (h->magic == RAIL_FREQ_MAGIC) /* GPUDirect flush (iflush) */
-        return rail_flush_test(request, done, sizes);
+    if (h->ops) /* send, receive or GPUDirect flush (iflush) */
+        return h->ops->test(h, done, sizes);
     RAIL_WARN(NCCL_NET, "test: %p is not a request in flight (completed or never issued)", request);
     return -EINVAL;
 }

@@ -22,7 +22,7 @@
 
 const char *rail_comm_kind(const struct rail_comm *c)
 {
-    return c->magic == RAIL_SEND_MAGIC ? "send" : c->magic == RAIL_RECV_MAGIC ? "recv" : "?";
+    return c->ops ? c->ops->kind : "?";
 }
 
 void rail_comm_fail(struct rail_comm *c, int err, const char *fmt, ...)

@@ -123,22 +123,29 @@ void rail_flush_destroy(struct rail_recv_comm *r)
         rail_verbs_dereg_mr(f->rail[i].mr);
     }
     for (int k = 0; k < FLUSH_REQS; k++)
-        f->reqs[k].h.magic = RAIL_DEAD_MAGIC;
+        f->reqs[k].h.ops = NULL;
     free(f->host);
     free(f);
     r->flush = NULL;
 }
 
+static int flush_req_test(struct rail_req_head *h, int *done, int *sizes)
+{
+    return rail_flush_test(h, done, sizes);
+}
+
+static const struct rail_req_ops flush_req_ops = {.test = flush_req_test};
+
 static bool rail_flush_owns(const void *request)
 {
     const struct rail_req_head *h = request;
-    return h && h->magic == RAIL_FREQ_MAGIC;
+    return h && h->ops == &flush_req_ops;
 }
 
 static void req_release(struct flush_req *q)
 {
     struct rail_flush *f = q->f;
-    q->h.magic = RAIL_DEAD_MAGIC;
+    q->h.ops = NULL;
     f->free_list[f->nfree++] = (uint8_t)(q - f->reqs);
 }
 
@@ -152,7 +159,7 @@ int rail_flush_iflush(void *recv_comm, int n, void **data, int *sizes, void **mh
     if (!request)
         return -EINVAL;
     *request = NULL;
-    if (!r || r->base.magic != RAIL_RECV_MAGIC) {
+    if (!r || r->base.ops != &rail_recv_comm_ops) {
         RAIL_WARN(NCCL_NET, "iflush: %p is not a receive comm of this plugin", recv_comm);
         return -EINVAL;
     }
@@ -182,7 +189,7 @@ int rail_flush_iflush(void *recv_comm, int n, void **data, int *sizes, void **mh
         return -EAGAIN;
     }
     struct flush_req *q = &f->reqs[f->free_list[--f->nfree]];
-    q->h.magic = RAIL_FREQ_MAGIC;
+    q->h.ops = &flush_req_ops;
     q->h.comm = &r->base;
     q->f = f;
     q->left = 0;

@@ -11,8 +11,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define RAIL_FREQ_MAGIC 0x52465251u /* flush request in use */
-
 struct rail_recv_comm;
 
 /* At accept: creates the flush QPs of r when a rail needs them (r->flush stays NULL otherwise).

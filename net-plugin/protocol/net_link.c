@@ -221,33 +221,24 @@ int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count)
 
 /* ---- send and receive comms ---- */
 
+bool rail_comm_live(const struct rail_comm *c)
+{
+    return c && (c->ops == &rail_send_comm_ops || c->ops == &rail_recv_comm_ops);
+}
+
 void rail_comm_free(struct rail_comm *c)
 {
     if (!c)
         return;
-    if (c->magic == RAIL_SEND_MAGIC) { /* no other comm's progress may be polling it */
-        rail_send_help_unlist((struct rail_send_comm *)c);
-        rail_send_enter((struct rail_send_comm *)c);
-    }
+    if (c->ops->quiesce) /* no other comm's progress may be polling it */
+        c->ops->quiesce(c);
     rail_stats_close(c->stats);
     c->stats = NULL;
     rail_ctl_free(c);
     rail_comm_destroy_links(c);
-    if (c->magic == RAIL_SEND_MAGIC) {
-        struct rail_send_comm *s = (struct rail_send_comm *)c;
-        free(s->fifo);
-        free(s->local);
-        rail_tagmap_free(&s->sent);
-    } else if (c->magic == RAIL_RECV_MAGIC) {
-        struct rail_recv_comm *r = (struct rail_recv_comm *)c;
-        rail_flush_destroy(r); /* GPUDirect flush QPs: net_flush.c */
-        free(r->records);
-        free(r->bounce);
-        free(r->staging);
-        rail_tagmap_free(&r->posted);
-    }
+    c->ops->release(c);
     rail_oob_close(&c->fd);
-    c->magic = RAIL_DEAD_MAGIC;
+    c->ops = NULL;
     free(c);
 }
 
@@ -258,7 +249,7 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm
     int rc = 0;
     if (!s)
         return -ENOMEM;
-    s->base.magic = RAIL_SEND_MAGIC;
+    s->base.ops = &rail_send_comm_ops;
     s->base.nrails = g->nrails;
     s->base.nqps = nqps;
     s->base.fd = -1;
@@ -297,7 +288,7 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct ra
     int rc = 0;
     if (!r)
         return -ENOMEM;
-    r->base.magic = RAIL_RECV_MAGIC;
+    r->base.ops = &rail_recv_comm_ops;
     r->base.nrails = nrails;
     r->base.nqps = nqps;
     r->base.fd = -1;

@@ -125,8 +125,9 @@ bool rail_link_fail(struct rail_comm *c, int rail, const char *why)
         c->nup--;
     for (int q = 0; q < c->nqps; q++)
         (void)rail_verbs_qp_to_error(l->qps[q].qp);
-    if (c->magic == RAIL_SEND_MAGIC)
-        (void)rail_stripe_set_rail_state(&((struct rail_send_comm *)c)->sched, rail, false);
+    struct rail_stripe *sched = c->ops->sched(c);
+    if (sched)
+        (void)rail_stripe_set_rail_state(sched, rail, false);
     rail_tel_failover(c, rail);
     if (c->nup == 0) {
         rail_comm_fail(c, -ENETDOWN, "rail %d (%s) failed (%s) and it was the last rail up", rail,
@@ -179,8 +180,9 @@ static void rail_back(struct rail_comm *c, int rail)
     l->ready = false;
     l->rejoin_stage = RJ_IDLE;
     c->nup++;
-    if (c->magic == RAIL_SEND_MAGIC)
-        (void)rail_stripe_set_rail_state(&((struct rail_send_comm *)c)->sched, rail, true);
+    struct rail_stripe *sched = c->ops->sched(c);
+    if (sched)
+        (void)rail_stripe_set_rail_state(sched, rail, true);
     rail_tel_rejoin(c, rail);
     RAIL_INFO(NCCL_NET, "%s comm %p (peer %s): rail %d (%s) rejoined; %d of %d rail(s) up",
               rail_comm_kind(c), (void *)c, c->peer, rail, l->dev->name, c->nup, c->nrails);
@@ -260,7 +262,7 @@ static void on_rejoin_ack(struct rail_comm *c, int rail, const struct rail_meta_
 static void on_frame(struct rail_comm *c, const struct rail_meta *m)
 {
     int kind = (int)(m->nonce >> 32), rail = (int)(m->nonce & 0xFFFFFFFFu);
-    bool sender = c->magic == RAIL_SEND_MAGIC;
+    bool sender = c->ops->drives_rejoin;
     if (rail < 0 || rail >= c->nrails || m->nqps != c->nqps) {
         rail_comm_fail(c, -EPROTO, "control frame for rail %d with %d QPs (comm: %d x %d)", rail,
                        m->nqps, c->nrails, c->nqps);
@@ -325,8 +327,9 @@ static void ctl_read(struct rail_comm *c)
 
 void rail_rails_poll(struct rail_comm *c, uint64_t now)
 {
-    if (c->magic == RAIL_SEND_MAGIC && c->nrails > 1)
-        rail_stats_sync_stripe(c->stats, &((struct rail_send_comm *)c)->sched);
+    struct rail_stripe *sched = c->nrails > 1 ? c->ops->sched(c) : NULL;
+    if (sched)
+        rail_stats_sync_stripe(c->stats, sched);
     if (!c->failover || !c->ctl || atomic_load(&c->error))
         return;
     for (int r = 0; r < c->nrails; r++) {
@@ -336,7 +339,7 @@ void rail_rails_poll(struct rail_comm *c, uint64_t now)
     }
     ctl_flush(c);
     ctl_read(c);
-    if (c->magic != RAIL_SEND_MAGIC || c->nup == c->nrails)
+    if (!c->ops->drives_rejoin || c->nup == c->nrails)
         return;
     for (int r = 0; r < c->nrails; r++)
         if (!c->link[r].up)
@@ -353,32 +356,16 @@ int rail_comm_setup_rails(struct rail_comm *c, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for the control channel");
         return rc;
     }
-    if (c->magic != RAIL_SEND_MAGIC)
-        return 0;
-    struct rail_send_comm *s = (struct rail_send_comm *)c;
-    struct rail_stripe_config cfg;
-    rail_stripe_config_default(&cfg, c->nrails);
-    rail_stripe_config_from_env(&cfg);
-    s->max_chunk = UINT32_MAX;
-    for (int r = 0; r < c->nrails; r++) {
-        cfg.speed_mbps[r] = (uint32_t)c->link[r].dev->speed;
-        if (c->link[r].dev->max_msg < s->max_chunk)
-            s->max_chunk = c->link[r].dev->max_msg;
-    }
-    s->max_chunk &= ~(uint64_t)(RAIL_STRIPE_ALIGN - 1);
-    if (s->max_chunk == 0)
-        s->max_chunk = RAIL_STRIPE_ALIGN;
-    s->split_qps = rail_param_bool(RAIL_PARAM_IB_SPLIT_DATA_ON_QPS);
-    return rail_stripe_init(&s->sched, &cfg, err, errlen);
+    return c->ops->setup_rails ? c->ops->setup_rails(c, err, errlen) : 0;
 }
 
 void rail_comm_stats_open(struct rail_comm *c)
 {
-    bool send = c->magic == RAIL_SEND_MAGIC;
-    c->stats = rail_stats_open(send ? RAIL_STATS_SEND : RAIL_STATS_RECV,
+    struct rail_stripe *sched = c->ops->sched(c);
+    c->stats = rail_stats_open((enum rail_stats_dir)c->ops->stats_dir,
                                c->group ? c->group->name : "?", c->peer, c->nrails);
     for (int r = 0; r < c->nrails; r++)
         rail_stats_set_rail_dev(c->stats, r, c->link[r].dev->name);
-    if (send)
-        rail_stats_sync_stripe(c->stats, &((struct rail_send_comm *)c)->sched);
+    if (sched)
+        rail_stats_sync_stripe(c->stats, sched);
 }

@@ -15,11 +15,13 @@
  * header) is checked before use. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "protocol/net_comm.h"
 #include "protocol/net_data.h"
+#include "protocol/net_flush.h"
 #include "protocol/net_telemetry.h"
 #include "transport/net_verbs.h"
 
@@ -48,7 +50,7 @@ static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
     for (int k = 0; k < r->ndeferred; k++)
         if (r->deferred[k] == idx)
             undefer(r, k--);
-    q->h.magic = 0;
+    q->h.ops = NULL;
     r->free_list[r->nfree++] = idx;
 }
 
@@ -197,7 +199,7 @@ static void on_eager(struct rail_recv_comm *r, unsigned b)
     }
     for (int k = 0; k < RAIL_RECV_REQS; k++) {
         struct rail_recv_req *q = &r->reqs[k];
-        if (q->h.magic != RAIL_RREQ_MAGIC)
+        if (!q->h.ops)
             continue;
         for (int i = 0; i < q->n; i++) {
             if (!q->e[i].done && q->e[i].tag == h->tag && q->e[i].tag_index == h->tag_index) {
@@ -303,7 +305,7 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
             return;
         }
     }
-    if (kind == RAIL_WR_CTS && idx < RAIL_RECV_REQS && r->reqs[idx].h.magic == RAIL_RREQ_MAGIC) {
+    if (kind == RAIL_WR_CTS && idx < RAIL_RECV_REQS && r->reqs[idx].h.ops) {
         r->reqs[idx].cts_retry = true;
         r->nretry++;
     } else if (kind == RAIL_WR_CREDIT) {
@@ -429,7 +431,7 @@ void rail_recv_retry(struct rail_recv_comm *r)
 {
     for (int i = 0; i < RAIL_RECV_REQS && r->nretry > 0; i++) {
         struct rail_recv_req *q = &r->reqs[i];
-        if (q->h.magic != RAIL_RREQ_MAGIC || !q->cts_retry)
+        if (!q->h.ops || !q->cts_retry)
             continue;
         if (q->left == 0) {
             q->cts_retry = q->cts_pending = false;
@@ -490,7 +492,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     if (!request)
         return -EINVAL;
     *request = NULL; /* also overwrites NCCL's 0x1 "optional completion" marker */
-    if (!r || r->base.magic != RAIL_RECV_MAGIC) {
+    if (!r || r->base.ops != &rail_recv_comm_ops) {
         RAIL_WARN(NCCL_NET, "irecv: %p is not a receive comm of this plugin", comm);
         return -EINVAL;
     }
@@ -521,7 +523,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];
     int idx = (int)(q - r->reqs);
     uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
-    q->h.magic = RAIL_RREQ_MAGIC;
+    q->h.ops = &rail_recv_req_ops;
     q->n = q->left = n;
     q->error = 0;
     q->cts_pending = false;
@@ -568,8 +570,9 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     return 0;
 }
 
-int rail_recv_test(struct rail_recv_req *q, int *done, int *sizes)
+static int recv_test(struct rail_req_head *h, int *done, int *sizes)
 {
+    struct rail_recv_req *q = (struct rail_recv_req *)h;
     struct rail_recv_comm *r = (struct rail_recv_comm *)q->h.comm;
     int err;
 
@@ -590,3 +593,51 @@ int rail_recv_test(struct rail_recv_req *q, int *done, int *sizes)
     rail_comm_health(&r->base, true);
     return rail_comm_error(&r->base);
 }
+
+/* ---- the receive kind's tables ---- */
+
+static struct rail_recv_comm *recv_of(struct rail_comm *c)
+{
+    return (struct rail_recv_comm *)c; /* base is the first member; only rail_recv_comm_ops */
+}
+
+static struct rail_stripe *recv_sched(struct rail_comm *c)
+{
+    (void)c;
+    return NULL; /* the receiver does not stripe: the sender places the pieces */
+}
+
+static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+{
+    rail_recv_on_wc(recv_of(c), rail, wc);
+}
+
+static void recv_retry(struct rail_comm *c)
+{
+    if (recv_of(c)->nretry)
+        rail_recv_retry(recv_of(c));
+}
+
+static void recv_release(struct rail_comm *c)
+{
+    struct rail_recv_comm *r = recv_of(c);
+    rail_flush_destroy(r); /* GPUDirect flush QPs: net_flush.c */
+    free(r->records);
+    free(r->bounce);
+    free(r->staging);
+    rail_tagmap_free(&r->posted);
+}
+
+const struct rail_comm_ops rail_recv_comm_ops = {
+    .kind = "recv",
+    .stats_dir = RAIL_STATS_RECV,
+    .drives_rejoin = false,
+    .sched = recv_sched,
+    .setup_rails = NULL,
+    .on_wc = recv_on_wc,
+    .retry = recv_retry,
+    .quiesce = NULL,
+    .release = recv_release,
+};
+
+const struct rail_req_ops rail_recv_req_ops = {.test = recv_test};

@@ -138,7 +138,7 @@ int rail_dev_reg_init(struct rail_dev *d, char *why, size_t whylen)
 static struct rail_comm *comm_of(void *comm)
 {
     struct rail_comm *c = comm;
-    if (!c || (c->magic != RAIL_SEND_MAGIC && c->magic != RAIL_RECV_MAGIC))
+    if (!rail_comm_live(c))
         return NULL;
     return c;
 }

@@ -13,11 +13,14 @@
  * (the credit word behind the FIFO). The eager write goes on any rail that is up. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "params.h"
 #include "protocol/net_comm.h"
 #include "protocol/net_data.h"
+#include "rails/rail_stats.h"
 #include "transport/net_verbs.h"
 
 void rail_send_init_state(struct rail_send_comm *s)
@@ -35,7 +38,7 @@ static struct rail_send_req *req_alloc(struct rail_send_comm *s)
     if (s->nfree == 0)
         return NULL;
     struct rail_send_req *q = &s->reqs[s->free_list[--s->nfree]];
-    q->h.magic = RAIL_SREQ_MAGIC;
+    q->h.ops = &rail_send_req_ops;
     q->wrs_left = 0;
     q->size = 0;
     q->error = 0;
@@ -44,7 +47,7 @@ static struct rail_send_req *req_alloc(struct rail_send_comm *s)
 
 static void req_free(struct rail_send_comm *s, struct rail_send_req *q)
 {
-    q->h.magic = 0;
+    q->h.ops = NULL;
     s->free_list[s->nfree++] = (uint16_t)(q - s->reqs);
 }
 
@@ -237,7 +240,7 @@ int rail_net_isend(void *comm, void *data, size_t size, int tag, void *mhandle, 
     if (!request)
         return -EINVAL;
     *request = NULL;
-    if (!s || s->base.magic != RAIL_SEND_MAGIC) {
+    if (!s || s->base.ops != &rail_send_comm_ops) {
         RAIL_WARN(NCCL_NET, "isend: %p is not a send comm of this plugin", comm);
         return -EINVAL;
     }
@@ -289,8 +292,9 @@ static bool req_done(const struct rail_send_req *q)
 
 static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes);
 
-int rail_send_test(struct rail_send_req *q, int *done, int *sizes)
+static int send_test(struct rail_req_head *h, int *done, int *sizes)
 {
+    struct rail_send_req *q = (struct rail_send_req *)h;
     struct rail_send_comm *s = (struct rail_send_comm *)q->h.comm;
     if (s->base.nrails == 1)
         return test_entered(s, q, done, sizes);
@@ -322,3 +326,74 @@ static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *
     rail_comm_health(&s->base, true);
     return rail_comm_error(&s->base);
 }
+
+/* ---- the send kind's tables ---- */
+
+static struct rail_send_comm *send_of(struct rail_comm *c)
+{
+    return (struct rail_send_comm *)c; /* base is the first member; only rail_send_comm_ops */
+}
+
+static struct rail_stripe *send_sched(struct rail_comm *c)
+{
+    return &send_of(c)->sched;
+}
+
+/* The stripe scheduler (speeds of the rails), the piece size (the smallest max message over the
+ * rails) and NCCL_IB_SPLIT_DATA_ON_QPS. */
+static int send_setup_rails(struct rail_comm *c, char *err, size_t errlen)
+{
+    struct rail_send_comm *s = send_of(c);
+    struct rail_stripe_config cfg;
+    rail_stripe_config_default(&cfg, c->nrails);
+    rail_stripe_config_from_env(&cfg);
+    s->max_chunk = UINT32_MAX;
+    for (int r = 0; r < c->nrails; r++) {
+        cfg.speed_mbps[r] = (uint32_t)c->link[r].dev->speed;
+        if (c->link[r].dev->max_msg < s->max_chunk)
+            s->max_chunk = c->link[r].dev->max_msg;
+    }
+    s->max_chunk &= ~(uint64_t)(RAIL_STRIPE_ALIGN - 1);
+    if (s->max_chunk == 0)
+        s->max_chunk = RAIL_STRIPE_ALIGN;
+    s->split_qps = rail_param_bool(RAIL_PARAM_IB_SPLIT_DATA_ON_QPS);
+    return rail_stripe_init(&s->sched, &cfg, err, errlen);
+}
+
+static void send_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+{
+    rail_send_on_wc(send_of(c), rail, wc);
+}
+
+static void send_retry(struct rail_comm *c)
+{
+    rail_send_retry(send_of(c));
+}
+
+static void send_quiesce(struct rail_comm *c)
+{
+    rail_send_help_unlist(send_of(c));
+    rail_send_enter(send_of(c));
+}
+
+static void send_release(struct rail_comm *c)
+{
+    struct rail_send_comm *s = send_of(c);
+    free(s->fifo);
+    free(s->local);
+    rail_tagmap_free(&s->sent);
+}
+
+const struct rail_comm_ops rail_send_comm_ops = {
+    .kind = "send",
+    .stats_dir = RAIL_STATS_SEND,
+    .drives_rejoin = true,
+    .sched = send_sched,
+    .setup_rails = send_setup_rails,
+    .on_wc = send_on_wc,
+    .retry = send_retry,
+    .quiesce = send_quiesce,
+    .release = send_release,
+};
+
+const struct rail_req_ops rail_send_req_ops = {.test = send_test};

@@ -374,8 +374,7 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
     struct rail_link *l = &s->base.link[rail];
     int kind = rail_wrid_kind(wc->wr_id), idx = rail_wrid_idx(wc->wr_id);
     int k = rail_wrid_chunk(wc->wr_id);
-    struct rail_send_req *q =
-        idx < RAIL_SEND_REQS && s->reqs[idx].h.magic == RAIL_SREQ_MAGIC ? &s->reqs[idx] : NULL;
+    struct rail_send_req *q = idx < RAIL_SEND_REQS && s->reqs[idx].h.ops ? &s->reqs[idx] : NULL;
 
     l->qps[rail_wrid_qp(wc->wr_id)].sq_out--;
     if (kind != RAIL_WR_DATA && kind != RAIL_WR_LAST) {
@@ -430,7 +429,7 @@ void rail_send_retry(struct rail_send_comm *s)
         return;
     for (int i = 0; i < RAIL_SEND_REQS && s->npending; i++) {
         struct rail_send_req *q = &s->reqs[i];
-        if (q->h.magic != RAIL_SREQ_MAGIC)
+        if (!q->h.ops)
             continue;
         for (int k = 0; k < q->nch && q->kind == RAIL_SREQ_2PH; k++) {
             struct rail_send_chunk *c = &q->ch[k];
