@@ -11,6 +11,7 @@
 #include "cuda_drv.h"
 #include "log.h"
 #include "transport/net_devices.h"
+#include "transport/net_verbs.h"
 #include "params.h"
 #include "topo_sysfs.h"
 
@@ -59,7 +60,7 @@ int rail_gdr_probe_dmabuf(struct ibv_pd *pd)
     errno = 0;
     struct ibv_mr *mr = g_reg_dmabuf(pd, 0, 0, 0, -1, 0);
     if (mr) {
-        (void)ibv_dereg_mr(mr);
+        (void)rail_ibv->dereg_mr(mr);
         return 0;
     }
     return errno ? errno : EIO;

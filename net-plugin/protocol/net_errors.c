@@ -165,9 +165,9 @@ static void poll_async(struct rail_dev *d, uint64_t now)
     if (pthread_mutex_trylock(&d->async_lock) != 0)
         return;
     /* The async fd is non-blocking: this returns -1 once the queue is empty. */
-    while (ibv_get_async_event(d->ctx, &ev) == 0) {
+    while (rail_ibv->get_async_event(d->ctx, &ev) == 0) {
         handle_event(d, &ev);
-        ibv_ack_async_event(&ev);
+        rail_ibv->ack_async_event(&ev);
     }
     pthread_mutex_unlock(&d->async_lock);
 }

@@ -15,6 +15,7 @@
 #include "nccl/nccl_net.h"
 #include "protocol/net_comm.h"
 #include "gdr/net_gdr.h"
+#include "transport/net_verbs.h"
 #include "transport/reg_cache.h"
 
 #define USER_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
@@ -39,7 +40,7 @@ static struct ibv_mr *reg_access(struct rail_dev *d, uintptr_t start, size_t len
         struct ibv_mr *mr;
         errno = 0;
         if (fd < 0)
-            mr = ibv_reg_mr(d->pd, (void *)start, len, access);
+            mr = rail_ibv->reg_mr(d->pd, (void *)start, len, access);
         else
             mr = rail_gdr_reg_dmabuf_mr(d->pd, offset, len, start, fd, access);
         if (mr || !ro || (errno != EINVAL && errno != EOPNOTSUPP))
@@ -120,7 +121,7 @@ static void dev_dereg(void *cb_ctx, void *handle)
 {
     (void)cb_ctx;
     if (handle)
-        (void)ibv_dereg_mr(handle);
+        (void)rail_ibv->dereg_mr(handle);
 }
 
 int rail_dev_reg_init(struct rail_dev *d, char *why, size_t whylen)

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "transport/net_devices.h"
 #include "transport/net_oob.h"
+#include "transport/net_verbs.h"
 #include "params.h"
 #include "rails/rail_group.h"
 #include "topo.h"
@@ -164,7 +165,7 @@ static int pick_gid(struct rail_dev *d, int tbl_len, char *why, size_t whylen)
         }
         snprintf(how, sizeof(how), "auto: %s", sel);
     }
-    if (idx >= tbl_len || ibv_query_gid(d->ctx, (uint8_t)d->port, idx, &d->gid) != 0) {
+    if (idx >= tbl_len || rail_ibv->query_gid(d->ctx, (uint8_t)d->port, idx, &d->gid) != 0) {
         snprintf(why, whylen, "%s:%d: GID index %d (%s) outside the port's %d-entry table",
                  d->ibdev, d->port, idx, how, tbl_len);
         return -ENOENT;
@@ -217,16 +218,16 @@ static int open_dev(const struct candidate *c, struct ibv_device *ibd, bool mult
     else
         snprintf(d->name, sizeof(d->name), "%.63s", c->ibdev);
     d->port = c->port;
-    d->ctx = ibv_open_device(ibd);
+    d->ctx = rail_ibv->open_device(ibd);
     if (!d->ctx) {
         snprintf(why, whylen, "%.63s: ibv_open_device failed: %s", c->ibdev, strerror(errno));
         free(d);
         return -ENODEV;
     }
-    d->pd = ibv_alloc_pd(d->ctx);
+    d->pd = rail_ibv->alloc_pd(d->ctx);
     if (!d->pd) {
         snprintf(why, whylen, "%.63s: ibv_alloc_pd failed: %s", c->ibdev, strerror(errno));
-        ibv_close_device(d->ctx);
+        rail_ibv->close_device(d->ctx);
         free(d);
         return -ENODEV;
     }
@@ -255,8 +256,8 @@ static int open_dev(const struct candidate *c, struct ibv_device *ibd, bool mult
     if (rc == 0 && rail_set_nonblock(d->ctx->async_fd) != 0)
         rc = -errno;
     if (rc < 0) {
-        ibv_dealloc_pd(d->pd);
-        ibv_close_device(d->ctx);
+        rail_ibv->dealloc_pd(d->pd);
+        rail_ibv->close_device(d->ctx);
         free(d->pci_path);
         free(d);
         return rc;
@@ -278,19 +279,19 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
     size_t used = 0;
     skipped[0] = '\0';
     for (int i = 0; i < n; i++) {
-        const char *name = ibv_get_device_name(list[i]);
-        struct ibv_context *ctx = ibv_open_device(list[i]);
+        const char *name = rail_ibv->get_device_name(list[i]);
+        struct ibv_context *ctx = rail_ibv->open_device(list[i]);
         struct ibv_device_attr da;
-        if (!ctx || ibv_query_device(ctx, &da) != 0) {
+        if (!ctx || rail_ibv->query_device(ctx, &da) != 0) {
             append(skipped, sklen, &used, " %s(cannot open)", name);
             if (ctx)
-                ibv_close_device(ctx);
+                rail_ibv->close_device(ctx);
             continue;
         }
         for (int p = 1; p <= da.phys_port_cnt && nc < max; p++) {
             struct ibv_port_attr pa;
             const char *skip = NULL;
-            if (ibv_query_port(ctx, (uint8_t)p, &pa) != 0)
+            if (rail_ibv->query_port(ctx, (uint8_t)p, &pa) != 0)
                 skip = "query failed";
             else if (pa.state != IBV_PORT_ACTIVE)
                 skip = "not ACTIVE";
@@ -310,7 +311,7 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
             c->pa = pa;
             c->da = da;
         }
-        ibv_close_device(ctx);
+        rail_ibv->close_device(ctx);
     }
     return nc;
 }
@@ -338,21 +339,21 @@ static int discover(char *why, size_t whylen)
         return -EINVAL;
     }
     errno = 0;
-    list = ibv_get_device_list(&n);
+    list = rail_ibv->get_device_list(&n);
     if (!list || n <= 0) {
         snprintf(why, whylen,
                  "no RDMA devices (ibv_get_device_list: %s; fix: load the HCA driver, or "
                  "`rdma link add rxe0 type rxe netdev <if>` for soft RoCE)",
                  list ? "none found" : strerror(errno ? errno : ENODEV));
         if (list)
-            ibv_free_device_list(list);
+            rail_ibv->free_device_list(list);
         return -ENODEV;
     }
     nc = list_ports(list, n, &filter, cands, RAIL_MAX_DEVS, skipped, sizeof(skipped));
     if (nc == 0) {
         snprintf(why, whylen, "no usable RDMA port:%s%s", skipped,
                  hca && *hca ? " (check NCCL_IB_HCA)" : "");
-        ibv_free_device_list(list);
+        rail_ibv->free_device_list(list);
         return -ENODEV;
     }
     rc = check_memlock(why, whylen);
@@ -360,7 +361,7 @@ static int discover(char *why, size_t whylen)
         struct ibv_device *ibd = NULL;
         bool multiport = false;
         for (int k = 0; k < n; k++)
-            if (strcmp(ibv_get_device_name(list[k]), cands[i].ibdev) == 0)
+            if (strcmp(rail_ibv->get_device_name(list[k]), cands[i].ibdev) == 0)
                 ibd = list[k];
         for (int k = 0; k < nc; k++)
             if (k != i && strcmp(cands[k].ibdev, cands[i].ibdev) == 0)
@@ -375,7 +376,7 @@ static int discover(char *why, size_t whylen)
         d->index = g_ndevs;
         g_devs[g_ndevs++] = d;
     }
-    ibv_free_device_list(list);
+    rail_ibv->free_device_list(list);
     if (rc < 0)
         return rc;
     if (g_ndevs == 0) {

@@ -19,7 +19,7 @@ int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, str
                          const char *dev, char *err, size_t errlen)
 {
     errno = 0;
-    *cq = ibv_create_cq(ctx, cqe, cq_context, NULL, 0);
+    *cq = rail_ibv->create_cq(ctx, cqe, cq_context, NULL, 0);
     if (!*cq) {
         char what[64];
         snprintf(what, sizeof(what), "ibv_create_cq(%d entries)", cqe);
@@ -45,7 +45,7 @@ int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int 
     attr.cap.max_recv_sge = 1;
     attr.cap.max_inline_data = 0;
     errno = 0;
-    *qp = ibv_create_qp(pd, &attr);
+    *qp = rail_ibv->create_qp(pd, &attr);
     if (!*qp) {
         char what[96];
         snprintf(what, sizeof(what), "ibv_create_qp(RC, %d send / %d recv WRs)", send_wr, recv_wr);
@@ -66,8 +66,8 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
     a.pkey_index = (uint16_t)path->pkey_index;
     a.port_num = (uint8_t)path->port;
     a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-    rc =
-        ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    rc = rail_ibv->modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (rc)
         return fail(rc, err, errlen, dev, "ibv_modify_qp(INIT)");
 
@@ -89,9 +89,9 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
     } else {
         a.ah_attr.dlid = remote->lid;
     }
-    rc = ibv_modify_qp(qp, &a,
-                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                           IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    rc = rail_ibv->modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
     if (rc)
         return fail(rc, err, errlen, dev, "ibv_modify_qp(RTR)");
 
@@ -102,9 +102,9 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
     a.rnr_retry = 7;
     a.sq_psn = 0;
     a.max_rd_atomic = 1;
-    rc = ibv_modify_qp(qp, &a,
-                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    rc = rail_ibv->modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
     if (rc)
         return fail(rc, err, errlen, dev, "ibv_modify_qp(RTS)");
     return 0;
@@ -114,7 +114,7 @@ int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, str
                       const char *dev, char *err, size_t errlen)
 {
     errno = 0;
-    *mr = ibv_reg_mr(pd, addr, len, access);
+    *mr = rail_ibv->reg_mr(pd, addr, len, access);
     if (!*mr) {
         char what[96];
         snprintf(what, sizeof(what), "ibv_reg_mr(%p, %zu bytes)", addr, len);
@@ -133,14 +133,14 @@ int rail_verbs_qp_to_error(struct ibv_qp *qp)
     struct ibv_qp_attr a;
     memset(&a, 0, sizeof(a));
     a.qp_state = IBV_QPS_ERR;
-    int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+    int rc = rail_ibv->modify_qp(qp, &a, IBV_QP_STATE);
     return rc > 0 ? -rc : rc;
 }
 
 int rail_verbs_port_active(struct ibv_context *ctx, int port)
 {
     struct ibv_port_attr pa;
-    if (ibv_query_port(ctx, (uint8_t)port, &pa) != 0)
+    if (rail_ibv->query_port(ctx, (uint8_t)port, &pa) != 0)
         return 0;
     return pa.state == IBV_PORT_ACTIVE;
 }
@@ -148,19 +148,19 @@ int rail_verbs_port_active(struct ibv_context *ctx, int port)
 void rail_verbs_destroy_qp(struct ibv_qp *qp)
 {
     if (qp)
-        (void)ibv_destroy_qp(qp);
+        (void)rail_ibv->destroy_qp(qp);
 }
 
 void rail_verbs_destroy_cq(struct ibv_cq *cq)
 {
     if (cq)
-        (void)ibv_destroy_cq(cq);
+        (void)rail_ibv->destroy_cq(cq);
 }
 
 void rail_verbs_dereg_mr(struct ibv_mr *mr)
 {
     if (mr)
-        (void)ibv_dereg_mr(mr);
+        (void)rail_ibv->dereg_mr(mr);
 }
 
 const char *rail_verbs_mtu_str(enum ibv_mtu mtu)
@@ -183,4 +183,65 @@ const char *rail_verbs_mtu_str(enum ibv_mtu mtu)
 const char *rail_verbs_event_str(enum ibv_event_type type)
 {
     return ibv_event_type_str(type);
+}
+
+/* ---- the libibverbs table (several verbs are macros or inline functions: wrapped here) ---- */
+
+static int v_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
+{
+    return ibv_query_port(ctx, port, attr);
+}
+
+static struct ibv_mr *v_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access)
+{
+    return ibv_reg_mr(pd, addr, len, access);
+}
+
+static int v_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    return ibv_post_send(qp, wr, bad);
+}
+
+static int v_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+    return ibv_post_recv(qp, wr, bad);
+}
+
+static int v_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    return ibv_poll_cq(cq, n, wc);
+}
+
+const struct rail_verbs_ops rail_verbs_default_ops = {
+    .get_device_list = ibv_get_device_list,
+    .free_device_list = ibv_free_device_list,
+    .get_device_name = ibv_get_device_name,
+    .open_device = ibv_open_device,
+    .close_device = ibv_close_device,
+    .query_device = ibv_query_device,
+    .query_port = v_query_port,
+    .query_gid = ibv_query_gid,
+    .alloc_pd = ibv_alloc_pd,
+    .dealloc_pd = ibv_dealloc_pd,
+    .create_cq = ibv_create_cq,
+    .destroy_cq = ibv_destroy_cq,
+    .create_qp = ibv_create_qp,
+    .modify_qp = ibv_modify_qp,
+    .destroy_qp = ibv_destroy_qp,
+    .reg_mr = v_reg_mr,
+    .dereg_mr = ibv_dereg_mr,
+    .post_send = v_post_send,
+    .post_recv = v_post_recv,
+    .poll_cq = v_poll_cq,
+    .get_async_event = ibv_get_async_event,
+    .ack_async_event = ibv_ack_async_event,
+};
+
+const struct rail_verbs_ops *rail_ibv = &rail_verbs_default_ops;
+
+const struct rail_verbs_ops *rail_verbs_set_ops(const struct rail_verbs_ops *ops)
+{
+    const struct rail_verbs_ops *prev = rail_ibv;
+    rail_ibv = ops ? ops : &rail_verbs_default_ops;
+    return prev;
 }

@@ -48,24 +48,59 @@ void rail_verbs_destroy_cq(struct ibv_cq *cq);
 void rail_verbs_dereg_mr(struct ibv_mr *mr);
 
 /* Posting: 0 or -errno (ibv_post_* return a positive errno). */
+/* Every libibverbs call of the plugin goes through this table (model: NCCL's ibvwrap, rdma-core's
+ * verbs_context_ops), so that a layer can sit between the plugin and the driver: the default
+ * table calls libibverbs; rail_verbs_set_ops() puts another in front (a fault-injecting table in
+ * tests), before any device is opened. */
+struct rail_verbs_ops {
+    struct ibv_device **(*get_device_list)(int *n);
+    void (*free_device_list)(struct ibv_device **list);
+    const char *(*get_device_name)(struct ibv_device *dev);
+    struct ibv_context *(*open_device)(struct ibv_device *dev);
+    int (*close_device)(struct ibv_context *ctx);
+    int (*query_device)(struct ibv_context *ctx, struct ibv_device_attr *attr);
+    int (*query_port)(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr);
+    int (*query_gid)(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid);
+    struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
+    int (*dealloc_pd)(struct ibv_pd *pd);
+    struct ibv_cq *(*create_cq)(struct ibv_context *ctx, int cqe, void *cq_context,
+                                struct ibv_comp_channel *channel, int vector);
+    int (*destroy_cq)(struct ibv_cq *cq);
+    struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+    int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+    int (*destroy_qp)(struct ibv_qp *qp);
+    struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access);
+    int (*dereg_mr)(struct ibv_mr *mr);
+    int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+    int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+    int (*poll_cq)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+    int (*get_async_event)(struct ibv_context *ctx, struct ibv_async_event *ev);
+    void (*ack_async_event)(struct ibv_async_event *ev);
+};
+
+/* The table in use (never NULL). */
+extern const struct rail_verbs_ops *rail_ibv;
+/* The libibverbs table. */
+extern const struct rail_verbs_ops rail_verbs_default_ops;
+/* Puts `ops` in use (NULL: the default) and returns the previous table. Not thread-safe: call it
+ * before the plugin opens a device. */
+const struct rail_verbs_ops *rail_verbs_set_ops(const struct rail_verbs_ops *ops);
+
 static inline int rail_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr)
 {
     struct ibv_send_wr *bad = NULL;
-    int rc = ibv_post_send(qp, wr, &bad);
+    int rc = rail_ibv->post_send(qp, wr, &bad);
     return rc > 0 ? -rc : rc;
 }
-
 static inline int rail_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr)
 {
     struct ibv_recv_wr *bad = NULL;
-    int rc = ibv_post_recv(qp, wr, &bad);
+    int rc = rail_ibv->post_recv(qp, wr, &bad);
     return rc > 0 ? -rc : rc;
 }
-
-/* Number of completions (>= 0) or -EIO. */
 static inline int rail_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
-    int rc = ibv_poll_cq(cq, n, wc);
+    int rc = rail_ibv->poll_cq(cq, n, wc);
     return rc < 0 ? -5 /* EIO */ : rc;
 }
 
