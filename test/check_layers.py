@@ -8,7 +8,9 @@
 - no cycle between folders, and no folder including a higher layer than itself
   (LAYERS, lowest first);
 - every file lies in a known layer folder, and the pure cores (files without verbs) of the lower
-  layers do not include <infiniband/verbs.h> (wire/ and rails/ are verbs-free as a whole).
+  layers do not include <infiniband/verbs.h> (wire/ and rails/ are verbs-free as a whole);
+- every libibverbs call goes through the seam: no ibv_*() call outside transport/net_verbs.c
+  (the string helpers ibv_wc_status_str / ibv_event_type_str aside).
 
 It also prints (without failing) the cycles between modules (x.c with x.h) inside one folder:
 those are the call-graph knots the protocol layer still has to untie.
@@ -24,11 +26,15 @@ import tempfile
 LAYERS = ["wire", "rails", "transport", "gdr", "protocol", "abi"]
 VERBS_FREE = {"wire", "rails"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+SEAM = "transport/net_verbs.c"
+VERBS_CALL = re.compile(r"\bibv_([a-z_0-9]+)\s*\(")
+VERBS_PURE = {"wc_status_str", "event_type_str"}
 
 
 def scan(root):
     """{relative path: [(kind, target)]} for every .c/.h file under root."""
     files = {}
+    calls.clear()
     for d, _, names in os.walk(root):
         for n in sorted(names):
             if n.endswith((".c", ".h")):
@@ -37,7 +43,12 @@ def scan(root):
                 with open(p, encoding="utf-8", errors="replace") as f:
                     text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
                 files[rel] = INCLUDE.findall(text)
+                calls[rel] = sorted({m for m in VERBS_CALL.findall(re.sub(r"//[^\n]*", "", text))
+                                     if m not in VERBS_PURE})
     return files
+
+
+calls = {}  # file -> libibverbs functions it calls (filled by scan)
 
 
 def find_cycle(graph):
@@ -99,6 +110,10 @@ def check(root):
                 folder_graph.setdefault(folder, set()).add(dfolder)
                 if LAYERS.index(dfolder) > LAYERS.index(folder):
                     errors.append(f"{src}: includes {dst}: {folder}/ is below {dfolder}/")
+    for src, names in sorted(calls.items()):
+        if names and src != SEAM:
+            errors.append(f"{src}: calls {', '.join('ibv_' + n for n in names)} outside the "
+                          f"verbs seam ({SEAM})")
     cyc = find_cycle(file_graph)
     if cyc:
         errors.append("include cycle between files: " + " -> ".join(cyc))
@@ -134,6 +149,9 @@ def self_test():
                        "between files"),
         "verbs": ({"wire/a.c": "#include <infiniband/verbs.h>"}, "verbs-free"),
         "stray": ({"misc/a.c": ""}, "not in a layer folder"),
+        "bypass": ({"transport/a.c": "int f(void) { return ibv_fork_init(); }"}, "verbs seam"),
+        "seam": ({"transport/net_verbs.c": "int f(void) { return ibv_fork_init(); }",
+                  "protocol/b.c": 'const char *g(int s) { return ibv_wc_status_str(s); }'}, None),
         "commented": ({"wire/a.h": '/* #include "rails/b.h" */', "rails/b.h": ""}, None),
     }
     bad = 0
