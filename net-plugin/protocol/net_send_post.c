@@ -22,10 +22,9 @@
 
 #include "log.h"
 #include "protocol/net_comm.h"
+#include "protocol/net_pieces.h"
 #include "protocol/net_telemetry.h"
 #include "transport/net_verbs.h"
-
-#define MIN_QP_PIECE 4096 /* NCCL_IB_SPLIT_DATA_ON_QPS does not cut pieces below this */
 
 static int sq_room(const struct rail_link *l, int qp)
 {
@@ -82,35 +81,27 @@ static uint64_t record_addr(const struct rail_send_comm *s, const struct rail_se
 
 /* ---- data pieces ---- */
 
-/* Cuts the scheduler's per-rail chunks into pieces no larger than a WR may carry (and over the
- * rail's QPs with NCCL_IB_SPLIT_DATA_ON_QPS). -E2BIG when more than RAIL_REQ_CHUNKS result. */
+/* Cuts the scheduler's per-rail chunks into pieces (net_pieces.c). -E2BIG when more than
+ * RAIL_REQ_CHUNKS result. */
 static int cut_pieces(struct rail_send_comm *s, struct rail_send_req *q,
                       const struct rail_stripe_chunk *sc, int nsc)
 {
+    const struct rail_piece_cfg cfg = {s->base.nqps, s->split_qps, s->max_chunk};
+    struct rail_piece pc[RAIL_REQ_CHUNKS];
     int n = 0;
     for (int i = 0; i < nsc; i++) {
         struct rail_link *l = &s->base.link[sc[i].rail];
-        int nq = s->split_qps ? s->base.nqps : 1;
-        uint64_t len = sc[i].length, piece = len;
-        if (nq > 1 && len / (uint64_t)nq >= MIN_QP_PIECE)
-            piece = ((len + (uint64_t)nq - 1) / (uint64_t)nq + RAIL_STRIPE_ALIGN - 1) &
-                    ~(uint64_t)(RAIL_STRIPE_ALIGN - 1);
-        if (piece > s->max_chunk)
-            piece = s->max_chunk;
-        if (piece == 0)
-            piece = 1;
-        int qp0 = (int)(l->rr++ % (unsigned)s->base.nqps);
-        for (uint64_t off = 0, k = 0; off < len || (len == 0 && k == 0); off += piece, k++) {
-            if (n == RAIL_REQ_CHUNKS)
-                return -E2BIG;
+        unsigned qp0 = l->rr++ % (unsigned)s->base.nqps;
+        int m = rail_pieces_cut(&cfg, &sc[i], qp0, pc, RAIL_REQ_CHUNKS - n);
+        if (m < 0)
+            return m;
+        for (int k = 0; k < m; k++) {
             struct rail_send_chunk *c = &q->ch[n++];
-            c->off = sc[i].offset + off;
-            c->len = len - off < piece ? len - off : piece;
-            c->rail = (uint8_t)sc[i].rail;
-            c->qp = (uint8_t)((qp0 + (int)k) % s->base.nqps);
+            c->off = pc[k].off;
+            c->len = pc[k].len;
+            c->rail = (uint8_t)pc[k].rail;
+            c->qp = (uint8_t)pc[k].qp;
             c->state = 0;
-            if (len == 0)
-                break;
         }
     }
     q->nch = (uint8_t)n;
