@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stripe.h"
+#include "rails/stripe.h"
 
 #define NR 2
 

@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "cuda_drv.h"
 #include "doctor.h"
-#include "gdr_policy.h"
+#include "gdr/gdr_policy.h"
 #include "nccl/nccl_net.h"
 
 extern char **environ;

@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "cost_model.h"
-#include "gid_select.h"
-#include "hca_filter.h"
-#include "net_ifname.h"
-#include "rail_group.h"
-#include "rail_stats_format.h"
+#include "transport/gid_select.h"
+#include "transport/hca_filter.h"
+#include "transport/net_ifname.h"
+#include "rails/rail_group.h"
+#include "rails/rail_stats_format.h"
 #include "rules.h"
 #include "safe_file.h"
 #include "topo_sysfs.h"

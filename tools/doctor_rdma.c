@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "gid_select.h"
+#include "transport/gid_select.h"
 #include "strutil.h"
 #include "topo_internal.h"
 #include "topo_sysfs.h"

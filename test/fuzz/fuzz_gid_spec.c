@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* GID knobs: NCCL_RAIL_GID_INDEX overrides (per device) and NCCL_IB_ADDR_RANGE (both families). */
 #include "fuzz_util.h"
-#include "gid_select.h"
+#include "transport/gid_select.h"
 
 #include <sys/socket.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* NCCL_IB_HCA: parse, match, and format back to a spec that parses to the same filter. */
 #include "fuzz_util.h"
-#include "hca_filter.h"
+#include "transport/hca_filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
 /* NCCL_SOCKET_IFNAME: the syntax check and the matcher; a well-formed include list of plain
  * names matches each of its names. */
 #include "fuzz_util.h"
-#include "net_ifname.h"
+#include "transport/net_ifname.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@
  * eager header, any frame header (READY included). A decoded handle and metadata re-encode to what
  * decodes to the same values. */
 #include "fuzz_util.h"
-#include "net_wire.h"
+#include "wire/net_wire.h"
 
 static void copy_in(void *dst, size_t dlen, const uint8_t *src, size_t slen)
 {

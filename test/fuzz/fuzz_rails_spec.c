@@ -2,7 +2,7 @@
 /* NCCL_RAIL_RAILS against a fixed node (4 IB ports on two dual-port HCAs, 2 RoCE ports): every
  * accepted spec yields groups that name valid ports, each port at most once. */
 #include "fuzz_util.h"
-#include "rail_group.h"
+#include "rails/rail_group.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

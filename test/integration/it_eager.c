@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "it_scenarios.h"
-#include "net_wire.h"
+#include "wire/net_wire.h"
 
 #define FILL     RAIL_EAGER_SLOTS /* messages that occupy every bounce slot */
 #define MSG      100

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "it_scenarios.h"
-#include "net_wire.h"
+#include "wire/net_wire.h"
 
 #define BIG       (16u << 20)
 #define BOUNDED_S 20.0 /* an error must be reported within this time */

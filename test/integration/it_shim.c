@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 
 #include "it_scenarios.h"
-#include "net_wire.h"
+#include "wire/net_wire.h"
 
 static const int k_v8_sizes[2] = {100, 70000};
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "gdr_policy.h"
+#include "gdr/gdr_policy.h"
 #include "nccl/nccl_net.h"
 #include "topo.h"
 

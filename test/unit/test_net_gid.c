@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "fuzz.h"
-#include "gid_select.h"
+#include "transport/gid_select.h"
 #include "tmpfiles.h"
 
 #define FIXTURE_ROOT RAIL_FIXTURES "/sysfs/synthetic-xe8640-like"

@@ -6,7 +6,7 @@
 
 #include "check.h"
 #include "fuzz.h"
-#include "hca_filter.h"
+#include "transport/hca_filter.h"
 
 static struct rail_hca_filter parse_ok(const char *spec)
 {

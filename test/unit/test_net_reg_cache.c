@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "fuzz.h"
-#include "reg_cache.h"
+#include "transport/reg_cache.h"
 
 #define PAGE   4096u
 #define MAXREG 65536

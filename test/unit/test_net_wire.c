@@ -10,9 +10,9 @@
 #include <sys/socket.h>
 
 #include "check.h"
-#include "net_ifname.h"
-#include "net_tagmap.h"
-#include "net_wire.h"
+#include "transport/net_ifname.h"
+#include "wire/net_tagmap.h"
+#include "wire/net_wire.h"
 
 static char g_err[256];
 

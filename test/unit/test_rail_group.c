@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "fuzz.h"
-#include "rail_group.h"
+#include "rails/rail_group.h"
 
 #define IB  RAIL_LINK_IB
 #define ETH RAIL_LINK_ETH

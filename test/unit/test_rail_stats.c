@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rail_stats.h"
-#include "rail_stats_format.h"
-#include "stripe.h"
+#include "rails/rail_stats.h"
+#include "rails/rail_stats_format.h"
+#include "rails/stripe.h"
 
 /* The snapshot entry of connection id, copied out (zeroed when absent). */
 static bool find_conn(uint64_t id, struct rail_stats_conn_snap *out,

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rail_stats.h"
-#include "rail_stats_format.h"
+#include "rails/rail_stats.h"
+#include "rails/rail_stats_format.h"
 #include "tmpfiles.h"
 
 static char g_dir[256];

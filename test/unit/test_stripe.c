@@ -11,7 +11,7 @@
 #include "check.h"
 #include "fuzz.h"
 #include "params.h"
-#include "stripe.h"
+#include "rails/stripe.h"
 
 #define MAXC 64
 

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* init / finalize / devices / getProperties. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "nccl/nccl_net.h"
+#include "protocol/net_comm.h"
+#include "gdr/net_gdr.h"
+#include "abi/net_plugin.h"
+
+static const struct rail_net_ctx g_default_ctx = {RAIL_CTX_MAGIC, 0, -1};
+
+const struct rail_net_ctx *rail_net_default_ctx(void)
+{
+    return &g_default_ctx;
+}
+
+int rail_net_init(void **ctx, uint64_t comm_id, int traffic_class, ncclDebugLogger_t logger)
+{
+    struct rail_net_ctx *c;
+    int rc;
+
+    if (logger)
+        rail_log_set_logger(logger);
+    if (ctx)
+        *ctx = NULL;
+    rc = rail_devices_init(rail_dev_reg_init);
+    if (rc < 0)
+        return rc;
+    if (!ctx)
+        return 0;
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->magic = RAIL_CTX_MAGIC;
+    c->comm_id = comm_id;
+    c->traffic_class = traffic_class;
+    *ctx = c;
+    return 0;
+}
+
+int rail_net_finalize(void *ctx)
+{
+    struct rail_net_ctx *c = ctx;
+    if (!c || c == &g_default_ctx)
+        return 0;
+    if (c->magic != RAIL_CTX_MAGIC) {
+        RAIL_WARN(NCCL_NET, "finalize: %p is not a context of this plugin", ctx);
+        return -EINVAL;
+    }
+    c->magic = RAIL_DEAD_MAGIC;
+    free(c);
+    return 0;
+}
+
+int rail_net_devices(int *ndev)
+{
+    int rc = rail_devices_init(rail_dev_reg_init);
+    if (!ndev)
+        return -EINVAL;
+    *ndev = rc > 0 ? rc : 0;
+    return rc < 0 ? rc : 0;
+}
+
+int rail_net_get_props(int dev, struct rail_net_props *p)
+{
+    struct rail_netdev *g = rail_device_group(dev);
+    if (!p)
+        return -EINVAL;
+    memset(p, 0, sizeof(*p));
+    if (!g) {
+        RAIL_WARN(NCCL_NET, "getProperties: device %d does not exist (%d devices)", dev,
+                  rail_devices_count());
+        return -EINVAL;
+    }
+    /* A device is its rails: speed is their sum, the PCI path and port those of the first. */
+    struct rail_dev *d = g->rail[0];
+    size_t max_msg = d->max_msg;
+    int max_qp = d->max_qp;
+    for (int r = 1; r < g->nrails; r++) {
+        if (g->rail[r]->max_msg < max_msg)
+            max_msg = g->rail[r]->max_msg;
+        if (g->rail[r]->max_qp < max_qp)
+            max_qp = g->rail[r]->max_qp;
+    }
+    size_t limit = 8 * max_msg;
+    p->name = g->name;
+    p->pci_path = d->pci_path;
+    p->guid = d->guid;
+    p->ptr_support = rail_gdr_ptr_support(d); /* GPUDirect: net_gdr.c; first rail, then all */
+    p->reg_is_global = 1;
+    /* GPUDirect only when every rail of the device can; a flush when any rail needs it. */
+    p->force_flush = 0;
+    for (int r = 0; r < g->nrails; r++) {
+        p->ptr_support &= rail_gdr_ptr_support(g->rail[r]);
+        p->force_flush |= rail_gdr_force_flush(g->rail[r]);
+    }
+    p->speed = g->speed;
+    p->port = d->port;
+    p->latency = 0;
+    p->max_comms = max_qp > 0 ? max_qp : 1 << 16;
+    p->max_recvs = RAIL_MAX_RECVS;
+    p->max_p2p_bytes = limit < (size_t)MAX_NET_SIZE ? limit : (size_t)MAX_NET_SIZE;
+    p->max_coll_bytes = (size_t)MAX_COLLNET_SIZE;
+    p->dev = dev;
+    return 0;
+}

@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Internal state of the net plugin (protocol layer): connections (send and receive comms with
+ * per-rail state arrays), requests and memory handles, plus the functions the net_*.c files share.
+ * Everything returns 0 or a negative errno; net_exports.c maps that to ncclResult_t. */
+#ifndef NCCL_RAIL_NET_COMM_H
+#define NCCL_RAIL_NET_COMM_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire/net_tagmap.h"
+#include "rails/stripe.h"
+#include "transport/net_devices.h"
+#include "wire/net_wire.h"
+
+#define RAIL_SEND_REQS  256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
+#define RAIL_RECV_REQS  32  /* NCCL_NET_MAX_REQUESTS irecvs per receive comm */
+#define RAIL_SEND_SQ    512 /* send WRs per QP on the sending side */
+#define RAIL_RECV_SQ    96  /* send WRs per QP on the receiving side (CTS + credit) */
+#define RAIL_RECV_RQ    288 /* receive WRs per QP on the receiving side */
+#define RAIL_POLL_BATCH 16
+
+/* ---- connections ---- */
+
+struct rail_flush;
+struct rail_stats_conn;
+
+#define RAIL_LSTN_MAGIC 0x524c5354u /* live listen comm */
+#define RAIL_MR_MAGIC   0x524d5248u
+#define RAIL_DEAD_MAGIC 0xdeadbeefu
+
+struct rail_qp {
+    struct ibv_qp *qp;
+    int sq_out; /* signalled send WRs not yet completed */
+    int sq_max;
+    int rq_posted; /* receive WRs posted and not yet completed */
+};
+
+/* One rail (physical port) of a connection. */
+struct rail_link {
+    struct rail_dev *dev;
+    struct ibv_cq *cq;
+    struct rail_qp *qps;  /* nqps */
+    struct ibv_mr *mr[3]; /* this end's registered control regions (see the comm types) */
+    uint32_t peer_rkey1, peer_rkey2;
+    int rq_depth;
+    bool up;          /* carries new work; false after a failure until it rejoins */
+    bool ready;       /* receive side of a rejoin: QPs connected, peer not yet confirmed */
+    int rejoin_stage; /* net_rail_state.c */
+    uint32_t epoch;   /* bumped at each failure: stale control frames are ignored */
+    uint64_t next_try_ns;
+    unsigned rr; /* rotation over this rail's QPs */
+    int sl, tc;
+};
+
+struct rail_comm;
+struct rail_req_head;
+
+/* What differs between the two connection kinds, fixed when a comm is built (net_link.c): the
+ * shared code (polling, failover, rejoin, teardown) dispatches through it, never on a tag.
+ * Send: net_send.c; receive: net_recv.c. */
+struct rail_comm_ops {
+    const char *kind;   /* "send" / "recv", for log lines */
+    int stats_dir;      /* enum rail_stats_dir of the telemetry */
+    bool drives_rejoin; /* this end proposes rejoins (the sender); the other end answers */
+    /* The comm's stripe scheduler; NULL when this kind does not stripe (receive). */
+    struct rail_stripe *(*sched)(struct rail_comm *c);
+    /* After the QPs are connected: the kind's own rail setup (NULL: none). */
+    int (*setup_rails)(struct rail_comm *c, char *err, size_t errlen);
+    void (*on_wc)(struct rail_comm *c, int rail, const struct ibv_wc *wc);
+    /* After each poll: work that a failed rail lost goes again. */
+    void (*retry)(struct rail_comm *c);
+    /* Teardown: first out of every other comm's progress (NULL: nothing to do), then, once the
+     * links are gone, the kind's own regions. */
+    void (*quiesce)(struct rail_comm *c);
+    void (*release)(struct rail_comm *c);
+};
+extern const struct rail_comm_ops rail_send_comm_ops; /* net_send.c */
+extern const struct rail_comm_ops rail_recv_comm_ops; /* net_recv.c */
+
+/* A request kind (send, receive, GPUDirect flush): test() reaches it through this table. */
+struct rail_req_ops {
+    int (*test)(struct rail_req_head *h, int *done, int *sizes);
+};
+
+struct rail_comm {
+    const struct rail_comm_ops *ops; /* the comm's kind; NULL once closed */
+    int nrails, nqps;
+    struct rail_link link[RAIL_MAX_RAILS];
+    int fd;            /* out-of-band TCP connection, kept open to notice a dead peer */
+    atomic_int error;  /* first fatal error (-errno), sticky; async events may set it */
+    bool error_warned; /* the error was already reported to NCCL once */
+    uint64_t next_check_ns;
+    uint64_t peer_gone_ns; /* when the peer's socket was first seen closed (0: open) */
+    unsigned rr;           /* rotation counter over QPs */
+    int nup;               /* rails up */
+    bool failover;         /* NCCL_RAIL_FAILOVER and more than one rail */
+    struct rail_netdev *group;
+    struct rail_ctl *ctl; /* out-of-band control frames (net_rail_state.c) */
+    struct rail_stats_conn *stats;
+    uint64_t peer_addr1; /* S: peer's size records; R: peer's FIFO */
+    uint64_t peer_addr2; /* S: peer's eager bounce slots */
+    char peer[64];       /* peer's out-of-band address, for messages */
+};
+
+/* Request header shared by every kind: test() dispatches through ops. */
+struct rail_req_head {
+    const struct rail_req_ops *ops; /* NULL: not in flight (free, or completed) */
+    struct rail_comm *comm;
+};
+
+#define RAIL_REQ_CHUNKS 16   /* data pieces of one message (rails x QPs x max-message splits) */
+#define RAIL_CHUNK_REC  0xFF /* work request id "chunk" of a record or eager write */
+
+enum { RAIL_CH_POSTED = 1, RAIL_CH_DONE, RAIL_CH_PENDING };
+enum { RAIL_SREQ_PIPE = 1, RAIL_SREQ_2PH, RAIL_SREQ_EAGER };
+
+struct rail_send_chunk {
+    uint64_t off, len;
+    uint64_t post_ns;
+    uint8_t rail, qp, state;
+};
+
+struct rail_send_req {
+    struct rail_req_head h;
+    int wrs_left; /* signalled WRs of this message not yet completed (PIPE) */
+    size_t size;
+    int error;
+    uint8_t kind;                /* RAIL_SREQ_* */
+    uint8_t nch, ch_left;        /* 2PH: data chunks, chunks not yet done */
+    uint8_t rec_state, rec_rail; /* 2PH: the size record; EAGER: the eager write */
+    bool striped;                /* more than one rail carried data */
+    bool too_big;
+    uintptr_t data;
+    uint32_t lkey[RAIL_MAX_RAILS];
+    uint64_t raddr; /* receive buffer */
+    uint32_t rkey[RAIL_MAX_RAILS];
+    uint64_t seq; /* FIFO slot sequence (rendezvous) or eager message number */
+    unsigned entry, bounce;
+    struct rail_send_chunk ch[RAIL_REQ_CHUNKS];
+};
+
+struct rail_shadow {
+    struct rail_cts cts;
+    bool resolved; /* sent by rendezvous, or already satisfied by an eager send */
+};
+
+struct rail_send_comm {
+    struct rail_comm base;
+    uint8_t *fifo;  /* mr[0]: FIFO + credit word, written by the receiver */
+    uint8_t *local; /* mr[1]: per-request size record and eager header sources */
+    uint64_t head;  /* first slot not yet fully resolved */
+    uint64_t scan;  /* next slot to absorb into the shadow copy */
+    struct rail_shadow shadow[RAIL_FIFO_SLOTS][RAIL_MAX_RECVS];
+    uint8_t shadow_n[RAIL_FIFO_SLOTS];
+    struct rail_tagmap sent; /* messages sent per tag */
+    uint64_t eager_posted;
+    int eager_slots;
+    uint32_t eager_bytes; /* receiver's bounce payload size */
+    uint32_t eager_limit; /* min(bounce size, NCCL_RAIL_EAGER_MAX) */
+    int nfree;
+    uint16_t free_list[RAIL_SEND_REQS];
+    struct rail_stripe sched;
+    uint64_t max_chunk;                     /* smallest max_msg over the rails */
+    bool split_qps;                         /* NCCL_IB_SPLIT_DATA_ON_QPS */
+    int npending;                           /* requests with chunks waiting to be (re)posted */
+    int n2ph;                               /* two-phase requests not yet done */
+    atomic_int busy;                        /* a thread is inside this comm (net_data.c) */
+    bool helped;                            /* listed for help from other comms' progress */
+    uint16_t slot_busy[RAIL_FIFO_SLOTS];    /* WRs of a message of that FIFO slot in flight */
+    uint16_t bounce_busy[RAIL_EAGER_SLOTS]; /* WRs of an eager message in that slot in flight */
+    struct rail_send_req reqs[RAIL_SEND_REQS];
+};
+
+struct rail_recv_entry {
+    uint8_t *data;
+    uint64_t cap;
+    uint64_t size;
+    int32_t tag;
+    uint32_t tag_index;
+    bool done;
+};
+
+struct rail_recv_req {
+    struct rail_req_head h;
+    int n, left;       /* entries, entries whose data has not arrived */
+    bool cts_pending;  /* the CTS write has not completed locally yet */
+    bool cts_retry;    /* the CTS write failed with its rail: re-post it on another rail */
+    bool has_slot;     /* a CTS was written: slot_seq is valid */
+    uint64_t defer_ns; /* deferred CTS: when the receive was posted (coarse clock) */
+    uint64_t slot_seq;
+    int error;
+    struct rail_recv_entry e[RAIL_MAX_RECVS];
+};
+
+enum { RAIL_BOUNCE_EMPTY = 0, RAIL_BOUNCE_ARRIVED, RAIL_BOUNCE_CONSUMED };
+
+struct rail_recv_comm {
+    struct rail_comm base;
+    uint8_t *records; /* mr[0]: size records written by the sender */
+    uint8_t *bounce;  /* mr[1]: eager bounce slots written by the sender (NULL: no eager) */
+    uint8_t *staging; /* mr[2]: CTS staging per request, then the credit word */
+    uint64_t tail;    /* next FIFO slot sequence to post */
+    struct rail_recv_req *by_slot[RAIL_FIFO_SLOTS];
+    struct rail_tagmap posted; /* receive entries posted per tag */
+    int eager_slots;
+    uint32_t eager_bytes;
+    size_t slot_stride; /* RAIL_EAGER_HDR + eager_bytes */
+    uint8_t bstate[RAIL_EAGER_SLOTS];
+    uint64_t freed; /* eager messages released in ring order: the credit the sender sees */
+    uint64_t credit_sent;
+    uint64_t credit_acked; /* the value of the last credit write that completed */
+    uint64_t credit_inflight;
+    uint64_t arrived; /* eager messages received */
+    bool credit_busy;
+    uint32_t peer_eager_limit; /* the sender sends messages up to this size eagerly */
+    int ndeferred;             /* receives whose CTS is held back (they may come eagerly) */
+    uint8_t deferred[RAIL_RECV_REQS];
+    int nretry; /* receives whose clear-to-send must be written again (rail failure) */
+    int nunexp; /* arrived eager messages no receive was posted for yet */
+    uint8_t unexp[RAIL_EAGER_SLOTS];
+    int nfree;
+    uint8_t free_list[RAIL_RECV_REQS];
+    struct rail_recv_req reqs[RAIL_RECV_REQS];
+    /* GPUDirect flush (net_flush.c): loopback QPs per rail, NULL when no rail needs a flush. */
+    struct rail_flush *flush;
+};
+
+#define RAIL_STAGING_CREDIT_OFF ((size_t)RAIL_RECV_REQS * RAIL_MAX_RECVS * RAIL_CTS_BYTES)
+#define RAIL_STAGING_SIZE       (RAIL_STAGING_CREDIT_OFF + 64)
+#define RAIL_LOCAL_STRIDE       128 /* per send request: record at 0, eager header at 64 */
+
+/* Memory handle returned by regMr. */
+struct rail_mr {
+    uint32_t magic;
+    int nrails;
+    int type;
+    struct rail_dev *dev[RAIL_MAX_RAILS];
+    struct rail_reg_entry *ent[RAIL_MAX_RAILS];
+    uint32_t lkey[RAIL_MAX_RAILS], rkey[RAIL_MAX_RAILS];
+    uintptr_t start;
+    size_t len;
+};
+
+/* ---- work request ids ---- */
+
+enum rail_wr_kind { RAIL_WR_DATA = 1, RAIL_WR_LAST, RAIL_WR_CTS, RAIL_WR_CREDIT, RAIL_WR_RECV };
+
+static inline uint64_t rail_wrid(int kind, int rail, int qp, int idx)
+{
+    return (uint64_t)kind << 56 | (uint64_t)rail << 48 | (uint64_t)qp << 32 | (uint32_t)idx;
+}
+static inline int rail_wrid_kind(uint64_t id)
+{
+    return (int)(id >> 56);
+}
+static inline int rail_wrid_qp(uint64_t id)
+{
+    return (int)((id >> 32) & 0xFFFF);
+}
+static inline int rail_wrid_idx(uint64_t id)
+{
+    return (int)(id & 0xFFFFu);
+}
+static inline int rail_wrid_chunk(uint64_t id)
+{
+    return (int)((id >> 16) & 0xFFu);
+}
+static inline int rail_wrid_rail(uint64_t id)
+{
+    return (int)((id >> 48) & 0xFFu);
+}
+
+/* ---- shared internals ---- */
+
+uint64_t rail_now_ns(void);
+/* Clock-tick resolution, but never a clocksource read: cheap enough for every data-path call
+ * even where the clocksource is slow (HPET under emulation costs microseconds per read). */
+uint64_t rail_coarse_ns(void);
+
+/* net_conn.c: per-rail resources. */
+int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,
+                     char *err, size_t errlen);
+void rail_comm_destroy_links(struct rail_comm *c);
+int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count);
+
+/* net_errors.c */
+const char *rail_comm_kind(const struct rail_comm *c); /* "send", "recv" */
+void rail_comm_fail(struct rail_comm *c, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc);
+/* Statuses that mean "this path is broken" (failover material), as opposed to a protocol or
+ * access error that would fail on every rail. */
+bool rail_wc_rail_failure(enum ibv_wc_status st);
+/* Rate-limited checks: async events of the comm's devices and the peer's TCP connection. */
+void rail_comm_health(struct rail_comm *c, bool want_peer);
+/* The comm's sticky error (WARNs once per comm when first returned). */
+int rail_comm_error(struct rail_comm *c);
+
+/* net_data.c: completion polling for either comm kind. */
+int rail_comm_progress(struct rail_comm *c);
+/* A two-phase message needs its sender's completions polled before its size record goes out.
+ * NCCL keeps testing its sends, but a caller may wait on a receive without touching the send
+ * comm: such a send comm is listed, and every comm's progress (any thread) also polls the listed
+ * ones it can enter. The owner brackets its own calls with enter/leave. */
+/* Only multi-rail send comms are ever listed (one-rail messages are never two-phase), so one-rail
+ * comms skip enter/leave. */
+void rail_send_enter(struct rail_send_comm *s);
+void rail_send_leave(struct rail_send_comm *s);
+void rail_send_help_list(struct rail_send_comm *s);
+void rail_send_help_unlist(struct rail_send_comm *s);
+
+/* net_send.c / net_recv.c: completion handlers and setup. */
+void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc);
+void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
+extern const struct rail_req_ops rail_send_req_ops; /* net_send.c */
+extern const struct rail_req_ops rail_recv_req_ops; /* net_recv.c */
+/* A live send or receive comm of this plugin (a pointer NCCL handed back). */
+bool rail_comm_live(const struct rail_comm *c);
+void rail_send_init_state(struct rail_send_comm *s);
+void rail_recv_init_state(struct rail_recv_comm *r);
+
+/* net_rail_state.c: rail failure, rejoin and the out-of-band control frames. */
+struct rail_ctl;
+/* Rail `rail` of c failed (why: one line): it stops carrying new work, its QPs are moved to the
+ * error state so every WR in flight on it completes (flushed) and is re-sent elsewhere, the peer
+ * is told. One WARN per failure. Without failover, or when it was the last rail up, the comm
+ * fails instead. Returns true when the comm can go on. */
+bool rail_link_fail(struct rail_comm *c, int rail, const char *why);
+/* Polls port state changes and control frames from the peer; drives rejoins. Rate-limited. */
+void rail_rails_poll(struct rail_comm *c, uint64_t now);
+/* After the QPs are connected: failover mode, stripe scheduler, control channel. */
+int rail_comm_setup_rails(struct rail_comm *c, char *err, size_t errlen);
+int rail_ctl_init(struct rail_comm *c);
+/* Registers the comm with the telemetry (once its peer name is known). */
+void rail_comm_stats_open(struct rail_comm *c);
+void rail_ctl_free(struct rail_comm *c);
+/* First rail that is up, starting the search at `from` (round-robin); -1 when none. */
+int rail_pick_up(struct rail_comm *c, unsigned from);
+
+/* net_send_post.c: posting of rendezvous/eager messages and their re-sending. */
+/* 0 posted, 1 no room or no rail up yet (nothing posted: NCCL calls again), -errno. */
+int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q);
+int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q);
+void rail_send_retry(struct rail_send_comm *s);
+/* net_recv.c: clear-to-send writes lost with a failed rail, again (a lost credit write goes again
+ * from the next send_credit, test() calls it). */
+void rail_recv_retry(struct rail_recv_comm *r);
+
+/* net_reg.c */
+int rail_mr_check(const struct rail_comm *c, const void *mhandle, const void *data, size_t size,
+                  const struct rail_mr **out);
+
+#endif

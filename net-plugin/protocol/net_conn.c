@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Connection establishment. The sender (connect) opens a TCP connection to the listener named in
+ * the handle and sends its metadata (QPNs, GIDs, FIFO address and keys); the receiver (accept)
+ * validates it, builds its QPs, answers with its own metadata (size records, eager bounce
+ * slots); the sender moves its QPs to RTS and sends READY. Both calls are non-blocking state
+ * machines: a NULL comm means "call again". The sender's progress lives in a registry keyed by a
+ * cookie stored in the handle's local stage area, so a garbage handle is never dereferenced. */
+#include "protocol/net_conn.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "protocol/net_comm.h"
+#include "protocol/net_flush.h"
+#include "protocol/net_link.h"
+#include "transport/net_oob.h"
+#include "params.h"
+
+enum { ST_CONNECTING = 1, ST_SEND_META, ST_RECV_META, ST_SEND_READY, ST_RECV_READY };
+
+/* A connecting peer sends its metadata at once and READY right after our answer: one that stays
+ * silent this long is stuck or hostile, and must not block the listen comm forever. */
+#define ACCEPT_HANDSHAKE_NS (60ull * 1000000000ull)
+
+struct rail_conn_state {
+    uint64_t cookie;
+    struct rail_conn_state *next;
+    int stage;
+    int fd;
+    int sl, tc;
+    uint64_t deadline_ns;   /* accept: the peer must finish the handshake by then */
+    struct rail_comm *comm; /* send comm (connect) or receive comm (accept, after META_S) */
+    struct rail_oob_tx tx;
+    struct rail_oob_rx rx;
+    struct rail_meta meta;
+};
+
+struct rail_listen_comm {
+    uint32_t magic;
+    struct rail_netdev *dev;
+    int fd;
+    uint64_t nonce;
+    struct rail_conn_state *pending;
+};
+
+static pthread_mutex_t g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rail_conn_state *g_connects;
+
+static void state_free(struct rail_conn_state *st)
+{
+    if (!st)
+        return;
+    rail_comm_free(st->comm);
+    rail_oob_close(&st->fd);
+    free(st);
+}
+
+/* ---- listen ---- */
+
+int rail_net_listen(const struct rail_net_ctx *ctx, int dev, void *handle, void **listen_comm)
+{
+    struct rail_netdev *d = rail_device_group(dev);
+    struct rail_listen_comm *lc;
+    struct rail_handle h;
+    char err[256] = "";
+    int rc;
+
+    (void)ctx;
+    if (!listen_comm || !handle)
+        return -EINVAL;
+    *listen_comm = NULL;
+    if (!d) {
+        RAIL_WARN(NCCL_NET, "listen: device %d does not exist (%d devices)", dev,
+                  rail_devices_count());
+        return -EINVAL;
+    }
+    lc = calloc(1, sizeof(*lc));
+    if (!lc)
+        return -ENOMEM;
+    rc = rail_oob_listen(&h, &lc->fd, err, sizeof(err));
+    if (rc < 0) {
+        RAIL_WARN(NCCL_NET, "listen on %s: %s", d->name, err);
+        free(lc);
+        return rc;
+    }
+    lc->magic = RAIL_LSTN_MAGIC;
+    lc->dev = d;
+    lc->nonce = h.nonce;
+    rail_handle_encode(&h, handle);
+    *listen_comm = lc;
+    return 0;
+}
+
+int rail_net_close_listen(void *listen_comm)
+{
+    struct rail_listen_comm *lc = listen_comm;
+    if (!lc)
+        return 0;
+    if (lc->magic != RAIL_LSTN_MAGIC)
+        return -EINVAL;
+    state_free(lc->pending);
+    rail_oob_close(&lc->fd);
+    lc->magic = RAIL_DEAD_MAGIC;
+    free(lc);
+    return 0;
+}
+
+/* ---- connect (sender) ---- */
+
+static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
+                         const struct rail_handle *h, struct rail_conn_state **out, char *err,
+                         size_t errlen)
+{
+    struct rail_conn_state *st = calloc(1, sizeof(*st));
+    struct rail_send_comm *s = NULL;
+    int nqps = (int)rail_param_int(RAIL_PARAM_IB_QPS_PER_CONNECTION);
+    long long sl = rail_param_int(RAIL_PARAM_IB_SL), tc = rail_param_int(RAIL_PARAM_IB_TC);
+    int rc;
+
+    if (!st)
+        return -ENOMEM;
+    st->fd = -1;
+    st->sl = sl >= 0 ? (int)sl : 0;
+    st->tc = tc >= 0 ? (int)tc : (ctx && ctx->traffic_class >= 0 ? ctx->traffic_class & 255 : 0);
+    rc = rail_send_comm_create(d, nqps, &s, err, errlen);
+    if (rc < 0) {
+        free(st);
+        return rc;
+    }
+    st->comm = &s->base;
+    rc = rail_oob_connect_start(h, &st->fd, err, errlen);
+    if (rc < 0) {
+        state_free(st);
+        return rc;
+    }
+    struct rail_meta *m = &st->meta;
+    memset(m, 0, sizeof(*m));
+    m->nonce = h->nonce;
+    m->nrails = s->base.nrails;
+    m->nqps = nqps;
+    m->sl = st->sl;
+    m->tc = st->tc;
+    m->addr1 = (uintptr_t)s->fifo;
+    /* The receiver defers the clear-to-send of receives this small: they come eagerly. */
+    long long eager = rail_param_int(RAIL_PARAM_EAGER_MAX);
+    m->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
+    for (int r = 0; r < s->base.nrails; r++) {
+        rail_link_describe(&s->base, r, &m->rails[r]);
+        m->rails[r].rkey1 = s->base.link[r].mr[0]->rkey;
+    }
+    rc = rail_meta_encode(RAIL_FRAME_META_S, m, st->tx.buf, sizeof(st->tx.buf));
+    if (rc < 0) {
+        state_free(st);
+        return rc;
+    }
+    st->tx.len = (size_t)rc;
+    st->stage = ST_CONNECTING;
+    do
+        st->cookie = rail_random64();
+    while (st->cookie == 0);
+    *out = st;
+    return 0;
+}
+
+/* 1 when connected, 0 to be called again, -errno. */
+static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
+{
+    struct rail_send_comm *s = (struct rail_send_comm *)st->comm;
+    int rc = 1;
+
+    while (rc == 1) {
+        switch (st->stage) {
+        case ST_CONNECTING:
+            rc = rail_oob_connect_check(st->fd, err, errlen);
+            break;
+        case ST_SEND_META:
+        case ST_SEND_READY:
+            rc = rail_oob_send(st->fd, &st->tx, err, errlen);
+            break;
+        case ST_RECV_META:
+            rc = rail_oob_recv(st->fd, &st->rx, RAIL_FRAME_META_R, err, errlen);
+            if (rc == 1) {
+                uint64_t nonce = st->meta.nonce;
+                rc = rail_meta_decode(RAIL_FRAME_META_R, st->rx.buf + RAIL_FRAME_HDR,
+                                      st->rx.body_len, st->rx.checksum, &st->meta, err, errlen);
+                if (rc == 0 && st->meta.nonce != nonce) {
+                    snprintf(err, errlen, "peer answered for another listener");
+                    rc = -EPROTO;
+                }
+                if (rc == 0)
+                    rc = rail_link_check_peer(&s->base, &st->meta, err, errlen);
+                if (rc == 0) {
+                    s->base.nrails = st->meta.nrails; /* the receiver's choice: min of both */
+                    rc = rail_link_connect(&s->base, &st->meta, st->sl, st->tc, err, errlen);
+                }
+                if (rc == 0)
+                    rc = rail_comm_setup_rails(&s->base, err, errlen);
+                if (rc == 0) {
+                    long long mine = rail_param_int(RAIL_PARAM_EAGER_MAX);
+                    s->base.peer_addr1 = st->meta.addr1;
+                    s->base.peer_addr2 = st->meta.addr2;
+                    s->eager_slots = st->meta.eager_slots;
+                    s->eager_bytes = st->meta.eager_bytes;
+                    s->eager_limit = s->eager_slots && mine > 0 ? (uint32_t)mine : 0;
+                    if (s->eager_limit > s->eager_bytes)
+                        s->eager_limit = s->eager_bytes;
+                    rc = rail_ready_encode(st->tx.buf, sizeof(st->tx.buf));
+                    st->tx.len = rc > 0 ? (size_t)rc : 0;
+                    st->tx.off = 0;
+                    rc = rc > 0 ? 1 : rc;
+                }
+            }
+            break;
+        default:
+            return 1;
+        }
+        if (rc == 1 && ++st->stage > ST_SEND_READY)
+            return 1;
+    }
+    return rc;
+}
+
+static struct rail_conn_state *registry_take(uint64_t cookie)
+{
+    struct rail_conn_state **pp, *st = NULL;
+    pthread_mutex_lock(&g_reg_lock);
+    for (pp = &g_connects; *pp; pp = &(*pp)->next) {
+        if ((*pp)->cookie == cookie) {
+            st = *pp;
+            *pp = st->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_reg_lock);
+    return st;
+}
+
+static void registry_put(struct rail_conn_state *st)
+{
+    pthread_mutex_lock(&g_reg_lock);
+    st->next = g_connects;
+    g_connects = st;
+    pthread_mutex_unlock(&g_reg_lock);
+}
+
+int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void **send_comm)
+{
+    struct rail_netdev *d = rail_device_group(dev);
+    struct rail_conn_state *st;
+    struct rail_handle h;
+    char err[320] = "";
+    uint64_t cookie;
+    int rc;
+
+    if (!send_comm || !handle)
+        return -EINVAL;
+    *send_comm = NULL;
+    if (!d) {
+        RAIL_WARN(NCCL_NET, "connect: device %d does not exist (%d devices)", dev,
+                  rail_devices_count());
+        return -EINVAL;
+    }
+    rc = rail_handle_decode(handle, &h, err, sizeof(err));
+    if (rc < 0) {
+        RAIL_WARN(NCCL_NET, "connect on %s: invalid handle: %s", d->name, err);
+        return rc;
+    }
+    cookie = rail_handle_stage_get(handle);
+    if (cookie) {
+        st = registry_take(cookie);
+        if (!st) {
+            RAIL_WARN(NCCL_NET,
+                      "connect on %s: the handle refers to an unknown connection "
+                      "attempt (reused or corrupted handle)",
+                      d->name);
+            return -EINVAL;
+        }
+    } else {
+        rc = connect_begin(ctx, d, &h, &st, err, sizeof(err));
+        if (rc < 0) {
+            RAIL_WARN(NCCL_NET, "connect on %s: %s", d->name, err);
+            return rc;
+        }
+    }
+    rc = connect_step(st, err, sizeof(err));
+    if (rc < 0) {
+        char peer[64];
+        rail_oob_peer_name(st->fd, peer, sizeof(peer));
+        RAIL_WARN(NCCL_NET, "connect on %s to %s: %s", d->name, peer, err);
+        rail_handle_stage_set(handle, 0);
+        state_free(st);
+        return rc;
+    }
+    if (rc == 0) {
+        registry_put(st);
+        rail_handle_stage_set(handle, st->cookie);
+        return 0;
+    }
+    struct rail_comm *c = st->comm;
+    c->fd = st->fd;
+    st->fd = -1;
+    st->comm = NULL;
+    rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
+    rail_comm_stats_open(c);
+    RAIL_INFO(NCCL_NET, "send comm %p: %s -> %s, %d rail(s) x %d QP(s), eager <= %u bytes%s",
+              (void *)c, d->name, c->peer, c->nrails, c->nqps,
+              ((struct rail_send_comm *)c)->eager_limit, c->failover ? ", failover on" : "");
+    rail_handle_stage_set(handle, 0);
+    state_free(st);
+    *send_comm = c;
+    return 0;
+}
+
+/* ---- accept (receiver) ---- */
+
+static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, char *err,
+                       size_t errlen)
+{
+    struct rail_meta *m = &st->meta;
+    struct rail_recv_comm *r = NULL;
+    int rc = rail_meta_decode(RAIL_FRAME_META_S, st->rx.buf + RAIL_FRAME_HDR, st->rx.body_len,
+                              st->rx.checksum, m, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (m->nonce != lc->nonce) {
+        snprintf(err, errlen, "peer connected with the handle of another listener");
+        return -EPROTO;
+    }
+    /* Rail i pairs with the peer's rail i; extra rails of either side stay unused. */
+    int nrails = m->nrails < lc->dev->nrails ? m->nrails : lc->dev->nrails;
+    rc = rail_recv_comm_create(lc->dev, nrails, m->nqps, &r, err, errlen);
+    if (rc < 0)
+        return rc;
+    st->comm = &r->base;
+    int peer_rails = m->nrails;
+    m->nrails = nrails; /* the peer's first nrails rails */
+    rc = rail_link_check_peer(&r->base, m, err, errlen);
+    if (rc == 0)
+        rc = rail_link_connect(&r->base, m, m->sl, m->tc, err, errlen);
+    if (rc == 0)
+        rc = rail_comm_setup_rails(&r->base, err, errlen);
+    if (rc == 0 && peer_rails != lc->dev->nrails)
+        RAIL_INFO(NCCL_NET, "%s: the peer has %d rail(s), this device %d: using %d", lc->dev->name,
+                  peer_rails, lc->dev->nrails, nrails);
+    for (int rl = 0; rc == 0 && rl < r->base.nrails; rl++)
+        for (int q = 0; rc == 0 && q < r->base.nqps; q++)
+            rc = rail_post_recvs(&r->base, rl, q, r->base.link[rl].rq_depth);
+    if (rc == 0)
+        rc = rail_flush_setup(r, err, errlen); /* GPUDirect flush QPs: net_flush.c */
+    if (rc < 0) {
+        if (!err[0])
+            snprintf(err, errlen, "posting receives failed: %s", strerror(-rc));
+        return rc;
+    }
+    r->base.peer_addr1 = m->addr1;
+    /* The sender's own eager limit is min(our bounce size, its NCCL_RAIL_EAGER_MAX). */
+    r->peer_eager_limit = r->eager_slots ? m->eager_bytes : 0;
+    if (r->peer_eager_limit > r->eager_bytes)
+        r->peer_eager_limit = r->eager_bytes;
+    uint64_t nonce = m->nonce;
+    int sl = m->sl, tc = m->tc;
+    memset(m, 0, sizeof(*m));
+    m->nonce = nonce;
+    m->nrails = r->base.nrails;
+    m->nqps = r->base.nqps;
+    m->sl = sl;
+    m->tc = tc;
+    m->eager_slots = r->eager_slots;
+    m->eager_bytes = r->eager_bytes;
+    m->addr1 = (uintptr_t)r->records;
+    m->addr2 = (uintptr_t)r->bounce;
+    for (int rl = 0; rl < r->base.nrails; rl++) {
+        rail_link_describe(&r->base, rl, &m->rails[rl]);
+        m->rails[rl].rkey1 = r->base.link[rl].mr[0]->rkey;
+        m->rails[rl].rkey2 = r->base.link[rl].mr[1] ? r->base.link[rl].mr[1]->rkey : 0;
+    }
+    rc = rail_meta_encode(RAIL_FRAME_META_R, m, st->tx.buf, sizeof(st->tx.buf));
+    if (rc < 0)
+        return rc;
+    st->tx.len = (size_t)rc;
+    st->tx.off = 0;
+    return 1;
+}
+
+static int accept_step(struct rail_listen_comm *lc, struct rail_conn_state *st, char *err,
+                       size_t errlen)
+{
+    int rc = 1;
+    while (rc == 1) {
+        switch (st->stage) {
+        case ST_CONNECTING:
+            rc = rail_oob_accept(lc->fd, &st->fd, err, errlen);
+            if (rc == 1) {
+                st->stage = ST_RECV_META;
+                st->deadline_ns = rail_now_ns() + ACCEPT_HANDSHAKE_NS;
+            }
+            continue;
+        case ST_RECV_META:
+            rc = rail_oob_recv(st->fd, &st->rx, RAIL_FRAME_META_S, err, errlen);
+            if (rc == 1)
+                rc = accept_meta(lc, st, err, errlen);
+            if (rc == 1)
+                st->stage = ST_SEND_META;
+            continue;
+        case ST_SEND_META:
+            rc = rail_oob_send(st->fd, &st->tx, err, errlen);
+            if (rc == 1) {
+                memset(&st->rx, 0, sizeof(st->rx));
+                st->stage = ST_RECV_READY;
+            }
+            continue;
+        case ST_RECV_READY:
+            rc = rail_oob_recv(st->fd, &st->rx, RAIL_FRAME_READY, err, errlen);
+            if (rc == 1 && (st->rx.body_len != 8 || rail_wire_checksum(st->rx.buf + RAIL_FRAME_HDR,
+                                                                       8) != st->rx.checksum)) {
+                snprintf(err, errlen, "malformed READY frame");
+                rc = -EPROTO;
+            }
+            if (rc == 1)
+                return 1;
+            continue;
+        default:
+            return -EINVAL;
+        }
+    }
+    if (rc == 0 && st->stage != ST_CONNECTING && rail_now_ns() > st->deadline_ns) {
+        snprintf(err, errlen, "the peer did not complete the handshake within %llu s",
+                 ACCEPT_HANDSHAKE_NS / 1000000000ull);
+        rc = -ETIMEDOUT;
+    }
+    return rc;
+}
+
+int rail_net_accept(void *listen_comm, void **recv_comm)
+{
+    struct rail_listen_comm *lc = listen_comm;
+    struct rail_conn_state *st;
+    char err[320] = "";
+    int rc;
+
+    if (!recv_comm)
+        return -EINVAL;
+    *recv_comm = NULL;
+    if (!lc || lc->magic != RAIL_LSTN_MAGIC) {
+        RAIL_WARN(NCCL_NET, "accept: %p is not a listen comm of this plugin", listen_comm);
+        return -EINVAL;
+    }
+    if (!lc->pending) {
+        lc->pending = calloc(1, sizeof(*lc->pending));
+        if (!lc->pending)
+            return -ENOMEM;
+        lc->pending->fd = -1;
+        lc->pending->stage = ST_CONNECTING;
+    }
+    st = lc->pending;
+    rc = accept_step(lc, st, err, sizeof(err));
+    if (rc == 0)
+        return 0;
+    lc->pending = NULL;
+    if (rc < 0) {
+        char peer[64] = "?";
+        if (st->fd >= 0)
+            rail_oob_peer_name(st->fd, peer, sizeof(peer));
+        RAIL_WARN(NCCL_NET, "accept on %s from %s: %s", lc->dev->name, peer, err);
+        state_free(st);
+        return rc;
+    }
+    struct rail_comm *c = st->comm;
+    c->fd = st->fd;
+    st->fd = -1;
+    st->comm = NULL;
+    rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
+    RAIL_INFO(NCCL_NET,
+              "recv comm %p: %s <- %s, %d rail(s) x %d QP(s), %d eager slots of %u bytes%s",
+              (void *)c, lc->dev->name, c->peer, c->nrails, c->nqps,
+              ((struct rail_recv_comm *)c)->eager_slots, ((struct rail_recv_comm *)c)->eager_bytes,
+              c->failover ? ", failover on" : "");
+    state_free(st);
+    *recv_comm = c;
+    return 0;
+}
+
+/* ---- close ---- */
+
+int rail_net_close_send(void *send_comm)
+{
+    struct rail_comm *c = send_comm;
+    if (!c)
+        return 0;
+    if (c->ops != &rail_send_comm_ops) {
+        RAIL_WARN(NCCL_NET, "closeSend: %p is not a send comm of this plugin", send_comm);
+        return -EINVAL;
+    }
+    rail_comm_free(c);
+    return 0;
+}
+
+int rail_net_close_recv(void *recv_comm)
+{
+    struct rail_comm *c = recv_comm;
+    if (!c)
+        return 0;
+    if (c->ops != &rail_recv_comm_ops) {
+        RAIL_WARN(NCCL_NET, "closeRecv: %p is not a receive comm of this plugin", recv_comm);
+        return -EINVAL;
+    }
+    rail_comm_free(c);
+    return 0;
+}

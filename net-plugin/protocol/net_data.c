@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Data-path entry points shared by both directions: completion polling and test(), which
+ * dispatches send, receive and flush requests (iflush: net_flush.c). */
+#include "protocol/net_data.h"
+
+#include <errno.h>
+#include <pthread.h>
+
+#include "log.h"
+#include "protocol/net_comm.h"
+#include "protocol/net_flush.h"
+#include "transport/net_verbs.h"
+
+#define HELP_MAX 64
+
+static pthread_mutex_t g_help_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rail_send_comm *g_help[HELP_MAX];
+static int g_nhelp;
+static atomic_int g_help_count;
+
+void rail_send_enter(struct rail_send_comm *s)
+{
+    int expected = 0;
+    while (!atomic_compare_exchange_weak_explicit(&s->busy, &expected, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+        expected = 0; /* a helper is polling it: that takes microseconds */
+}
+
+void rail_send_leave(struct rail_send_comm *s)
+{
+    atomic_store_explicit(&s->busy, 0, memory_order_release);
+}
+
+void rail_send_help_list(struct rail_send_comm *s)
+{
+    if (s->helped)
+        return;
+    pthread_mutex_lock(&g_help_lock);
+    if (g_nhelp < HELP_MAX) {
+        g_help[g_nhelp++] = s;
+        s->helped = true;
+        atomic_fetch_add(&g_help_count, 1);
+    }
+    pthread_mutex_unlock(&g_help_lock);
+}
+
+/* Called by the owner (inside enter/leave, or when freeing the comm). */
+void rail_send_help_unlist(struct rail_send_comm *s)
+{
+    if (!s->helped)
+        return;
+    pthread_mutex_lock(&g_help_lock);
+    for (int i = 0; i < g_nhelp; i++) {
+        if (g_help[i] == s) {
+            g_help[i] = g_help[--g_nhelp];
+            atomic_fetch_sub(&g_help_count, 1);
+            break;
+        }
+    }
+    s->helped = false;
+    pthread_mutex_unlock(&g_help_lock);
+}
+
+static int poll_comm(struct rail_comm *c);
+
+/* Polls the listed send comms nobody is inside right now. */
+static void help_others(const struct rail_comm *self)
+{
+    if (atomic_load_explicit(&g_help_count, memory_order_relaxed) == 0 ||
+        pthread_mutex_trylock(&g_help_lock) != 0)
+        return;
+    for (int i = 0; i < g_nhelp; i++) {
+        struct rail_send_comm *s = g_help[i];
+        int expected = 0;
+        if (&s->base == self ||
+            !atomic_compare_exchange_strong_explicit(&s->busy, &expected, 1, memory_order_acquire,
+                                                     memory_order_relaxed))
+            continue;
+        (void)poll_comm(&s->base);
+        rail_send_leave(s);
+    }
+    pthread_mutex_unlock(&g_help_lock);
+}
+
+int rail_comm_progress(struct rail_comm *c)
+{
+    int rc = poll_comm(c);
+    help_others(c);
+    return rc;
+}
+
+static int poll_comm(struct rail_comm *c)
+{
+    struct ibv_wc wc[RAIL_POLL_BATCH];
+
+    for (int r = 0; r < c->nrails; r++) {
+        struct rail_link *l = &c->link[r];
+        for (;;) {
+            int n = rail_verbs_poll_cq(l->cq, RAIL_POLL_BATCH, wc);
+            if (n < 0) {
+                rail_comm_fail(c, -EIO, "%s: ibv_poll_cq failed", l->dev->name);
+                break;
+            }
+            for (int i = 0; i < n; i++) {
+                int q = rail_wrid_qp(wc[i].wr_id);
+                if (q >= c->nqps || rail_wrid_rail(wc[i].wr_id) != r) {
+                    rail_comm_fail(c, -EIO, "completion with a foreign work request id %#llx",
+                                   (unsigned long long)wc[i].wr_id);
+                    continue;
+                }
+                c->ops->on_wc(c, r, &wc[i]);
+            }
+            if (n < RAIL_POLL_BATCH)
+                break;
+        }
+    }
+    c->ops->retry(c);
+    return atomic_load(&c->error);
+}
+
+int rail_net_test(void *request, int *done, int *sizes)
+{
+    struct rail_req_head *h = request;
+
+    if (done)
+        *done = 0;
+    if (!h || !done) {
+        RAIL_WARN(NCCL_NET, "test: NULL %s", h ? "done pointer" : "request");
+        return -EINVAL;
+    }
+    if (h->ops) /* send, receive or GPUDirect flush (iflush) */
+        return h->ops->test(h, done, sizes);
+    RAIL_WARN(NCCL_NET, "test: %p is not a request in flight (completed or never issued)", request);
+    return -EINVAL;
+}

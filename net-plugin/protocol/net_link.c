@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Per-rail verbs resources of a connection: completion queue, RC queue pairs, registered
+ * control regions, and the QP transitions from the peer's metadata. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "protocol/net_comm.h"
+#include "protocol/net_flush.h"
+#include "gdr/net_gdr.h"
+#include "protocol/net_link.h"
+#include "transport/net_verbs.h"
+#include "transport/net_oob.h"
+#include "params.h"
+#include "rails/rail_stats.h"
+
+uint64_t rail_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t rail_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int rail_wire_ll(int verbs_ll)
+{
+    return verbs_ll == IBV_LINK_LAYER_ETHERNET ? RAIL_LL_ETH : RAIL_LL_IB;
+}
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,
+                     char *err, size_t errlen)
+{
+    struct rail_link *l = &c->link[rail];
+    int rc, cqe;
+
+    l->dev = dev;
+    if (dev->max_qp_wr > 0) {
+        sq = min_int(sq, dev->max_qp_wr);
+        rq = min_int(rq, dev->max_qp_wr);
+    }
+    /* The CQ must hold every signalled send and every posted receive of all QPs at once. */
+    if (dev->max_cqe > 0 && (long)nqps * (sq + rq) > dev->max_cqe) {
+        int per_qp = dev->max_cqe / nqps;
+        if (per_qp < 16) {
+            snprintf(err, errlen, "%s: %d QPs do not fit a %d-entry CQ", dev->name, nqps,
+                     dev->max_cqe);
+            return -E2BIG;
+        }
+        rq = min_int(rq, per_qp / 2 > 1 ? per_qp / 2 : 1);
+        sq = min_int(sq, per_qp - rq);
+    }
+    cqe = nqps * (sq + rq);
+    rc = rail_verbs_create_cq(dev->ctx, cqe, c, &l->cq, dev->name, err, errlen);
+    if (rc < 0)
+        return rc;
+    l->qps = calloc((size_t)nqps, sizeof(*l->qps));
+    if (!l->qps)
+        return -ENOMEM;
+    int sge = dev->max_sge > 0 ? min_int(2, dev->max_sge) : 2;
+    for (int q = 0; q < nqps; q++) {
+        rc = rail_verbs_create_qp(dev->pd, l->cq, sq, rq, sge, c, &l->qps[q].qp, dev->name, err,
+                                  errlen);
+        if (rc < 0)
+            return rc;
+        l->qps[q].sq_max = sq;
+    }
+    l->rq_depth = rq;
+    return 0;
+}
+
+void rail_comm_destroy_links(struct rail_comm *c)
+{
+    for (int r = 0; r < RAIL_MAX_RAILS; r++) {
+        struct rail_link *l = &c->link[r];
+        if (l->qps) {
+            for (int q = 0; q < c->nqps; q++)
+                rail_verbs_destroy_qp(l->qps[q].qp);
+            free(l->qps);
+            l->qps = NULL;
+        }
+        rail_verbs_destroy_cq(l->cq);
+        l->cq = NULL;
+        for (int k = 0; k < 3; k++) {
+            rail_verbs_dereg_mr(l->mr[k]);
+            l->mr[k] = NULL;
+        }
+    }
+}
+
+int rail_region_alloc(size_t size, uint8_t **out)
+{
+    size_t rounded = (size + 4095) & ~(size_t)4095;
+    void *p = aligned_alloc(4096, rounded);
+    if (!p)
+        return -ENOMEM;
+    memset(p, 0, rounded);
+    *out = p;
+    return 0;
+}
+
+int rail_region_reg(struct rail_comm *c, int slot, void *p, size_t size, bool remote, char *err,
+                    size_t errlen)
+{
+    int access = IBV_ACCESS_LOCAL_WRITE | (remote ? IBV_ACCESS_REMOTE_WRITE : 0);
+    for (int r = 0; r < c->nrails; r++) {
+        struct rail_link *l = &c->link[r];
+        int rc =
+            rail_verbs_reg_mr(l->dev->pd, p, size, access, &l->mr[slot], l->dev->name, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+void rail_link_describe(const struct rail_comm *c, int rail, struct rail_meta_rail *mr)
+{
+    const struct rail_link *l = &c->link[rail];
+    const struct rail_dev *d = l->dev;
+    mr->link_layer = rail_wire_ll(d->link_layer);
+    mr->mtu = (int)d->mtu;
+    mr->port = d->port;
+    mr->gid_index = d->gid_index;
+    mr->lid = d->lid;
+    memcpy(mr->gid, d->gid.raw, 16);
+    for (int q = 0; q < c->nqps; q++)
+        mr->qpn[q] = l->qps[q].qp->qp_num;
+}
+
+int rail_link_check_peer(const struct rail_comm *c, const struct rail_meta *peer, char *err,
+                         size_t errlen)
+{
+    if (peer->nrails > c->nrails || peer->nqps != c->nqps) {
+        snprintf(err, errlen, "peer has %d rail(s) x %d QP(s), this end %d x %d", peer->nrails,
+                 peer->nqps, c->nrails, c->nqps);
+        return -EPROTO;
+    }
+    for (int r = 0; r < peer->nrails; r++) {
+        const struct rail_dev *d = c->link[r].dev;
+        if (peer->rails[r].link_layer != rail_wire_ll(d->link_layer)) {
+            snprintf(err, errlen, "rail %d: peer link layer %s, local %s is %s", r,
+                     peer->rails[r].link_layer == RAIL_LL_ETH ? "RoCE" : "InfiniBand", d->name,
+                     d->link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand");
+            return -EPROTO;
+        }
+    }
+    return 0;
+}
+
+int rail_link_connect_one(struct rail_comm *c, int r, const struct rail_meta_rail *pr, int sl,
+                          int tc, char *err, size_t errlen)
+{
+    struct rail_link *l = &c->link[r];
+    struct rail_qp_path path = {
+        .port = l->dev->port,
+        .gid_index = l->dev->gid_index,
+        .sl = sl,
+        .tc = tc,
+        .pkey_index = (int)rail_param_int(RAIL_PARAM_IB_PKEY),
+        .timeout = (int)rail_param_int(RAIL_PARAM_IB_TIMEOUT),
+        .retry_cnt = (int)rail_param_int(RAIL_PARAM_IB_RETRY_CNT),
+    };
+    struct rail_qp_remote remote = {
+        .link_layer = l->dev->link_layer,
+        .lid = (uint16_t)pr->lid,
+        .mtu = (enum ibv_mtu)(pr->mtu < (int)l->dev->mtu ? pr->mtu : (int)l->dev->mtu),
+    };
+    memcpy(remote.gid.raw, pr->gid, 16);
+    for (int q = 0; q < c->nqps; q++) {
+        remote.qpn = pr->qpn[q];
+        int rc = rail_verbs_qp_connect(l->qps[q].qp, &path, &remote, l->dev->name, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    l->sl = sl;
+    l->tc = tc;
+    return 0;
+}
+
+int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl, int tc, char *err,
+                      size_t errlen)
+{
+    for (int r = 0; r < c->nrails; r++) {
+        int rc = rail_link_connect_one(c, r, &peer->rails[r], sl, tc, err, errlen);
+        if (rc < 0)
+            return rc;
+        c->link[r].peer_rkey1 = peer->rails[r].rkey1;
+        c->link[r].peer_rkey2 = peer->rails[r].rkey2;
+        c->link[r].up = true;
+    }
+    c->nup = c->nrails;
+    return 0;
+}
+
+int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count)
+{
+    struct ibv_recv_wr wr;
+    for (int i = 0; i < count; i++) {
+        memset(&wr, 0, sizeof(wr));
+        wr.wr_id = rail_wrid(RAIL_WR_RECV, rail, qp, 0);
+        int rc = rail_verbs_post_recv(c->link[rail].qps[qp].qp, &wr);
+        if (rc < 0)
+            return rc;
+        c->link[rail].qps[qp].rq_posted++;
+    }
+    return 0;
+}
+
+/* ---- send and receive comms ---- */
+
+bool rail_comm_live(const struct rail_comm *c)
+{
+    return c && (c->ops == &rail_send_comm_ops || c->ops == &rail_recv_comm_ops);
+}
+
+void rail_comm_free(struct rail_comm *c)
+{
+    if (!c)
+        return;
+    if (c->ops->quiesce) /* no other comm's progress may be polling it */
+        c->ops->quiesce(c);
+    rail_stats_close(c->stats);
+    c->stats = NULL;
+    rail_ctl_free(c);
+    rail_comm_destroy_links(c);
+    c->ops->release(c);
+    rail_oob_close(&c->fd);
+    c->ops = NULL;
+    free(c);
+}
+
+int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
+                          size_t errlen)
+{
+    struct rail_send_comm *s = calloc(1, sizeof(*s));
+    int rc = 0;
+    if (!s)
+        return -ENOMEM;
+    s->base.ops = &rail_send_comm_ops;
+    s->base.nrails = g->nrails;
+    s->base.nqps = nqps;
+    s->base.fd = -1;
+    s->base.group = g;
+    rail_send_init_state(s);
+    for (int r = 0; r < g->nrails && rc == 0; r++)
+        rc = rail_link_create(&s->base, r, g->rail[r], nqps, RAIL_SEND_SQ, 1, err, errlen);
+    if (rc == 0)
+        rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
+    if (rc == 0)
+        rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION, true, err, errlen);
+    if (rc == 0)
+        rc = rail_region_alloc((size_t)RAIL_SEND_REQS * RAIL_LOCAL_STRIDE, &s->local);
+    if (rc == 0)
+        rc = rail_region_reg(&s->base, 1, s->local, (size_t)RAIL_SEND_REQS * RAIL_LOCAL_STRIDE,
+                             false, err, errlen);
+    if (rc < 0) {
+        if (rc == -ENOMEM && !err[0])
+            snprintf(err, errlen, "out of memory for the send comm");
+        rail_comm_free(&s->base);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct rail_recv_comm **out,
+                          char *err, size_t errlen)
+{
+    struct rail_recv_comm *r = calloc(1, sizeof(*r));
+    /* GPUDirect devices: no eager bounce slots (net_gdr.c, rail_gdr_eager_ok). */
+    bool eager_ok = true;
+    for (int k = 0; k < nrails; k++)
+        eager_ok = eager_ok && rail_gdr_eager_ok(g->rail[k]);
+    long long eager = eager_ok ? rail_param_int(RAIL_PARAM_EAGER_MAX) : 0;
+    int rc = 0;
+    if (!r)
+        return -ENOMEM;
+    r->base.ops = &rail_recv_comm_ops;
+    r->base.nrails = nrails;
+    r->base.nqps = nqps;
+    r->base.fd = -1;
+    r->base.group = g;
+    r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
+    r->eager_slots = eager > 0 ? RAIL_EAGER_SLOTS : 0;
+    r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
+    rail_recv_init_state(r);
+    for (int k = 0; k < nrails && rc == 0; k++)
+        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ, RAIL_RECV_RQ, err,
+                              errlen);
+    if (rc == 0)
+        rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
+    if (rc == 0)
+        rc = rail_region_reg(&r->base, 0, r->records, RAIL_RECORDS_SIZE, true, err, errlen);
+    if (rc == 0 && r->eager_slots) {
+        size_t len = (size_t)r->eager_slots * r->slot_stride;
+        rc = rail_region_alloc(len, &r->bounce);
+        if (rc == 0)
+            rc = rail_region_reg(&r->base, 1, r->bounce, len, true, err, errlen);
+    }
+    if (rc == 0)
+        rc = rail_region_alloc(RAIL_STAGING_SIZE, &r->staging);
+    if (rc == 0)
+        rc = rail_region_reg(&r->base, 2, r->staging, RAIL_STAGING_SIZE, false, err, errlen);
+    if (rc < 0) {
+        if (rc == -ENOMEM && !err[0])
+            snprintf(err, errlen, "out of memory for the receive comm");
+        rail_comm_free(&r->base);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}

@@ -1,0 +1,643 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Receiving side. irecv(n <= 8) takes a request, numbers each entry with its per-tag index and
+ * RDMA-writes one clear-to-send slot (n entries) into the sender's FIFO (slots are taken in the
+ * order the CTS are written; the sender matches by tag and index). Data then arrives as
+ * WRITE WITH IMM completions:
+ *   - rendezvous: the sender wrote the data straight into the buffer, then a size record
+ *     (immediate = slot/entry) that completes that entry; a message of one chunk up to
+ *     RAIL_IMM_DIRECT_MAX bytes is a single write whose immediate carries slot/entry and size;
+ *   - eager: header + data landed in a bounce slot (immediate = slot); it completes the posted
+ *     entry with the same (tag, index), or waits as "unexpected" until the irecv that posts it.
+ * Eager payloads are copied out and their slot released; the released count goes back to the
+ * sender (credit write, batched) so it may reuse the slots. A receive no larger than what the
+ * sender sends eagerly holds its clear-to-send back (see flush_deferred): the message usually
+ * comes eagerly and no CTS is ever written for it. Every peer-provided value (immediate, record,
+ * header) is checked before use. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "protocol/net_comm.h"
+#include "protocol/net_data.h"
+#include "protocol/net_flush.h"
+#include "protocol/net_telemetry.h"
+#include "transport/net_verbs.h"
+
+void rail_recv_init_state(struct rail_recv_comm *r)
+{
+    rail_tagmap_init(&r->posted);
+    r->nfree = RAIL_RECV_REQS;
+    for (int i = 0; i < RAIL_RECV_REQS; i++) {
+        r->free_list[i] = (uint8_t)(RAIL_RECV_REQS - 1 - i);
+        r->reqs[i].h.comm = &r->base;
+    }
+}
+
+static void undefer(struct rail_recv_comm *r, int k)
+{
+    r->ndeferred--;
+    memmove(&r->deferred[k], &r->deferred[k + 1], (size_t)(r->ndeferred - k));
+}
+
+static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
+{
+    unsigned slot = (unsigned)(q->slot_seq % RAIL_FIFO_SLOTS);
+    uint8_t idx = (uint8_t)(q - r->reqs);
+    if (q->has_slot && r->by_slot[slot] == q)
+        r->by_slot[slot] = NULL;
+    for (int k = 0; k < r->ndeferred; k++)
+        if (r->deferred[k] == idx)
+            undefer(r, k--);
+    q->h.ops = NULL;
+    r->free_list[r->nfree++] = idx;
+}
+
+static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
+{
+    return (struct rail_eager_hdr *)(r->bounce + (size_t)b * r->slot_stride);
+}
+
+/* The sender has used every bounce slot we gave it: it sends eagerly again only after a credit
+ * (or, lacking one, a clear-to-send for the rendezvous path). */
+static bool sender_starved(const struct rail_recv_comm *r)
+{
+    return r->arrived - r->credit_sent >= (uint64_t)r->eager_slots;
+}
+
+/* Sends the freed count to the sender, in batches of half the slots, or at once when the sender
+ * may be waiting for it; never with a credit write still in flight. */
+static void send_credit(struct rail_recv_comm *r)
+{
+    int rail = rail_pick_up(&r->base, 0);
+    if (rail < 0)
+        return;
+    struct rail_link *l = &r->base.link[rail];
+    int qp = (int)(l->rr % (unsigned)r->base.nqps);
+    uint64_t *word = (uint64_t *)(r->staging + RAIL_STAGING_CREDIT_OFF);
+    uint64_t batch = r->eager_slots > 1 ? (uint64_t)r->eager_slots / 2 : 1;
+
+    if (r->credit_busy || r->freed == r->credit_sent || atomic_load(&r->base.error))
+        return;
+    if (r->freed - r->credit_sent < batch && !sender_starved(r))
+        return;
+    if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
+        return; /* retried from the next progress call */
+    *word = r->freed;
+    struct ibv_sge sge = {(uintptr_t)word, sizeof(*word), l->mr[2]->lkey};
+    struct ibv_send_wr wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = rail_wrid(RAIL_WR_CREDIT, rail, qp, 0);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = r->base.peer_addr1 + RAIL_CREDIT_OFF;
+    wr.wr.rdma.rkey = l->peer_rkey1;
+    int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
+    if (rc < 0) {
+        if (!rail_link_fail(&r->base, rail, "posting the eager credit failed"))
+            rail_comm_fail(&r->base, rc, "%s: posting the eager credit failed: %s", l->dev->name,
+                           strerror(-rc));
+        return;
+    }
+    l->qps[qp].sq_out++;
+    l->rr++;
+    r->credit_busy = true;
+    r->credit_inflight = r->freed;
+    r->credit_sent = r->freed;
+}
+
+/* Copies eager slot b into entry i of q and releases the slot. */
+static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *q, int i)
+{
+    const struct rail_eager_hdr *h = bounce_hdr(r, b);
+    struct rail_recv_entry *e = &q->e[i];
+
+    if (h->size > e->cap) {
+        RAIL_WARN(NCCL_NET, "eager message of %llu bytes (tag %d) for a %llu-byte receive buffer",
+                  (unsigned long long)h->size, e->tag, (unsigned long long)e->cap);
+        q->error = -EINVAL;
+    } else {
+        if (h->size)
+            memcpy(e->data, (const uint8_t *)h + RAIL_EAGER_HDR, h->size);
+        e->size = h->size;
+    }
+    e->done = true;
+    q->left--;
+    r->bstate[b] = RAIL_BOUNCE_CONSUMED;
+    while (r->bstate[r->freed % (uint64_t)r->eager_slots] == RAIL_BOUNCE_CONSUMED) {
+        r->bstate[r->freed % (uint64_t)r->eager_slots] = RAIL_BOUNCE_EMPTY;
+        r->freed++;
+    }
+    send_credit(r);
+}
+
+/* Matches entry i of q against eager messages that arrived before it was posted. */
+static void match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i)
+{
+    for (int k = 0; k < r->nunexp; k++) {
+        unsigned b = r->unexp[k];
+        const struct rail_eager_hdr *h = bounce_hdr(r, b);
+        if (h->tag == q->e[i].tag && h->tag_index == q->e[i].tag_index) {
+            r->unexp[k] = r->unexp[--r->nunexp];
+            deliver(r, b, q, i);
+            return;
+        }
+    }
+}
+
+/* With failover the sender writes an eager message again when the completion of its first
+ * write was lost with a rail: a second arrival of a message already here or already released
+ * is dropped. */
+static bool duplicate_eager(struct rail_recv_comm *r, unsigned b)
+{
+    const struct rail_eager_hdr *h = bounce_hdr(r, b);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (r->bstate[b] != RAIL_BOUNCE_EMPTY || h->seq < r->freed) {
+        RAIL_TRACE(NCCL_NET, "dropped a re-sent eager message (slot %u, number %llu)", b,
+                   (unsigned long long)h->seq);
+        return true;
+    }
+    return false;
+}
+
+static void on_eager(struct rail_recv_comm *r, unsigned b)
+{
+    char err[160] = "";
+    if ((int)b < r->eager_slots && r->base.failover && duplicate_eager(r, b))
+        return;
+    if ((int)b >= r->eager_slots || r->bstate[b] != RAIL_BOUNCE_EMPTY) {
+        rail_comm_fail(&r->base, -EPROTO, "eager message into bounce slot %u (%d slots, state %d)",
+                       b, r->eager_slots, (int)b < r->eager_slots ? r->bstate[b] : -1);
+        return;
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    const struct rail_eager_hdr *h = bounce_hdr(r, b);
+    if (rail_eager_hdr_check(h, r->eager_bytes, err, sizeof(err)) != 0 || h->seq < r->freed ||
+        h->seq >= r->freed + (uint64_t)r->eager_slots || h->seq % (uint64_t)r->eager_slots != b) {
+        rail_comm_fail(&r->base, -EPROTO,
+                       "bad eager message in slot %u (number %llu, %llu freed): %s", b,
+                       (unsigned long long)h->seq, (unsigned long long)r->freed,
+                       err[0] ? err : "out of the credit window");
+        return;
+    }
+    r->bstate[b] = RAIL_BOUNCE_ARRIVED;
+    r->arrived++;
+    if (h->tag_index >= rail_tagmap_get(&r->posted, h->tag)) {
+        for (int k = 0; k < r->nunexp; k++) {
+            const struct rail_eager_hdr *o = bounce_hdr(r, r->unexp[k]);
+            if (o->tag == h->tag && o->tag_index == h->tag_index) {
+                rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", h->tag,
+                               h->tag_index);
+                return;
+            }
+        }
+        r->unexp[r->nunexp++] = (uint8_t)b;
+        return;
+    }
+    for (int k = 0; k < RAIL_RECV_REQS; k++) {
+        struct rail_recv_req *q = &r->reqs[k];
+        if (!q->h.ops)
+            continue;
+        for (int i = 0; i < q->n; i++) {
+            if (!q->e[i].done && q->e[i].tag == h->tag && q->e[i].tag_index == h->tag_index) {
+                deliver(r, b, q, i);
+                return;
+            }
+        }
+    }
+    rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) matches no pending receive",
+                   h->tag, h->tag_index);
+}
+
+/* The receive of slot/entry still waiting for data, or NULL after failing the comm. */
+static struct rail_recv_req *pending_entry(struct rail_recv_comm *r, unsigned slot, unsigned entry,
+                                           const char *what)
+{
+    struct rail_recv_req *q = r->by_slot[slot];
+    if (!q || (int)entry >= q->n || q->e[entry].done) {
+        rail_comm_fail(&r->base, -EPROTO, "%s for slot %u entry %u matches no pending receive",
+                       what, slot, entry);
+        return NULL;
+    }
+    return q;
+}
+
+/* The data itself was the WRITE_WITH_IMM: the immediate carried its size. */
+static void on_direct(struct rail_recv_comm *r, unsigned slot, unsigned entry, uint32_t size)
+{
+    struct rail_recv_req *q = pending_entry(r, slot, entry, "direct write");
+    if (!q)
+        return;
+    struct rail_recv_entry *e = &q->e[entry];
+    if (size > e->cap) {
+        rail_comm_fail(&r->base, -EPROTO, "direct write of %u bytes into a %llu-byte buffer", size,
+                       (unsigned long long)e->cap);
+        return;
+    }
+    e->size = size;
+    e->done = true;
+    q->left--;
+}
+
+static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
+{
+    if (r->base.failover) {
+        /* A record written again after a rail failure, for a message already complete (its
+         * slot may even hold a newer receive): drop it. */
+        struct rail_recv_req *p = r->by_slot[slot];
+        const struct rail_record *rec =
+            (const struct rail_record *)(r->records + ((size_t)slot * RAIL_MAX_RECVS + entry) *
+                                                          RAIL_RECORD_BYTES);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (!p || (int)entry >= p->n || p->e[entry].done ||
+            rec->seq != (uint32_t)(p->slot_seq + 1)) {
+            RAIL_TRACE(NCCL_NET, "dropped a re-sent completion record (slot %u entry %u)", slot,
+                       entry);
+            return;
+        }
+    }
+    struct rail_recv_req *q = pending_entry(r, slot, entry, "completion record");
+    if (!q)
+        return;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    const struct rail_record *rec =
+        (const struct rail_record *)(r->records +
+                                     ((size_t)slot * RAIL_MAX_RECVS + entry) * RAIL_RECORD_BYTES);
+    struct rail_recv_entry *e = &q->e[entry];
+    if (rec->seq != (uint32_t)(q->slot_seq + 1) || rec->entry != entry) {
+        rail_comm_fail(&r->base, -EPROTO, "stale completion record in slot %u entry %u", slot,
+                       entry);
+        return;
+    }
+    if (rec->size == RAIL_RECORD_TOO_BIG) {
+        RAIL_WARN(NCCL_NET,
+                  "the sender's message (tag %d) is larger than the %llu-byte receive "
+                  "buffer",
+                  e->tag, (unsigned long long)e->cap);
+        q->error = -EINVAL;
+    } else if (rec->size > e->cap) {
+        rail_comm_fail(&r->base, -EPROTO, "record claims %llu bytes in a %llu-byte buffer",
+                       (unsigned long long)rec->size, (unsigned long long)e->cap);
+        return;
+    } else {
+        e->size = rec->size;
+    }
+    e->done = true;
+    q->left--;
+}
+
+/* A work request of rail failed: the rail is out; what it carried is sent again elsewhere. */
+static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc, int kind,
+                        int idx)
+{
+    struct rail_link *l = &r->base.link[rail];
+    bool flushed_after_down = wc->status == IBV_WC_WR_FLUSH_ERR && !l->up;
+    if (!flushed_after_down) {
+        rail_tel_error(&r->base, rail);
+        if (!rail_wc_rail_failure(wc->status) ||
+            !rail_link_fail(&r->base, rail, ibv_wc_status_str(wc->status))) {
+            rail_wc_error(&r->base, rail, wc);
+            if (kind == RAIL_WR_CTS && idx < RAIL_RECV_REQS)
+                r->reqs[idx].cts_pending = false;
+            return;
+        }
+    }
+    if (kind == RAIL_WR_CTS && idx < RAIL_RECV_REQS && r->reqs[idx].h.ops) {
+        r->reqs[idx].cts_retry = true;
+        r->nretry++;
+    } else if (kind == RAIL_WR_CREDIT) {
+        r->credit_busy = false;
+        r->credit_sent = r->credit_acked; /* sent again by the next send_credit (test) */
+    }
+}
+
+void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc)
+{
+    struct rail_link *l = &r->base.link[rail];
+    int kind = rail_wrid_kind(wc->wr_id), qp = rail_wrid_qp(wc->wr_id);
+    int idx = rail_wrid_idx(wc->wr_id);
+
+    if (kind != RAIL_WR_RECV)
+        l->qps[qp].sq_out--;
+    else
+        l->qps[qp].rq_posted--;
+    if (wc->status != IBV_WC_SUCCESS) {
+        on_wc_error(r, rail, wc, kind, idx);
+        return;
+    }
+    switch (kind) {
+    case RAIL_WR_CTS:
+        if (idx < RAIL_RECV_REQS)
+            r->reqs[idx].cts_pending = false;
+        return;
+    case RAIL_WR_CREDIT:
+        r->credit_busy = false;
+        if (r->credit_inflight > r->credit_acked)
+            r->credit_acked = r->credit_inflight;
+        send_credit(r);
+        return;
+    case RAIL_WR_RECV:
+        break;
+    default:
+        rail_comm_fail(&r->base, -EIO, "receive comm got a completion of kind %d", kind);
+        return;
+    }
+    if (l->up || l->ready) {
+        int rc = rail_post_recvs(&r->base, rail, qp, 1);
+        if (rc < 0 && !rail_link_fail(&r->base, rail, "reposting a receive failed")) {
+            rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,
+                           strerror(-rc));
+            return;
+        }
+    }
+    struct rail_imm imm;
+    if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
+        rail_imm_decode(ntohl(wc->imm_data), &imm) != 0) {
+        rail_comm_fail(&r->base, -EPROTO, "unexpected incoming operation (opcode %d, imm %#x)",
+                       (int)wc->opcode, ntohl(wc->imm_data));
+        return;
+    }
+    if (imm.kind == RAIL_IMM_BOUNCE)
+        on_eager(r, imm.bounce);
+    else if (imm.kind == RAIL_IMM_DATA)
+        on_direct(r, imm.slot, imm.entry, imm.size);
+    else
+        on_record(r, imm.slot, imm.entry);
+}
+
+/* Posts q's clear-to-send (prepared in its staging area by irecv) into FIFO slot sequence seq
+ * on the first rail that is up: 0, 1 when the send queue is full (try again later), -errno. */
+static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t seq)
+{
+    int rail = rail_pick_up(&r->base, 0), idx = (int)(q - r->reqs);
+    if (rail < 0)
+        return atomic_load(&r->base.error) ? atomic_load(&r->base.error) : 1;
+    struct rail_link *l = &r->base.link[rail];
+    int qp = (int)(l->rr % (unsigned)r->base.nqps);
+    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
+    uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+
+    if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
+        return 1;
+    for (int i = 0; i < q->n; i++)
+        ((struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES))->seq = seq + 1;
+    struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)(q->n * RAIL_CTS_BYTES), l->mr[2]->lkey};
+    struct ibv_send_wr wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = rail_wrid(RAIL_WR_CTS, rail, qp, idx);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+    wr.wr.rdma.rkey = l->peer_rkey1;
+    int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
+    if (rc < 0) {
+        if (rail_link_fail(&r->base, rail, "posting the clear-to-send failed"))
+            return 1;
+        rail_comm_fail(&r->base, rc, "%s: posting the clear-to-send failed: %s", l->dev->name,
+                       strerror(-rc));
+        return rc;
+    }
+    l->qps[qp].sq_out++;
+    l->rr++;
+    q->cts_pending = true;
+    return 0;
+}
+
+/* Writes q's clear-to-send into the next FIFO slot: 0, 1 when the slot or the send queue is
+ * still busy (try again later), or -errno. */
+static int write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
+{
+    unsigned slot = (unsigned)(r->tail % RAIL_FIFO_SLOTS);
+    if (r->by_slot[slot])
+        return 1;
+    int rc = post_cts(r, q, r->tail);
+    if (rc != 0)
+        return rc;
+    q->slot_seq = r->tail;
+    q->has_slot = true;
+    r->by_slot[slot] = q;
+    r->tail++;
+    return 0;
+}
+
+/* Clear-to-send writes lost with a failed rail go again on a rail that is up (same slot, same
+ * content), unless their receive already completed (then the sender had them). */
+void rail_recv_retry(struct rail_recv_comm *r)
+{
+    for (int i = 0; i < RAIL_RECV_REQS && r->nretry > 0; i++) {
+        struct rail_recv_req *q = &r->reqs[i];
+        if (!q->h.ops || !q->cts_retry)
+            continue;
+        if (q->left == 0) {
+            q->cts_retry = q->cts_pending = false;
+            r->nretry--;
+            continue;
+        }
+        if (post_cts(r, q, q->slot_seq) != 0)
+            return;
+        q->cts_retry = false;
+        r->nretry--;
+    }
+}
+
+/* Receives small enough to come eagerly hold their clear-to-send back: the message usually
+ * lands in a bounce slot first and the CTS is never needed. A held receive still unmatched
+ * writes its CTS (so the sender may use rendezvous) once the sender has no bounce slot left
+ * and none can be returned, or after RAIL_CTS_DEFER_NS as a safety net (e.g. a message larger
+ * than the sender's eager limit sent into this small buffer, which must fail, not hang). */
+#define RAIL_CTS_DEFER_NS 2000000ull
+
+static void flush_deferred(struct rail_recv_comm *r)
+{
+    if (!r->ndeferred || atomic_load(&r->base.error))
+        return;
+    bool starved = sender_starved(r) && r->freed == r->credit_sent;
+    uint64_t now = rail_coarse_ns();
+    for (int k = 0; k < r->ndeferred; k++) {
+        struct rail_recv_req *q = &r->reqs[r->deferred[k]];
+        if (q->left == 0) {
+            undefer(r, k--);
+            continue;
+        }
+        if (!starved && now - q->defer_ns < RAIL_CTS_DEFER_NS)
+            return; /* the list is in posting order */
+        if (write_cts(r, q) != 0)
+            return;
+        undefer(r, k--);
+    }
+}
+
+static bool cts_room(struct rail_recv_comm *r)
+{
+    int rail = rail_pick_up(&r->base, 0);
+    if (rail < 0)
+        return false;
+    const struct rail_link *l = &r->base.link[rail];
+    int qp = (int)(l->rr % (unsigned)r->base.nqps);
+    return l->qps[qp].sq_out < l->qps[qp].sq_max;
+}
+
+int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const int *tags,
+                   void **mhandles, void **request)
+{
+    struct rail_recv_comm *r = comm;
+    const struct rail_mr *m[RAIL_MAX_RECVS];
+    int rc;
+
+    if (!request)
+        return -EINVAL;
+    *request = NULL; /* also overwrites NCCL's 0x1 "optional completion" marker */
+    if (!r || r->base.ops != &rail_recv_comm_ops) {
+        RAIL_WARN(NCCL_NET, "irecv: %p is not a receive comm of this plugin", comm);
+        return -EINVAL;
+    }
+    if (n < 1 || n > RAIL_MAX_RECVS || !data || !sizes || !tags || !mhandles) {
+        RAIL_WARN(NCCL_NET, "irecv: n=%d (1..%d allowed) or NULL arrays", n, RAIL_MAX_RECVS);
+        return -EINVAL;
+    }
+    rail_comm_progress(&r->base);
+    /* A closed peer does not fail the post: what it sent eagerly before closing may already be
+     * here and completes this receive; test() reports the loss if nothing arrives. */
+    rail_comm_health(&r->base, false);
+    rc = rail_comm_error(&r->base);
+    if (rc)
+        return rc;
+    bool small = r->peer_eager_limit > 0;
+    for (int i = 0; i < n; i++) {
+        rc = rail_mr_check(&r->base, mhandles[i], data[i], sizes[i], &m[i]);
+        if (rc)
+            return rc;
+        small = small && sizes[i] <= r->peer_eager_limit;
+    }
+    flush_deferred(r);
+    if (r->nfree == 0)
+        return 0; /* NCCL calls again */
+    if (!small && (r->by_slot[r->tail % RAIL_FIFO_SLOTS] || !cts_room(r)))
+        return 0;
+
+    struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];
+    int idx = (int)(q - r->reqs);
+    uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+    q->h.ops = &rail_recv_req_ops;
+    q->n = q->left = n;
+    q->error = 0;
+    q->cts_pending = false;
+    q->has_slot = false;
+    for (int i = 0; i < n; i++) {
+        struct rail_recv_entry *e = &q->e[i];
+        struct rail_cts *c = (struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES);
+        e->data = data[i];
+        e->cap = sizes[i];
+        e->size = 0;
+        e->tag = tags[i];
+        e->done = false;
+        rc = rail_tagmap_next(&r->posted, tags[i], &e->tag_index);
+        if (rc < 0) {
+            rail_comm_fail(&r->base, rc, "out of memory for tag counters");
+            return rc;
+        }
+        memset(c, 0, sizeof(*c));
+        c->addr = (uintptr_t)data[i];
+        c->size = sizes[i];
+        c->tag = tags[i];
+        c->tag_index = e->tag_index;
+        c->nreqs = (uint16_t)n;
+        c->entry = (uint16_t)i;
+        for (int rl = 0; rl < r->base.nrails; rl++)
+            c->rkey[rl] = m[i]->rkey[rl];
+    }
+    if (small) {
+        q->defer_ns = rail_coarse_ns();
+        r->deferred[r->ndeferred++] = (uint8_t)idx;
+    } else {
+        rc = write_cts(r, q); /* not busy: checked above */
+        if (rc < 0)
+            return rc;
+        if (rc == 1) { /* its rail failed while posting: held back like a small receive */
+            q->defer_ns = 0;
+            r->deferred[r->ndeferred++] = (uint8_t)idx;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        match_unexpected(r, q, i);
+    flush_deferred(r);
+    *request = q;
+    return 0;
+}
+
+static int recv_test(struct rail_req_head *h, int *done, int *sizes)
+{
+    struct rail_recv_req *q = (struct rail_recv_req *)h;
+    struct rail_recv_comm *r = (struct rail_recv_comm *)q->h.comm;
+    int err;
+
+    rail_comm_progress(&r->base);
+    flush_deferred(r);
+    send_credit(r);
+    if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
+        err = q->error;
+        if (!err && sizes)
+            for (int i = 0; i < q->n; i++)
+                sizes[i] = (int)q->e[i].size;
+        req_free(r, q);
+        if (err)
+            return err;
+        *done = 1;
+        return 0;
+    }
+    rail_comm_health(&r->base, true);
+    return rail_comm_error(&r->base);
+}
+
+/* ---- the receive kind's tables ---- */
+
+static struct rail_recv_comm *recv_of(struct rail_comm *c)
+{
+    return (struct rail_recv_comm *)c; /* base is the first member; only rail_recv_comm_ops */
+}
+
+static struct rail_stripe *recv_sched(struct rail_comm *c)
+{
+    (void)c;
+    return NULL; /* the receiver does not stripe: the sender places the pieces */
+}
+
+static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+{
+    rail_recv_on_wc(recv_of(c), rail, wc);
+}
+
+static void recv_retry(struct rail_comm *c)
+{
+    if (recv_of(c)->nretry)
+        rail_recv_retry(recv_of(c));
+}
+
+static void recv_release(struct rail_comm *c)
+{
+    struct rail_recv_comm *r = recv_of(c);
+    rail_flush_destroy(r); /* GPUDirect flush QPs: net_flush.c */
+    free(r->records);
+    free(r->bounce);
+    free(r->staging);
+    rail_tagmap_free(&r->posted);
+}
+
+const struct rail_comm_ops rail_recv_comm_ops = {
+    .kind = "recv",
+    .stats_dir = RAIL_STATS_RECV,
+    .drives_rejoin = false,
+    .sched = recv_sched,
+    .setup_rails = NULL,
+    .on_wc = recv_on_wc,
+    .retry = recv_retry,
+    .quiesce = NULL,
+    .release = recv_release,
+};
+
+const struct rail_req_ops rail_recv_req_ops = {.test = recv_test};

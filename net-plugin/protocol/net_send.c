@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Sending side. The receiver RDMA-writes clear-to-send (CTS) entries into this comm's FIFO:
+ * one slot per irecv, one entry per grouped receive, each naming (tag, per-tag index, buffer,
+ * keys). isend(tag) sends the j-th message with that tag, j = messages already sent with it:
+ *   - rendezvous: the CTS entry (tag, j) is here -> RDMA WRITE the data into the receive buffer
+ *     (striped over the rails), then a size record by RDMA WRITE WITH IMM (immediate =
+ *     slot/entry); net_send_post.c has the shapes (pipelined, two-phase) and the re-sending;
+ *   - eager: no such entry yet, size <= the eager limit and a bounce slot is free -> one RDMA
+ *     WRITE WITH IMM of header + data into the receiver's bounce slot (immediate = slot);
+ *     the CTS entry (tag, j) arrives later and is skipped as already satisfied;
+ *   - otherwise *request = NULL: NCCL calls again.
+ * Bounce slots are used in ring order; the receiver returns them by writing a freed count
+ * (the credit word behind the FIFO). The eager write goes on any rail that is up. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "params.h"
+#include "protocol/net_comm.h"
+#include "protocol/net_data.h"
+#include "rails/rail_stats.h"
+#include "transport/net_verbs.h"
+
+void rail_send_init_state(struct rail_send_comm *s)
+{
+    rail_tagmap_init(&s->sent);
+    s->nfree = RAIL_SEND_REQS;
+    for (int i = 0; i < RAIL_SEND_REQS; i++) {
+        s->free_list[i] = (uint16_t)(RAIL_SEND_REQS - 1 - i);
+        s->reqs[i].h.comm = &s->base;
+    }
+}
+
+static struct rail_send_req *req_alloc(struct rail_send_comm *s)
+{
+    if (s->nfree == 0)
+        return NULL;
+    struct rail_send_req *q = &s->reqs[s->free_list[--s->nfree]];
+    q->h.ops = &rail_send_req_ops;
+    q->wrs_left = 0;
+    q->size = 0;
+    q->error = 0;
+    return q;
+}
+
+static void req_free(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    q->h.ops = NULL;
+    s->free_list[s->nfree++] = (uint16_t)(q - s->reqs);
+}
+
+/* Copies the FIFO entry if it carries sequence `want`: 0 copied, 1 not written yet, 2 already
+ * overwritten by a later round (every entry of that slot was satisfied eagerly). */
+static int read_cts(const uint8_t *p, uint64_t want, struct rail_cts *out)
+{
+    const struct rail_cts *e = (const struct rail_cts *)p;
+    uint64_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), s2;
+    if (s1 != want)
+        return s1 > want && (s1 - want) % RAIL_FIFO_SLOTS == 0 ? 2 : 1;
+    memcpy(out, p, sizeof(*out));
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    s2 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+    if (s2 != want)
+        return 2;
+    return 0;
+}
+
+static bool slot_resolved(const struct rail_send_comm *s, unsigned slot)
+{
+    for (int e = 0; e < s->shadow_n[slot]; e++)
+        if (!s->shadow[slot][e].resolved)
+            return false;
+    return true;
+}
+
+static void retire(struct rail_send_comm *s)
+{
+    while (s->head < s->scan && slot_resolved(s, s->head % RAIL_FIFO_SLOTS))
+        s->head++;
+}
+
+/* Absorbs newly written FIFO slots into the shadow copy, validating every entry. */
+static void absorb(struct rail_send_comm *s)
+{
+    char err[200];
+    while (s->scan < s->head + RAIL_FIFO_SLOTS) {
+        unsigned slot = (unsigned)(s->scan % RAIL_FIFO_SLOTS);
+        const uint8_t *base = s->fifo + (size_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+        uint64_t want = s->scan + 1;
+        struct rail_cts tmp[RAIL_MAX_RECVS];
+        int st = read_cts(base, want, &tmp[0]), n;
+
+        if (st == 1)
+            break;
+        if (st == 0 && rail_cts_check(&tmp[0], want, 0, s->base.nrails, err, sizeof(err)) != 0) {
+            rail_comm_fail(&s->base, -EPROTO, "FIFO slot %llu: %s", (unsigned long long)s->scan,
+                           err);
+            return;
+        }
+        n = st == 0 ? tmp[0].nreqs : 0;
+        for (int e = 1; e < n && st == 0; e++) {
+            st = read_cts(base + (size_t)e * RAIL_CTS_BYTES, want, &tmp[e]);
+            if (st == 1)
+                return; /* the rest of the slot is still on its way */
+            if (st == 0 && (rail_cts_check(&tmp[e], want, (unsigned)e, s->base.nrails, err,
+                                           sizeof(err)) != 0 ||
+                            tmp[e].nreqs != n)) {
+                rail_comm_fail(&s->base, -EPROTO, "FIFO slot %llu entry %d: %s",
+                               (unsigned long long)s->scan, e,
+                               tmp[e].nreqs != n ? "entry count differs within the slot" : err);
+                return;
+            }
+        }
+        if (st == 2)
+            n = 0;
+        for (int e = 0; e < n; e++) {
+            s->shadow[slot][e].cts = tmp[e];
+            s->shadow[slot][e].resolved = tmp[e].tag_index < rail_tagmap_get(&s->sent, tmp[e].tag);
+        }
+        s->shadow_n[slot] = (uint8_t)n;
+        s->scan++;
+    }
+    retire(s);
+}
+
+static struct rail_shadow *find_cts(struct rail_send_comm *s, int tag, uint32_t index,
+                                    uint64_t *seq, unsigned *entry)
+{
+    for (uint64_t q = s->head; q < s->scan; q++) {
+        unsigned slot = (unsigned)(q % RAIL_FIFO_SLOTS);
+        for (int e = 0; e < s->shadow_n[slot]; e++) {
+            struct rail_shadow *sh = &s->shadow[slot][e];
+            if (!sh->resolved && sh->cts.tag == tag && sh->cts.tag_index == index) {
+                *seq = q;
+                *entry = (unsigned)e;
+                return sh;
+            }
+        }
+    }
+    return NULL;
+}
+
+static struct rail_send_req *req_prepare(struct rail_send_comm *s, void *data, size_t size,
+                                         const struct rail_mr *m)
+{
+    struct rail_send_req *q = req_alloc(s);
+    if (!q)
+        return NULL;
+    q->data = (uintptr_t)data;
+    q->size = size;
+    q->nch = q->ch_left = 0;
+    q->rec_state = 0;
+    q->striped = q->too_big = false;
+    for (int r = 0; r < s->base.nrails; r++)
+        q->lkey[r] = m->lkey[r];
+    return q;
+}
+
+/* Rendezvous: the receive buffer of CTS entry `sh` (slot sequence seq, entry e) is known. */
+static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t seq, unsigned e,
+                    void *data, size_t size, int tag, const struct rail_mr *m, void **request)
+{
+    if (s->slot_busy[seq % RAIL_FIFO_SLOTS])
+        return 0; /* the previous message of this FIFO slot is still in flight */
+    struct rail_send_req *q = req_prepare(s, data, size, m);
+    if (!q)
+        return 0;
+    q->too_big = size > sh->cts.size;
+    q->raddr = sh->cts.addr;
+    for (int r = 0; r < s->base.nrails; r++)
+        q->rkey[r] = sh->cts.rkey[r];
+    q->seq = seq;
+    q->entry = e;
+    int rc = rail_send_post_rdv(s, q);
+    if (rc != 0) {
+        req_free(s, q);
+        return rc < 0 ? rc : 0; /* 1: no room yet, NCCL calls again */
+    }
+    sh->resolved = true;
+    retire(s);
+    uint32_t ignored;
+    rc = rail_tagmap_next(&s->sent, tag, &ignored);
+    if (q->too_big) {
+        /* The record tells the receiver; this side reports the misuse too. */
+        RAIL_WARN(NCCL_NET,
+                  "isend of %zu bytes (tag %d) but the matching receive buffer holds %llu bytes",
+                  size, tag, (unsigned long long)sh->cts.size);
+        q->error = -EINVAL;
+    }
+    *request = q;
+    return rc;
+}
+
+static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag, uint32_t index,
+                      const struct rail_mr *m, void **request)
+{
+    uint64_t freed = __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE);
+    if (freed > s->eager_posted) {
+        rail_comm_fail(&s->base, -EPROTO, "receiver returned %llu eager slots, only %llu were used",
+                       (unsigned long long)freed, (unsigned long long)s->eager_posted);
+        return -EPROTO;
+    }
+    if (s->eager_posted - freed >= (uint64_t)s->eager_slots)
+        return 0; /* no free bounce slot */
+    unsigned b = (unsigned)(s->eager_posted % (uint64_t)s->eager_slots);
+    if (s->bounce_busy[b])
+        return 0; /* a re-sent copy of its previous message may still be in flight */
+    struct rail_send_req *q = req_prepare(s, data, size, m);
+    if (!q)
+        return 0;
+    q->bounce = b;
+    q->seq = s->eager_posted;
+    struct rail_eager_hdr *h =
+        (struct rail_eager_hdr *)(s->local + (size_t)(q - s->reqs) * RAIL_LOCAL_STRIDE + 64);
+    memset(h, 0, sizeof(*h));
+    h->tag = tag;
+    h->tag_index = index;
+    h->size = size;
+    h->seq = s->eager_posted;
+    int rc = rail_send_post_eager(s, q);
+    if (rc != 0) {
+        req_free(s, q);
+        return rc < 0 ? rc : 0;
+    }
+    s->eager_posted++;
+    uint32_t ignored;
+    rc = rail_tagmap_next(&s->sent, tag, &ignored);
+    *request = q;
+    return rc;
+}
+
+static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int tag, void *mhandle,
+                         void **request);
+
+int rail_net_isend(void *comm, void *data, size_t size, int tag, void *mhandle, void **request)
+{
+    struct rail_send_comm *s = comm;
+    if (!request)
+        return -EINVAL;
+    *request = NULL;
+    if (!s || s->base.ops != &rail_send_comm_ops) {
+        RAIL_WARN(NCCL_NET, "isend: %p is not a send comm of this plugin", comm);
+        return -EINVAL;
+    }
+    if (s->base.nrails == 1) /* never two-phase: no other thread polls it */
+        return isend_entered(s, data, size, tag, mhandle, request);
+    rail_send_enter(s);
+    int rc = isend_entered(s, data, size, tag, mhandle, request);
+    if (s->helped && s->n2ph == 0)
+        rail_send_help_unlist(s);
+    rail_send_leave(s);
+    return rc;
+}
+
+static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int tag, void *mhandle,
+                         void **request)
+{
+    const struct rail_mr *m = NULL;
+    struct rail_shadow *sh;
+    uint64_t seq;
+    unsigned e;
+    int rc;
+
+    rail_comm_progress(&s->base);
+    rail_comm_health(&s->base, true);
+    rc = rail_comm_error(&s->base);
+    if (rc)
+        return rc;
+    rc = rail_mr_check(&s->base, mhandle, data, size, &m);
+    if (rc)
+        return rc;
+    absorb(s);
+    if (atomic_load(&s->base.error))
+        return rail_comm_error(&s->base);
+    uint32_t index = rail_tagmap_get(&s->sent, tag);
+    sh = find_cts(s, tag, index, &seq, &e);
+    if (sh)
+        return send_rdv(s, sh, seq, e, data, size, tag, m, request);
+    if (size <= s->eager_limit && s->eager_slots > 0)
+        return send_eager(s, data, size, tag, index, m, request);
+    return 0;
+}
+
+static bool req_done(const struct rail_send_req *q)
+{
+    if (q->kind == RAIL_SREQ_PIPE)
+        return q->wrs_left == 0;
+    return q->ch_left == 0 && q->rec_state == RAIL_CH_DONE;
+}
+
+static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes);
+
+static int send_test(struct rail_req_head *h, int *done, int *sizes)
+{
+    struct rail_send_req *q = (struct rail_send_req *)h;
+    struct rail_send_comm *s = (struct rail_send_comm *)q->h.comm;
+    if (s->base.nrails == 1)
+        return test_entered(s, q, done, sizes);
+    rail_send_enter(s);
+    int rc = test_entered(s, q, done, sizes);
+    if (s->helped && s->n2ph == 0)
+        rail_send_help_unlist(s);
+    rail_send_leave(s);
+    return rc;
+}
+
+static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes)
+{
+    rail_comm_progress(&s->base);
+    /* A failed comm never reuses anything: its requests end at once (two-phase ones may have
+     * pieces parked for a re-send that will never come). */
+    if (req_done(q) || (q->kind != RAIL_SREQ_PIPE && atomic_load(&s->base.error))) {
+        int err = q->error;
+        if (err) {
+            req_free(s, q);
+            return atomic_load(&s->base.error) ? rail_comm_error(&s->base) : err;
+        }
+        if (sizes)
+            sizes[0] = (int)q->size;
+        req_free(s, q);
+        *done = 1;
+        return 0;
+    }
+    rail_comm_health(&s->base, true);
+    return rail_comm_error(&s->base);
+}
+
+/* ---- the send kind's tables ---- */
+
+static struct rail_send_comm *send_of(struct rail_comm *c)
+{
+    return (struct rail_send_comm *)c; /* base is the first member; only rail_send_comm_ops */
+}
+
+static struct rail_stripe *send_sched(struct rail_comm *c)
+{
+    return &send_of(c)->sched;
+}
+
+/* The stripe scheduler (speeds of the rails), the piece size (the smallest max message over the
+ * rails) and NCCL_IB_SPLIT_DATA_ON_QPS. */
+static int send_setup_rails(struct rail_comm *c, char *err, size_t errlen)
+{
+    struct rail_send_comm *s = send_of(c);
+    struct rail_stripe_config cfg;
+    rail_stripe_config_default(&cfg, c->nrails);
+    rail_stripe_config_from_env(&cfg);
+    s->max_chunk = UINT32_MAX;
+    for (int r = 0; r < c->nrails; r++) {
+        cfg.speed_mbps[r] = (uint32_t)c->link[r].dev->speed;
+        if (c->link[r].dev->max_msg < s->max_chunk)
+            s->max_chunk = c->link[r].dev->max_msg;
+    }
+    s->max_chunk &= ~(uint64_t)(RAIL_STRIPE_ALIGN - 1);
+    if (s->max_chunk == 0)
+        s->max_chunk = RAIL_STRIPE_ALIGN;
+    s->split_qps = rail_param_bool(RAIL_PARAM_IB_SPLIT_DATA_ON_QPS);
+    return rail_stripe_init(&s->sched, &cfg, err, errlen);
+}
+
+static void send_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+{
+    rail_send_on_wc(send_of(c), rail, wc);
+}
+
+static void send_retry(struct rail_comm *c)
+{
+    rail_send_retry(send_of(c));
+}
+
+static void send_quiesce(struct rail_comm *c)
+{
+    rail_send_help_unlist(send_of(c));
+    rail_send_enter(send_of(c));
+}
+
+static void send_release(struct rail_comm *c)
+{
+    struct rail_send_comm *s = send_of(c);
+    free(s->fifo);
+    free(s->local);
+    rail_tagmap_free(&s->sent);
+}
+
+const struct rail_comm_ops rail_send_comm_ops = {
+    .kind = "send",
+    .stats_dir = RAIL_STATS_SEND,
+    .drives_rejoin = true,
+    .sched = send_sched,
+    .setup_rails = send_setup_rails,
+    .on_wc = send_on_wc,
+    .retry = send_retry,
+    .quiesce = send_quiesce,
+    .release = send_release,
+};
+
+const struct rail_req_ops rail_send_req_ops = {.test = send_test};

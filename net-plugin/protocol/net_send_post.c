@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Posting of messages on the rails of a send comm, and their re-sending after a rail failure.
+ *
+ * A rendezvous message takes one of two shapes:
+ *   - pipelined (one piece on one rail, and no failover): the data write(s) and the size record
+ *     (WRITE WITH IMM) go back to back on one QP, whose ordering makes the record arrive after
+ *     the data; a piece of up to RAIL_IMM_DIRECT_MAX bytes is a single WRITE WITH IMM;
+ *   - two-phase (striped over several rails, or any message of a connection with failover): the
+ *     data pieces are written on their rails first; only when every piece has completed here
+ *     (acknowledged by the peer's HCA) is the size record written, on any rail that is up.
+ *     A piece whose rail fails before it completed is written again on a surviving rail; its
+ *     bytes then land twice at the same place, which is harmless because the receiver does not
+ *     own the message before the record arrives. A record whose completion was lost is written
+ *     again; the receiver drops the duplicate (its sequence no longer matches).
+ * A FIFO slot (and an eager bounce slot) is not reused while anything of the previous message
+ * that used it is in flight or waiting to be re-sent, so a late duplicate never lands on a newer
+ * message. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "protocol/net_comm.h"
+#include "protocol/net_pieces.h"
+#include "protocol/net_telemetry.h"
+#include "transport/net_verbs.h"
+
+static int sq_room(const struct rail_link *l, int qp)
+{
+    return l->qps[qp].sq_max - l->qps[qp].sq_out;
+}
+
+static int post(struct rail_send_comm *s, int rail, int qp, struct ibv_send_wr *wr, int nwr)
+{
+    struct rail_link *l = &s->base.link[rail];
+    int rc = rail_verbs_post_send(l->qps[qp].qp, wr);
+    if (rc < 0) {
+        /* A QP already moved to the error state refuses posts on some providers: that is the
+         * rail's failure, not the comm's. */
+        char why[160];
+        snprintf(why, sizeof(why), "ibv_post_send on QP %#x failed: %s", l->qps[qp].qp->qp_num,
+                 strerror(-rc));
+        if (s->base.failover && rail_link_fail(&s->base, rail, why))
+            return 1;
+        rail_comm_fail(&s->base, rc, "%s: %s", l->dev->name, why);
+        return rc;
+    }
+    l->qps[qp].sq_out += nwr;
+    return 0;
+}
+
+static void fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wrid, uint64_t raddr,
+                       uint32_t rkey)
+{
+    memset(wr, 0, sizeof(*wr));
+    wr->wr_id = wrid;
+    wr->sg_list = sge;
+    wr->num_sge = 1;
+    wr->opcode = IBV_WR_RDMA_WRITE;
+    wr->send_flags = IBV_SEND_SIGNALED;
+    wr->wr.rdma.remote_addr = raddr;
+    wr->wr.rdma.rkey = rkey;
+}
+
+static int req_index(const struct rail_send_comm *s, const struct rail_send_req *q)
+{
+    return (int)(q - s->reqs);
+}
+
+static struct rail_record *record_of(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    return (struct rail_record *)(s->local + (size_t)req_index(s, q) * RAIL_LOCAL_STRIDE);
+}
+
+static uint64_t record_addr(const struct rail_send_comm *s, const struct rail_send_req *q)
+{
+    return s->base.peer_addr1 +
+           ((q->seq % RAIL_FIFO_SLOTS) * RAIL_MAX_RECVS + q->entry) * (uint64_t)RAIL_RECORD_BYTES;
+}
+
+/* ---- data pieces ---- */
+
+/* Cuts the scheduler's per-rail chunks into pieces (net_pieces.c). -E2BIG when more than
+ * RAIL_REQ_CHUNKS result. */
+static int cut_pieces(struct rail_send_comm *s, struct rail_send_req *q,
+                      const struct rail_stripe_chunk *sc, int nsc)
+{
+    const struct rail_piece_cfg cfg = {s->base.nqps, s->split_qps, s->max_chunk};
+    struct rail_piece pc[RAIL_REQ_CHUNKS];
+    int n = 0;
+    for (int i = 0; i < nsc; i++) {
+        struct rail_link *l = &s->base.link[sc[i].rail];
+        unsigned qp0 = l->rr++ % (unsigned)s->base.nqps;
+        int m = rail_pieces_cut(&cfg, &sc[i], qp0, pc, RAIL_REQ_CHUNKS - n);
+        if (m < 0)
+            return m;
+        for (int k = 0; k < m; k++) {
+            struct rail_send_chunk *c = &q->ch[n++];
+            c->off = pc[k].off;
+            c->len = pc[k].len;
+            c->rail = (uint8_t)pc[k].rail;
+            c->qp = (uint8_t)pc[k].qp;
+            c->state = 0;
+        }
+    }
+    q->nch = (uint8_t)n;
+    return n;
+}
+
+static int post_piece(struct rail_send_comm *s, struct rail_send_req *q, int k)
+{
+    struct rail_send_chunk *c = &q->ch[k];
+    struct ibv_sge sge = {q->data + c->off, (uint32_t)c->len, q->lkey[c->rail]};
+    struct ibv_send_wr wr;
+    fill_write(&wr, &sge, rail_wrid(RAIL_WR_DATA, c->rail, c->qp, req_index(s, q) | k << 16),
+               q->raddr + c->off, q->rkey[c->rail]);
+    c->post_ns = q->striped ? rail_now_ns() : 0;
+    int rc = post(s, c->rail, c->qp, &wr, 1);
+    if (rc == 0) {
+        c->state = RAIL_CH_POSTED;
+        rail_tel_stripe(&s->base, c->rail, c->len);
+    }
+    return rc;
+}
+
+/* ---- the size record (two-phase) ---- */
+
+static int post_record(struct rail_send_comm *s, struct rail_send_req *q, int rail)
+{
+    struct rail_link *l = &s->base.link[rail];
+    int qp = (int)(l->rr++ % (unsigned)s->base.nqps);
+    if (sq_room(l, qp) < 1)
+        return 1;
+    struct ibv_sge sge = {(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
+    struct ibv_send_wr wr;
+    fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, req_index(s, q) | RAIL_CHUNK_REC << 16),
+               record_addr(s, q), l->peer_rkey1);
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.imm_data = htonl(rail_imm_rdv((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry));
+    int rc = post(s, rail, qp, &wr, 1);
+    if (rc == 0) {
+        q->rec_state = RAIL_CH_POSTED;
+        q->rec_rail = (uint8_t)rail;
+    }
+    return rc;
+}
+
+/* The record (or eager write) waits for rail_send_retry. */
+static void record_pending(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    q->rec_state = RAIL_CH_PENDING;
+    s->npending++;
+}
+
+/* Posts the record on `prefer` when it is up, else on the next rail up; else it waits. */
+static void record_now(struct rail_send_comm *s, struct rail_send_req *q, int prefer)
+{
+    int rail = s->base.link[prefer].up ? prefer : rail_pick_up(&s->base, (unsigned)prefer);
+    if (rail < 0 || post_record(s, q, rail) != 0)
+        record_pending(s, q);
+}
+
+/* ---- pipelined: data and record on one QP ---- */
+
+static int post_pipelined(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    struct rail_send_chunk *c0 = &q->ch[0];
+    int rail = c0->rail, qp = c0->qp, idx = req_index(s, q);
+    struct rail_link *l = &s->base.link[rail];
+    size_t nbytes = q->too_big ? 0 : q->size;
+
+    if (q->nch == 1 && nbytes > 0 && nbytes <= RAIL_IMM_DIRECT_MAX) {
+        if (sq_room(l, qp) < 1)
+            return 1;
+        struct ibv_sge sge = {q->data, (uint32_t)nbytes, q->lkey[rail]};
+        struct ibv_send_wr wr;
+        fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, idx), q->raddr, q->rkey[rail]);
+        wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+        wr.imm_data = htonl(
+            rail_imm_direct((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry, (uint32_t)nbytes));
+        int rc = post(s, rail, qp, &wr, 1);
+        if (rc == 0) {
+            q->wrs_left = 1;
+            rail_tel_stripe(&s->base, rail, nbytes);
+        }
+        return rc;
+    }
+    struct ibv_send_wr wr[RAIL_REQ_CHUNKS + 1];
+    struct ibv_sge sge[RAIL_REQ_CHUNKS + 1];
+    int n = nbytes ? q->nch : 0;
+    if (sq_room(l, qp) < n + 1)
+        return 1;
+    for (int k = 0; k < n; k++) {
+        sge[k] = (struct ibv_sge){q->data + q->ch[k].off, (uint32_t)q->ch[k].len, q->lkey[rail]};
+        fill_write(&wr[k], &sge[k], rail_wrid(RAIL_WR_DATA, rail, qp, idx), q->raddr + q->ch[k].off,
+                   q->rkey[rail]);
+        wr[k].next = &wr[k + 1];
+    }
+    sge[n] =
+        (struct ibv_sge){(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
+    fill_write(&wr[n], &sge[n], rail_wrid(RAIL_WR_LAST, rail, qp, idx), record_addr(s, q),
+               l->peer_rkey1);
+    wr[n].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr[n].imm_data = htonl(rail_imm_rdv((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry));
+    int rc = post(s, rail, qp, wr, n + 1);
+    if (rc == 0) {
+        q->wrs_left = n + 1;
+        rail_tel_stripe(&s->base, rail, nbytes);
+    }
+    return rc;
+}
+
+/* 0 posted, 1 no room (nothing posted: call again), -errno. */
+int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    struct rail_stripe_chunk sc[RAIL_STRIPE_MAX_RAILS];
+    uint64_t nbytes = q->too_big ? 0 : q->size;
+    int nsc = rail_stripe_schedule(&s->sched, nbytes, sc, RAIL_STRIPE_MAX_RAILS);
+
+    if (nsc < 0) {
+        if (nsc == -ENETDOWN)
+            return atomic_load(&s->base.error) ? atomic_load(&s->base.error) : 1;
+        return nsc;
+    }
+    q->striped = nsc > 1;
+    int n = cut_pieces(s, q, sc, nsc);
+    if (n < 0) {
+        RAIL_WARN(NCCL_NET, "isend of %zu bytes needs more than %d pieces of at most %llu bytes",
+                  q->size, RAIL_REQ_CHUNKS, (unsigned long long)s->max_chunk);
+        return n;
+    }
+    struct rail_record *rec = record_of(s, q);
+    rec->size = q->too_big ? RAIL_RECORD_TOO_BIG : q->size;
+    rec->seq = (uint32_t)(q->seq + 1);
+    rec->entry = q->entry;
+    if (!s->base.failover && nsc == 1) {
+        q->kind = RAIL_SREQ_PIPE;
+        int rc = post_pipelined(s, q);
+        if (rc == 0) {
+            s->slot_busy[q->seq % RAIL_FIFO_SLOTS] = (uint16_t)q->wrs_left;
+            rail_tel_msg(&s->base, sc[0].rail);
+        }
+        return rc;
+    }
+    /* Two-phase: every QP must take its pieces now, or nothing is posted. */
+    int need[RAIL_MAX_RAILS][8] = {{0}};
+    for (int k = 0; k < n; k++)
+        if (q->ch[k].qp < 8)
+            need[q->ch[k].rail][q->ch[k].qp]++;
+    for (int r = 0; r < s->base.nrails; r++)
+        for (int p = 0; p < 8 && p < s->base.nqps; p++)
+            if (need[r][p] && sq_room(&s->base.link[r], p) < need[r][p] + 1)
+                return 1;
+    q->kind = RAIL_SREQ_2PH;
+    q->rec_state = 0;
+    if (q->striped)
+        rail_tel_striped_msg(&s->base);
+    else
+        rail_tel_msg(&s->base, sc[0].rail);
+    s->n2ph++;
+    rail_send_help_list(s);
+    bool empty = nbytes == 0;
+    q->ch_left = empty ? 0 : (uint8_t)n;
+    s->slot_busy[q->seq % RAIL_FIFO_SLOTS] = (uint16_t)((empty ? 0 : n) + 1);
+    if (empty) {
+        q->nch = 0;
+        record_now(s, q, sc[0].rail);
+        return 0;
+    }
+    for (int k = 0; k < n; k++) {
+        int rc = post_piece(s, q, k);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) { /* its rail failed while posting: send it elsewhere */
+            q->ch[k].state = RAIL_CH_PENDING;
+            s->npending++;
+        }
+    }
+    return 0;
+}
+
+/* ---- eager ---- */
+
+static int post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, int rail)
+{
+    struct rail_link *l = &s->base.link[rail];
+    int qp = (int)(l->rr++ % (unsigned)s->base.nqps);
+    if (sq_room(l, qp) < 1)
+        return 1;
+    uint8_t *hdr = s->local + (size_t)req_index(s, q) * RAIL_LOCAL_STRIDE + 64;
+    struct ibv_sge sge[2] = {{(uintptr_t)hdr, RAIL_EAGER_HDR, l->mr[1]->lkey},
+                             {q->data, (uint32_t)q->size, q->lkey[rail]}};
+    struct ibv_send_wr wr;
+    fill_write(&wr, sge, rail_wrid(RAIL_WR_LAST, rail, qp, req_index(s, q) | RAIL_CHUNK_REC << 16),
+               s->base.peer_addr2 +
+                   (uint64_t)q->bounce * (RAIL_EAGER_HDR + (uint64_t)s->eager_bytes),
+               l->peer_rkey2);
+    wr.num_sge = q->size ? 2 : 1;
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.imm_data = htonl(rail_imm_eager(q->bounce));
+    int rc = post(s, rail, qp, &wr, 1);
+    if (rc == 0) {
+        q->rec_state = RAIL_CH_POSTED;
+        q->rec_rail = (uint8_t)rail;
+    }
+    return rc;
+}
+
+int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    int rail = rail_pick_up(&s->base, s->base.rr++);
+    if (rail < 0)
+        return atomic_load(&s->base.error) ? atomic_load(&s->base.error) : 1;
+    q->kind = RAIL_SREQ_EAGER;
+    int rc = post_eager_on(s, q, rail);
+    if (rc == 0) {
+        s->bounce_busy[q->bounce] = 1;
+        rail_tel_msg(&s->base, rail);
+        rail_tel_stripe(&s->base, rail, q->size);
+    }
+    return rc;
+}
+
+/* ---- completions ---- */
+
+static void piece_done(struct rail_send_comm *s, struct rail_send_req *q, int k, int rail)
+{
+    struct rail_send_chunk *c = &q->ch[k];
+    c->state = RAIL_CH_DONE;
+    q->ch_left--;
+    s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
+    if (c->post_ns)
+        rail_stripe_on_completion(&s->sched, rail, c->len, c->post_ns, rail_now_ns(),
+                                  q->ch_left == 0);
+    if (q->ch_left == 0)
+        record_now(s, q, rail);
+}
+
+/* An eager message whose write failed with its rail got there anyway when the receiver has
+ * already returned its bounce slot: it is done and nothing is sent again. */
+static bool eager_returned(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    if (q->kind != RAIL_SREQ_EAGER ||
+        __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE) <= q->seq)
+        return false;
+    q->rec_state = RAIL_CH_DONE;
+    s->bounce_busy[q->bounce] = 0;
+    return true;
+}
+
+static void item_failed(struct rail_send_comm *s, struct rail_send_req *q, int k)
+{
+    if (k == RAIL_CHUNK_REC) {
+        if (!eager_returned(s, q))
+            record_pending(s, q);
+        return;
+    }
+    q->ch[k].state = RAIL_CH_PENDING;
+    s->npending++;
+}
+
+void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc)
+{
+    struct rail_link *l = &s->base.link[rail];
+    int kind = rail_wrid_kind(wc->wr_id), idx = rail_wrid_idx(wc->wr_id);
+    int k = rail_wrid_chunk(wc->wr_id);
+    struct rail_send_req *q = idx < RAIL_SEND_REQS && s->reqs[idx].h.ops ? &s->reqs[idx] : NULL;
+
+    l->qps[rail_wrid_qp(wc->wr_id)].sq_out--;
+    if (kind != RAIL_WR_DATA && kind != RAIL_WR_LAST) {
+        rail_comm_fail(&s->base, -EIO, "send comm got a completion of kind %d", kind);
+        return;
+    }
+    if (!q)
+        return;
+    if (q->kind == RAIL_SREQ_PIPE) {
+        q->wrs_left--;
+        s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
+        if (wc->status != IBV_WC_SUCCESS) {
+            rail_wc_error(&s->base, rail, wc);
+            if (!q->error)
+                q->error = wc->status == IBV_WC_WR_FLUSH_ERR ? -EIO : -EREMOTEIO;
+        }
+        return;
+    }
+    if (k != RAIL_CHUNK_REC && k >= q->nch) {
+        rail_comm_fail(&s->base, -EIO, "completion for piece %d of a %d-piece message", k, q->nch);
+        return;
+    }
+    if (wc->status != IBV_WC_SUCCESS) {
+        rail_tel_error(&s->base, rail);
+        if (!rail_wc_rail_failure(wc->status) ||
+            !rail_link_fail(&s->base, rail, ibv_wc_status_str(wc->status))) {
+            rail_wc_error(&s->base, rail, wc);
+            if (!q->error)
+                q->error = -EIO;
+            return;
+        }
+        item_failed(s, q, k);
+        return;
+    }
+    if (k != RAIL_CHUNK_REC) {
+        piece_done(s, q, k, rail);
+        return;
+    }
+    q->rec_state = RAIL_CH_DONE;
+    if (q->kind == RAIL_SREQ_EAGER) {
+        s->bounce_busy[q->bounce] = 0;
+    } else {
+        s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
+        s->n2ph--;
+    }
+}
+
+/* Re-posts pieces, records and eager writes whose rail failed, on rails that are up. */
+void rail_send_retry(struct rail_send_comm *s)
+{
+    if (!s->npending || atomic_load(&s->base.error))
+        return;
+    for (int i = 0; i < RAIL_SEND_REQS && s->npending; i++) {
+        struct rail_send_req *q = &s->reqs[i];
+        if (!q->h.ops)
+            continue;
+        for (int k = 0; k < q->nch && q->kind == RAIL_SREQ_2PH; k++) {
+            struct rail_send_chunk *c = &q->ch[k];
+            if (c->state != RAIL_CH_PENDING)
+                continue;
+            int rail = rail_pick_up(&s->base, c->rail + 1u);
+            if (rail < 0)
+                return;
+            struct rail_link *l = &s->base.link[rail];
+            int qp = (int)(l->rr++ % (unsigned)s->base.nqps);
+            if (sq_room(l, qp) < 1)
+                continue;
+            c->rail = (uint8_t)rail;
+            c->qp = (uint8_t)qp;
+            q->striped = true; /* re-sent pieces feed the adaptive weights */
+            if (post_piece(s, q, k) < 0)
+                return;
+            if (c->state == RAIL_CH_POSTED)
+                s->npending--;
+        }
+        if (q->rec_state != RAIL_CH_PENDING)
+            continue;
+        if (eager_returned(s, q)) { /* returned by the receiver meanwhile */
+            s->npending--;
+            continue;
+        }
+        int rail = rail_pick_up(&s->base, q->rec_rail + 1u);
+        if (rail < 0)
+            return;
+        int rc = q->kind == RAIL_SREQ_EAGER ? post_eager_on(s, q, rail) : post_record(s, q, rail);
+        if (rc < 0)
+            return;
+        if (rc == 0)
+            s->npending--;
+    }
+}

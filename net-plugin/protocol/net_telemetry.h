@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Data-path hooks into the per-connection telemetry (rail_stats.h): a few relaxed atomic adds
+ * each; a comm without telemetry (NULL) costs a branch. */
+#ifndef NCCL_RAIL_NET_TELEMETRY_H
+#define NCCL_RAIL_NET_TELEMETRY_H
+
+#include "protocol/net_comm.h"
+#include "rails/rail_stats.h"
+
+/* A whole message, counted on the rail of its first piece. */
+static inline void rail_tel_msg(struct rail_comm *c, int rail)
+{
+    rail_stats_add_msg(c->stats, rail);
+}
+/* A piece of data posted on rail (re-sent pieces count again). */
+static inline void rail_tel_stripe(struct rail_comm *c, int rail, uint64_t bytes)
+{
+    rail_stats_add_stripe(c->stats, rail);
+    rail_stats_add_bytes(c->stats, rail, bytes);
+}
+static inline void rail_tel_striped_msg(struct rail_comm *c)
+{
+    rail_stats_add_striped_msg(c->stats);
+}
+static inline void rail_tel_error(struct rail_comm *c, int rail)
+{
+    rail_stats_add_error(c->stats, rail);
+}
+static inline void rail_tel_failover(struct rail_comm *c, int rail)
+{
+    rail_stats_add_failover(c->stats, rail);
+}
+static inline void rail_tel_rejoin(struct rail_comm *c, int rail)
+{
+    rail_stats_add_rejoin(c->stats, rail);
+}
+
+#endif

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Stripe scheduler (see stripe.h): integer weights with a floor share, a cumulative split on
+ * 128-byte boundaries, round-robin for whole messages, and a decayed-sum rate estimate per rail. */
+#include "rails/stripe.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "wire/net_wire.h"
+#include "params.h"
+
+static_assert(RAIL_STRIPE_MAX_RAILS == RAIL_MAX_RAILS, "stripe and wire rail limits differ");
+static_assert(RAIL_STRIPE_WEIGHT_ONE / RAIL_STRIPE_MAX_RAILS / RAIL_STRIPE_FLOOR_DIV >= 1,
+              "the floor share must be at least one weight unit");
+static_assert(RAIL_STRIPE_ADAPTIVE == 2,
+              "policy values follow the NCCL_RAIL_STRIPE_POLICY choices");
+
+/* Rate estimate per rail, from the completions of striped chunks in polling order. A chunk's
+ * "interval" is the time from its post, or from the rail's previous completion when that came
+ * later (the chunk was queued behind it): then bytes / interval is the rail's service rate, and the
+ * sample goes into two decayed sums (each sample decays both by 1/2^DECAY_SHIFT, then adds), so
+ * the rate is an exponentially weighted average in which a sample weighs by its time, and
+ * completions polled together (one long interval, then zero) average out. The chunk that finishes
+ * its message is also a sample, queued or not: its rail was that message's bottleneck.
+ *
+ * What the samples miss is a rail that is not the bottleneck: posted to while idle, its interval
+ * includes the round-trip latency; paced by the bottleneck, its "queued" interval is the posting
+ * period. Both understate it, and the split would settle with that rail idling. So every chunk that
+ * finished before its message did also raises its rail's estimate by 1/2^PROBE_SHIFT: the rail
+ * probes upwards until it takes enough to be a bottleneck too and gets measured. In the steady
+ * state every rail is now and then the last one and inflates alike, which leaves the ratios, hence
+ * the weights, right (bench/stripe_sim.c, docs/striping.md). */
+#define DECAY_SHIFT   3
+#define PROBE_SHIFT   5
+#define PROBE_SPAN    16                  /* probing stops at 16x the fastest other rail */
+#define PRIOR_NS      131072u             /* time weight of the starting estimate */
+#define MAX_SAMPLE_B  ((uint64_t)1 << 36) /* keeps the sums far from overflow */
+#define MAX_SAMPLE_NS ((uint64_t)1 << 40)
+#define MAX_SUM_B     ((uint64_t)1 << 40) /* avg_bytes * 1024 < 2^50 */
+#define NOMINAL_MBPS  100000u             /* starting rate when no speed is known */
+
+static unsigned up_mask(const struct rail_stripe *s)
+{
+    unsigned m = 0;
+    for (int r = 0; r < s->nrails; r++)
+        if (s->rail[r].up)
+            m |= 1u << r;
+    return m;
+}
+
+static int popcount(unsigned m)
+{
+    int n = 0;
+    for (; m; m &= m - 1)
+        n++;
+    return n;
+}
+
+/* Starting decayed sums for a rail of speed_mbps (bytes per ns = Mb/s / 8000). */
+static void seed_estimate(struct rail_stripe_rail_state *st, uint32_t speed_mbps)
+{
+    st->avg_ns = PRIOR_NS;
+    st->avg_bytes = (uint64_t)speed_mbps * PRIOR_NS / 8000u;
+    st->seed_rate = st->avg_bytes * 1024u / PRIOR_NS;
+}
+
+/* Measured rate in 1/1024 bytes per ns: avg_bytes <= 2^40 and avg_ns >= 1 keep it below 2^50. */
+static uint64_t measured(const struct rail_stripe_rail_state *st)
+{
+    return st->avg_bytes * 1024u / st->avg_ns;
+}
+
+/* Keep avg_bytes <= MAX_SUM_B (halving both sums keeps the rate) and avg_ns >= 1. */
+static void normalise(struct rail_stripe_rail_state *st)
+{
+    while (st->avg_bytes > MAX_SUM_B) {
+        st->avg_bytes >>= 1;
+        st->avg_ns >>= 1;
+    }
+    if (st->avg_ns == 0)
+        st->avg_ns = 1;
+}
+
+static void add_sample(struct rail_stripe_rail_state *st, uint64_t bytes, uint64_t ns)
+{
+    st->avg_bytes = st->avg_bytes - (st->avg_bytes >> DECAY_SHIFT) + bytes;
+    st->avg_ns = st->avg_ns - (st->avg_ns >> DECAY_SHIFT) + ns;
+    normalise(st);
+}
+
+/* The value a rail's share is proportional to, before the floor. */
+static uint64_t raw_weight(const struct rail_stripe *s, int r, unsigned mask)
+{
+    switch (s->policy) {
+    case RAIL_STRIPE_WEIGHTED: {
+        if (s->rail[r].speed_mbps)
+            return s->rail[r].speed_mbps;
+        uint64_t sum = 0, known = 0;
+        for (int i = 0; i < s->nrails; i++)
+            if ((mask >> i & 1) && s->rail[i].speed_mbps) {
+                sum += s->rail[i].speed_mbps;
+                known++;
+            }
+        return known ? sum / known : 1;
+    }
+    case RAIL_STRIPE_ADAPTIVE:
+        return measured(&s->rail[r]);
+    default:
+        return 1;
+    }
+}
+
+/* Weights over the rails in mask: sum RAIL_STRIPE_WEIGHT_ONE, each at least the floor share,
+ * the rest proportional to raw_weight (largest remainder, ties to the lower rail). */
+static void compute_weights(const struct rail_stripe *s, unsigned mask,
+                            uint16_t w[RAIL_STRIPE_MAX_RAILS])
+{
+    uint64_t raw[RAIL_STRIPE_MAX_RAILS] = {0};
+    int nup = popcount(mask);
+    memset(w, 0, sizeof(uint16_t) * RAIL_STRIPE_MAX_RAILS);
+    if (nup == 0)
+        return;
+    for (int r = 0; r < s->nrails; r++)
+        if (mask >> r & 1)
+            raw[r] = raw_weight(s, r, mask);
+
+    /* Pin the rails whose proportional share falls below the floor, until none does. */
+    const uint64_t floor = RAIL_STRIPE_WEIGHT_ONE / (unsigned)nup / RAIL_STRIPE_FLOOR_DIV;
+    unsigned free_mask = mask;
+    uint64_t remaining, sum;
+    for (;;) {
+        remaining = RAIL_STRIPE_WEIGHT_ONE - (uint64_t)popcount(mask & ~free_mask) * floor;
+        sum = 0;
+        for (int r = 0; r < s->nrails; r++)
+            if (free_mask >> r & 1)
+                sum += raw[r];
+        if (sum == 0) { /* nothing measured: share the rest equally */
+            for (int r = 0; r < s->nrails; r++)
+                if (free_mask >> r & 1)
+                    raw[r] = 1;
+            sum = (uint64_t)popcount(free_mask);
+        }
+        unsigned pin = 0;
+        for (int r = 0; r < s->nrails; r++)
+            if ((free_mask >> r & 1) && remaining * raw[r] < floor * sum)
+                pin |= 1u << r;
+        if (!pin)
+            break;
+        free_mask &= ~pin; /* never empties: the floors sum to at most 1/8 of the total */
+    }
+
+    uint64_t rem[RAIL_STRIPE_MAX_RAILS] = {0}, given = 0;
+    for (int r = 0; r < s->nrails; r++) {
+        if (!(mask >> r & 1))
+            continue;
+        if (!(free_mask >> r & 1)) {
+            w[r] = (uint16_t)floor;
+            continue;
+        }
+        w[r] = (uint16_t)(remaining * raw[r] / sum);
+        rem[r] = remaining * raw[r] % sum;
+        given += w[r];
+    }
+    for (uint64_t left = remaining - given; left > 0; left--) {
+        int best = -1;
+        for (int r = 0; r < s->nrails; r++)
+            if ((free_mask >> r & 1) && (best < 0 || rem[r] > rem[best]))
+                best = r;
+        w[best]++;
+        free_mask &= ~(1u << best); /* each rail gets at most one extra unit */
+    }
+}
+
+static const uint16_t *current_weights(struct rail_stripe *s)
+{
+    if (!s->weights_valid) {
+        compute_weights(s, up_mask(s), s->weight);
+        s->weights_valid = true;
+    }
+    return s->weight;
+}
+
+/* Next rail of mask at or after *cursor; advances the cursor past it. mask must not be empty. */
+static int rr_pick(unsigned *cursor, unsigned mask, int nrails)
+{
+    for (int i = 0; i < nrails; i++) {
+        int r = (int)((*cursor + (unsigned)i) % (unsigned)nrails);
+        if (mask >> r & 1) {
+            *cursor = (unsigned)(r + 1) % (unsigned)nrails;
+            return r;
+        }
+    }
+    return -1;
+}
+
+/* Split [base, base + len) by w (sum RAIL_STRIPE_WEIGHT_ONE) into out: chunk boundaries are the
+ * cumulative weights times len rounded to the nearest 128 bytes (the last one is len), so each
+ * length is within 128 bytes of its exact share. base must be 128-aligned. Empty chunks are
+ * left out. Returns the chunk count or -E2BIG. */
+static int split(uint64_t base, uint64_t len, const uint16_t *w, int nrails,
+                 struct rail_stripe_chunk *out, int cap)
+{
+    const uint64_t unit = (uint64_t)RAIL_STRIPE_ALIGN * RAIL_STRIPE_WEIGHT_ONE;
+    uint64_t cum = 0, prev = 0;
+    int n = 0;
+    for (int r = 0; r < nrails; r++) {
+        if (!w[r])
+            continue;
+        cum += w[r];
+        uint64_t end = len;
+        if (cum < RAIL_STRIPE_WEIGHT_ONE) { /* len < 2^52: len * cum < 2^62 */
+            end = (len * cum + unit / 2) / unit * RAIL_STRIPE_ALIGN;
+            if (end > len)
+                end = len;
+        }
+        if (end <= prev)
+            continue;
+        if (n == cap)
+            return -E2BIG;
+        out[n++] =
+            (struct rail_stripe_chunk){.rail = r, .offset = base + prev, .length = end - prev};
+        prev = end;
+    }
+    return n;
+}
+
+void rail_stripe_config_default(struct rail_stripe_config *cfg, int nrails)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->nrails = nrails;
+    cfg->policy = RAIL_STRIPE_ADAPTIVE;
+    cfg->min_stripe = RAIL_STRIPE_MIN_DEFAULT;
+}
+
+void rail_stripe_config_from_env(struct rail_stripe_config *cfg)
+{
+    int p = rail_param_enum(RAIL_PARAM_STRIPE_POLICY);
+    cfg->policy = p >= 0 ? (enum rail_stripe_policy)p : RAIL_STRIPE_ADAPTIVE;
+    cfg->min_stripe = (uint64_t)rail_param_int(RAIL_PARAM_STRIPE_MIN);
+}
+
+int rail_stripe_init(struct rail_stripe *s, const struct rail_stripe_config *cfg, char *err,
+                     size_t errlen)
+{
+    if (!s || !cfg) {
+        snprintf(err, errlen, "stripe scheduler: NULL argument");
+        return -EINVAL;
+    }
+    if (cfg->nrails < 1 || cfg->nrails > RAIL_STRIPE_MAX_RAILS) {
+        snprintf(err, errlen, "stripe scheduler: %d rails, 1..%d allowed", cfg->nrails,
+                 RAIL_STRIPE_MAX_RAILS);
+        return -EINVAL;
+    }
+    if (cfg->policy != RAIL_STRIPE_EQUAL && cfg->policy != RAIL_STRIPE_WEIGHTED &&
+        cfg->policy != RAIL_STRIPE_ADAPTIVE) {
+        snprintf(err, errlen, "stripe scheduler: unknown policy %d", (int)cfg->policy);
+        return -EINVAL;
+    }
+    if (cfg->min_stripe > RAIL_STRIPE_MAX_SIZE) {
+        snprintf(err, errlen, "stripe scheduler: minimum stripe size %llu above %llu",
+                 (unsigned long long)cfg->min_stripe, (unsigned long long)RAIL_STRIPE_MAX_SIZE);
+        return -EINVAL;
+    }
+    memset(s, 0, sizeof(*s));
+    s->nrails = cfg->nrails;
+    s->policy = cfg->policy;
+    s->min_stripe = cfg->min_stripe;
+
+    uint64_t known_sum = 0, known = 0;
+    for (int r = 0; r < cfg->nrails; r++)
+        if (cfg->speed_mbps[r]) {
+            known_sum += cfg->speed_mbps[r];
+            known++;
+        }
+    uint32_t fallback = known ? (uint32_t)(known_sum / known) : NOMINAL_MBPS;
+    for (int r = 0; r < cfg->nrails; r++) {
+        s->rail[r].up = true;
+        s->rail[r].speed_mbps = cfg->speed_mbps[r];
+        seed_estimate(&s->rail[r], cfg->speed_mbps[r] ? cfg->speed_mbps[r] : fallback);
+    }
+    return 0;
+}
+
+int rail_stripe_schedule(struct rail_stripe *s, uint64_t size, struct rail_stripe_chunk *out,
+                         int cap)
+{
+    if (!s || !out || size > RAIL_STRIPE_MAX_SIZE)
+        return -EINVAL;
+    unsigned mask = up_mask(s);
+    if (!mask)
+        return -ENETDOWN;
+    if (cap < 1)
+        return -E2BIG;
+    if (size == 0 || size < s->min_stripe) {
+        int r = rr_pick(&s->rr_next, mask, s->nrails);
+        out[0] = (struct rail_stripe_chunk){.rail = r, .offset = 0, .length = size};
+        return 1;
+    }
+    return split(0, size, current_weights(s), s->nrails, out, cap);
+}
+
+int rail_stripe_reschedule(struct rail_stripe *s, int failed_rail,
+                           const struct rail_stripe_chunk *chunks, int n,
+                           struct rail_stripe_chunk *out, int cap)
+{
+    if (!s || failed_rail < 0 || failed_rail >= s->nrails || n < 0 || (n > 0 && !chunks) ||
+        cap < 0 || (cap > 0 && !out))
+        return -EINVAL;
+    int nfailed = 0;
+    for (int i = 0; i < n; i++) {
+        const struct rail_stripe_chunk *c = &chunks[i];
+        if (c->rail < 0 || c->rail >= s->nrails || c->offset % RAIL_STRIPE_ALIGN ||
+            c->offset > RAIL_STRIPE_MAX_SIZE || c->length > RAIL_STRIPE_MAX_SIZE - c->offset)
+            return -EINVAL;
+        nfailed += c->rail == failed_rail;
+    }
+    if (nfailed == 0)
+        return 0;
+    unsigned mask = up_mask(s) & ~(1u << failed_rail);
+    if (!mask)
+        return -ENETDOWN;
+
+    uint16_t w[RAIL_STRIPE_MAX_RAILS];
+    compute_weights(s, mask, w);
+    unsigned cursor = s->rr_next;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        const struct rail_stripe_chunk *c = &chunks[i];
+        if (c->rail != failed_rail)
+            continue;
+        if (c->length == 0 || c->length < s->min_stripe) {
+            if (k == cap)
+                return -E2BIG;
+            out[k++] = (struct rail_stripe_chunk){.rail = rr_pick(&cursor, mask, s->nrails),
+                                                  .offset = c->offset,
+                                                  .length = c->length};
+            continue;
+        }
+        int m = split(c->offset, c->length, w, s->nrails, out + k, cap - k);
+        if (m < 0)
+            return m;
+        k += m;
+    }
+    s->rr_next = cursor;
+    return k;
+}
+
+int rail_stripe_set_rail_state(struct rail_stripe *s, int rail, bool up)
+{
+    if (!s || rail < 0 || rail >= s->nrails)
+        return -EINVAL;
+    struct rail_stripe_rail_state *st = &s->rail[rail];
+    if (st->up == up)
+        return 0;
+    if (up) {
+        /* Rejoin at half the rate of the slowest rail that is up, with its time weight, so the
+         * rail's own completions take over at the usual pace. Alone, it keeps its history. */
+        int slowest = -1;
+        for (int r = 0; r < s->nrails; r++)
+            if (s->rail[r].up &&
+                (slowest < 0 || measured(&s->rail[r]) < measured(&s->rail[slowest])))
+                slowest = r;
+        if (slowest >= 0) {
+            st->avg_bytes = s->rail[slowest].avg_bytes / 2;
+            st->avg_ns = s->rail[slowest].avg_ns;
+        }
+    }
+    st->up = up;
+    st->last_done_ns = 0; /* nothing outstanding on it any more */
+    s->weights_valid = false;
+    return 0;
+}
+
+int rail_stripe_on_completion(struct rail_stripe *s, int rail, uint64_t bytes, uint64_t post_ns,
+                              uint64_t done_ns, bool last)
+{
+    if (!s || rail < 0 || rail >= s->nrails)
+        return -EINVAL;
+    struct rail_stripe_rail_state *st = &s->rail[rail];
+    if (!st->up || bytes == 0)
+        return 0;
+    if (bytes > MAX_SAMPLE_B)
+        bytes = MAX_SAMPLE_B;
+    bool queued = post_ns < st->last_done_ns;
+    uint64_t from = queued ? st->last_done_ns : post_ns;
+    uint64_t ns = done_ns > from ? done_ns - from : 0; /* polled out of order: 0 */
+    if (ns > MAX_SAMPLE_NS)
+        ns = MAX_SAMPLE_NS;
+    if (done_ns > st->last_done_ns)
+        st->last_done_ns = done_ns;
+
+    if (last || queued)
+        add_sample(st, bytes, ns);
+    if (!last) { /* probe, up to twice the starting rate or 16x the fastest other rail */
+        uint64_t cap = 2 * st->seed_rate;
+        for (int r = 0; r < s->nrails; r++)
+            if (r != rail && s->rail[r].up && PROBE_SPAN * measured(&s->rail[r]) > cap)
+                cap = PROBE_SPAN * measured(&s->rail[r]);
+        if (measured(st) < cap) {
+            st->avg_bytes += (st->avg_bytes >> PROBE_SHIFT) + 1;
+            normalise(st);
+        }
+    }
+    if (s->policy == RAIL_STRIPE_ADAPTIVE)
+        s->weights_valid = false;
+    return 0;
+}
+
+int rail_stripe_weights(const struct rail_stripe *s, uint16_t w[RAIL_STRIPE_MAX_RAILS])
+{
+    if (!s) {
+        memset(w, 0, sizeof(uint16_t) * RAIL_STRIPE_MAX_RAILS);
+        return 0;
+    }
+    unsigned mask = up_mask(s);
+    compute_weights(s, mask, w);
+    return popcount(mask);
+}
+
+uint64_t rail_stripe_rate(const struct rail_stripe *s, int rail)
+{
+    if (!s || rail < 0 || rail >= s->nrails)
+        return 0;
+    return s->rail[rail].avg_bytes * 1000u / s->rail[rail].avg_ns;
+}
+
+bool rail_stripe_rail_up(const struct rail_stripe *s, int rail)
+{
+    return s && rail >= 0 && rail < s->nrails && s->rail[rail].up;
+}
+
+const char *rail_stripe_policy_name(enum rail_stripe_policy p)
+{
+    switch (p) {
+    case RAIL_STRIPE_EQUAL:
+        return "equal";
+    case RAIL_STRIPE_WEIGHTED:
+        return "weighted";
+    case RAIL_STRIPE_ADAPTIVE:
+        return "adaptive";
+    }
+    return "?";
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Out-of-band TCP: the listen socket behind the handle, the non-blocking handshake I/O and the
+ * per-connection socket that stays open to notice a dead peer. The local address is the one NCCL
+ * would use (NCCL_SOCKET_IFNAME honoured, else NCCL's interface preference). */
+#ifndef NCCL_RAIL_NET_OOB_H
+#define NCCL_RAIL_NET_OOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire/net_wire.h"
+
+#define RAIL_OOB_MAX (RAIL_FRAME_HDR + 40 + RAIL_MAX_RAILS * (32 + 4 * RAIL_MAX_QPS))
+
+struct rail_oob_tx {
+    uint8_t buf[RAIL_OOB_MAX];
+    size_t len, off;
+};
+
+struct rail_oob_rx {
+    uint8_t buf[RAIL_OOB_MAX];
+    size_t off;
+    uint32_t body_len, checksum;
+    int have_hdr;
+};
+
+int rail_set_nonblock(int fd);
+uint64_t rail_random64(void);
+
+/* Opens a listening socket on the out-of-band address and describes it in h (nonce included). */
+int rail_oob_listen(struct rail_handle *h, int *fd, char *err, size_t errlen);
+int rail_oob_connect_start(const struct rail_handle *h, int *fd, char *err, size_t errlen);
+/* 1 connected, 0 still connecting, or -errno. */
+int rail_oob_connect_check(int fd, char *err, size_t errlen);
+/* 1 with *fd set, 0 when nobody is waiting, or -errno. */
+int rail_oob_accept(int lfd, int *fd, char *err, size_t errlen);
+/* Sends what is left of tx: 1 done, 0 would block, -errno. */
+int rail_oob_send(int fd, struct rail_oob_tx *tx, char *err, size_t errlen);
+/* Receives one frame of want_type: 1 complete (body at rx->buf + RAIL_FRAME_HDR), 0 incomplete,
+ * -errno (peer closed, or a malformed header). */
+int rail_oob_recv(int fd, struct rail_oob_rx *rx, int want_type, char *err, size_t errlen);
+/* 0 while the peer's end is open, -ECONNRESET once it closed or reset. */
+int rail_oob_peer_alive(int fd);
+/* "a.b.c.d:port" of the peer. */
+void rail_oob_peer_name(int fd, char *buf, size_t len);
+void rail_oob_close(int *fd);
+
+#endif

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "transport/net_verbs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static int fail(int rc, char *err, size_t errlen, const char *dev, const char *what)
+{
+    if (rc == 0)
+        rc = errno ? errno : EIO;
+    if (rc < 0)
+        rc = -rc;
+    snprintf(err, errlen, "%s: %s failed: %s", dev, what, strerror(rc));
+    return -rc;
+}
+
+int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_cq **cq,
+                         const char *dev, char *err, size_t errlen)
+{
+    errno = 0;
+    *cq = rail_ibv->create_cq(ctx, cqe, cq_context, NULL, 0);
+    if (!*cq) {
+        char what[64];
+        snprintf(what, sizeof(what), "ibv_create_cq(%d entries)", cqe);
+        return fail(0, err, errlen, dev, what);
+    }
+    return 0;
+}
+
+int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int recv_wr,
+                         int send_sge, void *qp_context, struct ibv_qp **qp, const char *dev,
+                         char *err, size_t errlen)
+{
+    struct ibv_qp_init_attr attr;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_context = qp_context;
+    attr.send_cq = cq;
+    attr.recv_cq = cq;
+    attr.qp_type = IBV_QPT_RC;
+    attr.cap.max_send_wr = (uint32_t)send_wr;
+    attr.cap.max_recv_wr = (uint32_t)recv_wr;
+    attr.cap.max_send_sge = (uint32_t)send_sge;
+    attr.cap.max_recv_sge = 1;
+    attr.cap.max_inline_data = 0;
+    errno = 0;
+    *qp = rail_ibv->create_qp(pd, &attr);
+    if (!*qp) {
+        char what[96];
+        snprintf(what, sizeof(what), "ibv_create_qp(RC, %d send / %d recv WRs)", send_wr, recv_wr);
+        return fail(0, err, errlen, dev, what);
+    }
+    return 0;
+}
+
+int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
+                          const struct rail_qp_remote *remote, const char *dev, char *err,
+                          size_t errlen)
+{
+    struct ibv_qp_attr a;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_INIT;
+    a.pkey_index = (uint16_t)path->pkey_index;
+    a.port_num = (uint8_t)path->port;
+    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    rc = rail_ibv->modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    if (rc)
+        return fail(rc, err, errlen, dev, "ibv_modify_qp(INIT)");
+
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = remote->mtu;
+    a.dest_qp_num = remote->qpn;
+    a.rq_psn = 0;
+    a.max_dest_rd_atomic = 1;
+    a.min_rnr_timer = 12;
+    a.ah_attr.port_num = (uint8_t)path->port;
+    a.ah_attr.sl = (uint8_t)path->sl;
+    if (remote->link_layer == IBV_LINK_LAYER_ETHERNET) {
+        a.ah_attr.is_global = 1;
+        a.ah_attr.grh.dgid = remote->gid;
+        a.ah_attr.grh.sgid_index = (uint8_t)path->gid_index;
+        a.ah_attr.grh.hop_limit = 255;
+        a.ah_attr.grh.traffic_class = (uint8_t)path->tc;
+    } else {
+        a.ah_attr.dlid = remote->lid;
+    }
+    rc = rail_ibv->modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    if (rc)
+        return fail(rc, err, errlen, dev, "ibv_modify_qp(RTR)");
+
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_RTS;
+    a.timeout = (uint8_t)path->timeout;
+    a.retry_cnt = (uint8_t)path->retry_cnt;
+    a.rnr_retry = 7;
+    a.sq_psn = 0;
+    a.max_rd_atomic = 1;
+    rc = rail_ibv->modify_qp(qp, &a,
+                             IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                                 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    if (rc)
+        return fail(rc, err, errlen, dev, "ibv_modify_qp(RTS)");
+    return 0;
+}
+
+int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, struct ibv_mr **mr,
+                      const char *dev, char *err, size_t errlen)
+{
+    errno = 0;
+    *mr = rail_ibv->reg_mr(pd, addr, len, access);
+    if (!*mr) {
+        char what[96];
+        snprintf(what, sizeof(what), "ibv_reg_mr(%p, %zu bytes)", addr, len);
+        int rc = fail(0, err, errlen, dev, what);
+        size_t used = strlen(err);
+        if ((rc == -ENOMEM || rc == -EPERM) && used < errlen)
+            snprintf(err + used, errlen - used,
+                     " (locked-memory limit? try `ulimit -l unlimited`)");
+        return rc;
+    }
+    return 0;
+}
+
+int rail_verbs_qp_to_error(struct ibv_qp *qp)
+{
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof(a));
+    a.qp_state = IBV_QPS_ERR;
+    int rc = rail_ibv->modify_qp(qp, &a, IBV_QP_STATE);
+    return rc > 0 ? -rc : rc;
+}
+
+int rail_verbs_port_active(struct ibv_context *ctx, int port)
+{
+    struct ibv_port_attr pa;
+    if (rail_ibv->query_port(ctx, (uint8_t)port, &pa) != 0)
+        return 0;
+    return pa.state == IBV_PORT_ACTIVE;
+}
+
+void rail_verbs_destroy_qp(struct ibv_qp *qp)
+{
+    if (qp)
+        (void)rail_ibv->destroy_qp(qp);
+}
+
+void rail_verbs_destroy_cq(struct ibv_cq *cq)
+{
+    if (cq)
+        (void)rail_ibv->destroy_cq(cq);
+}
+
+void rail_verbs_dereg_mr(struct ibv_mr *mr)
+{
+    if (mr)
+        (void)rail_ibv->dereg_mr(mr);
+}
+
+const char *rail_verbs_mtu_str(enum ibv_mtu mtu)
+{
+    switch (mtu) {
+    case IBV_MTU_256:
+        return "256";
+    case IBV_MTU_512:
+        return "512";
+    case IBV_MTU_1024:
+        return "1024";
+    case IBV_MTU_2048:
+        return "2048";
+    case IBV_MTU_4096:
+        return "4096";
+    }
+    return "?";
+}
+
+const char *rail_verbs_event_str(enum ibv_event_type type)
+{
+    return ibv_event_type_str(type);
+}
+
+/* ---- the libibverbs table (several verbs are macros or inline functions: wrapped here) ---- */
+
+static int v_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
+{
+    return ibv_query_port(ctx, port, attr);
+}
+
+static struct ibv_mr *v_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access)
+{
+    return ibv_reg_mr(pd, addr, len, access);
+}
+
+static int v_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    return ibv_post_send(qp, wr, bad);
+}
+
+static int v_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+    return ibv_post_recv(qp, wr, bad);
+}
+
+static int v_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    return ibv_poll_cq(cq, n, wc);
+}
+
+const struct rail_verbs_ops rail_verbs_default_ops = {
+    .get_device_list = ibv_get_device_list,
+    .free_device_list = ibv_free_device_list,
+    .get_device_name = ibv_get_device_name,
+    .open_device = ibv_open_device,
+    .close_device = ibv_close_device,
+    .query_device = ibv_query_device,
+    .query_port = v_query_port,
+    .query_gid = ibv_query_gid,
+    .alloc_pd = ibv_alloc_pd,
+    .dealloc_pd = ibv_dealloc_pd,
+    .create_cq = ibv_create_cq,
+    .destroy_cq = ibv_destroy_cq,
+    .create_qp = ibv_create_qp,
+    .modify_qp = ibv_modify_qp,
+    .destroy_qp = ibv_destroy_qp,
+    .reg_mr = v_reg_mr,
+    .dereg_mr = ibv_dereg_mr,
+    .post_send = v_post_send,
+    .post_recv = v_post_recv,
+    .poll_cq = v_poll_cq,
+    .get_async_event = ibv_get_async_event,
+    .ack_async_event = ibv_ack_async_event,
+};
+
+const struct rail_verbs_ops *rail_ibv = &rail_verbs_default_ops;
+
+const struct rail_verbs_ops *rail_verbs_set_ops(const struct rail_verbs_ops *ops)
+{
+    const struct rail_verbs_ops *prev = rail_ibv;
+    rail_ibv = ops ? ops : &rail_verbs_default_ops;
+    return prev;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The one seam between the plugin and libibverbs: every verbs call the plugin makes goes through
+ * these wrappers, which return 0 or a negative errno and put a readable reason (naming the
+ * device and the call) into err. Data-path posting stays a thin inline call. */
+#ifndef NCCL_RAIL_NET_VERBS_H
+#define NCCL_RAIL_NET_VERBS_H
+
+#include <infiniband/verbs.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Connection parameters of one QP's remote end. */
+struct rail_qp_remote {
+    uint32_t qpn;
+    int link_layer; /* IBV_LINK_LAYER_* of both ends (they must agree) */
+    uint16_t lid;
+    union ibv_gid gid;
+    enum ibv_mtu mtu; /* already the minimum of both ends */
+};
+
+/* Local path attributes used for RTR/RTS. */
+struct rail_qp_path {
+    int port;
+    int gid_index; /* source GID index (RoCE) */
+    int sl, tc;
+    int pkey_index;
+    int timeout, retry_cnt;
+};
+
+int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_cq **cq,
+                         const char *dev, char *err, size_t errlen);
+/* RC QP with send and receive on cq, in RESET state. */
+int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int recv_wr,
+                         int send_sge, void *qp_context, struct ibv_qp **qp, const char *dev,
+                         char *err, size_t errlen);
+/* RESET -> INIT -> RTR -> RTS. */
+int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
+                          const struct rail_qp_remote *remote, const char *dev, char *err,
+                          size_t errlen);
+int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, struct ibv_mr **mr,
+                      const char *dev, char *err, size_t errlen);
+/* Moves a QP to the error state: every WR in flight completes with a flush error. */
+int rail_verbs_qp_to_error(struct ibv_qp *qp);
+/* 1 when the port is ACTIVE (queried now), else 0. */
+int rail_verbs_port_active(struct ibv_context *ctx, int port);
+void rail_verbs_destroy_qp(struct ibv_qp *qp);
+void rail_verbs_destroy_cq(struct ibv_cq *cq);
+void rail_verbs_dereg_mr(struct ibv_mr *mr);
+
+/* Posting: 0 or -errno (ibv_post_* return a positive errno). */
+/* Every libibverbs call of the plugin goes through this table (model: NCCL's ibvwrap, rdma-core's
+ * verbs_context_ops), so that a layer can sit between the plugin and the driver: the default
+ * table calls libibverbs; rail_verbs_set_ops() puts another in front (a fault-injecting table in
+ * tests), before any device is opened. */
+struct rail_verbs_ops {
+    struct ibv_device **(*get_device_list)(int *n);
+    void (*free_device_list)(struct ibv_device **list);
+    const char *(*get_device_name)(struct ibv_device *dev);
+    struct ibv_context *(*open_device)(struct ibv_device *dev);
+    int (*close_device)(struct ibv_context *ctx);
+    int (*query_device)(struct ibv_context *ctx, struct ibv_device_attr *attr);
+    int (*query_port)(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr);
+    int (*query_gid)(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid);
+    struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
+    int (*dealloc_pd)(struct ibv_pd *pd);
+    struct ibv_cq *(*create_cq)(struct ibv_context *ctx, int cqe, void *cq_context,
+                                struct ibv_comp_channel *channel, int vector);
+    int (*destroy_cq)(struct ibv_cq *cq);
+    struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+    int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+    int (*destroy_qp)(struct ibv_qp *qp);
+    struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access);
+    int (*dereg_mr)(struct ibv_mr *mr);
+    int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+    int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+    int (*poll_cq)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+    int (*get_async_event)(struct ibv_context *ctx, struct ibv_async_event *ev);
+    void (*ack_async_event)(struct ibv_async_event *ev);
+};
+
+/* The table in use (never NULL). */
+extern const struct rail_verbs_ops *rail_ibv;
+/* The libibverbs table. */
+extern const struct rail_verbs_ops rail_verbs_default_ops;
+/* Puts `ops` in use (NULL: the default) and returns the previous table. Not thread-safe: call it
+ * before the plugin opens a device. */
+const struct rail_verbs_ops *rail_verbs_set_ops(const struct rail_verbs_ops *ops);
+
+static inline int rail_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+    struct ibv_send_wr *bad = NULL;
+    int rc = rail_ibv->post_send(qp, wr, &bad);
+    return rc > 0 ? -rc : rc;
+}
+static inline int rail_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr)
+{
+    struct ibv_recv_wr *bad = NULL;
+    int rc = rail_ibv->post_recv(qp, wr, &bad);
+    return rc > 0 ? -rc : rc;
+}
+static inline int rail_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    int rc = rail_ibv->poll_cq(cq, n, wc);
+    return rc < 0 ? -5 /* EIO */ : rc;
+}
+
+const char *rail_verbs_mtu_str(enum ibv_mtu mtu);
+const char *rail_verbs_event_str(enum ibv_event_type type);
+
+#endif

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Checks the include graph of net-plugin/ (one folder per layer):
+
+- an include of a net-plugin header names its folder ("wire/net_wire.h"), with net-plugin/ as the
+  include root; a bare name that is a net-plugin header is refused;
+- no cycle between files (a header including, through others, itself);
+- no cycle between folders, and no folder including a higher layer than itself
+  (LAYERS, lowest first);
+- every file lies in a known layer folder, and the pure cores (files without verbs) of the lower
+  layers do not include <infiniband/verbs.h> (wire/ and rails/ are verbs-free as a whole);
+- every libibverbs call goes through the seam: no ibv_*() call outside transport/net_verbs.c
+  (the string helpers ibv_wc_status_str / ibv_event_type_str aside).
+
+It also prints (without failing) the cycles between modules (x.c with x.h) inside one folder:
+those are the call-graph knots the protocol layer still has to untie.
+
+Usage: check_layers.py [SOURCE_DIR]   (exit 0 clean, 1 on a finding; prints one line per finding)
+       check_layers.py --self-test    (the checker finds each kind of finding in made-up trees)
+"""
+import os
+import re
+import sys
+import tempfile
+
+LAYERS = ["wire", "rails", "transport", "gdr", "protocol", "abi"]
+VERBS_FREE = {"wire", "rails"}
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+SEAM = "transport/net_verbs.c"
+VERBS_CALL = re.compile(r"\bibv_([a-z_0-9]+)\s*\(")
+VERBS_PURE = {"wc_status_str", "event_type_str"}
+
+
+def scan(root):
+    """{relative path: [(kind, target)]} for every .c/.h file under root."""
+    files = {}
+    calls.clear()
+    for d, _, names in os.walk(root):
+        for n in sorted(names):
+            if n.endswith((".c", ".h")):
+                p = os.path.join(d, n)
+                rel = os.path.relpath(p, root).replace(os.sep, "/")
+                with open(p, encoding="utf-8", errors="replace") as f:
+                    text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+                files[rel] = INCLUDE.findall(text)
+                calls[rel] = sorted({m for m in VERBS_CALL.findall(re.sub(r"//[^\n]*", "", text))
+                                     if m not in VERBS_PURE})
+    return files
+
+
+calls = {}  # file -> libibverbs functions it calls (filled by scan)
+
+
+def find_cycle(graph):
+    """A list of nodes forming a cycle, or None (iterative depth-first search)."""
+    state = {}
+    for start in sorted(graph):
+        if state.get(start):
+            continue
+        stack = [(start, iter(sorted(graph.get(start, ()))))]
+        path = [start]
+        state[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+                path.pop()
+                continue
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if not state.get(nxt):
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, iter(sorted(graph.get(nxt, ())))))
+    return None
+
+
+def check(root):
+    files = scan(root)
+    headers = {p for p in files if p.endswith(".h")}
+    by_name = {}
+    for h in headers:
+        by_name.setdefault(os.path.basename(h), []).append(h)
+    errors = []
+    file_graph = {p: set() for p in files}
+    folder_graph = {}
+    for src, incs in sorted(files.items()):
+        folder = src.split("/")[0] if "/" in src else ""
+        if folder not in LAYERS:
+            errors.append(f"{src}: not in a layer folder ({', '.join(LAYERS)})")
+            continue
+        for kind, target in incs:
+            if kind == "<":
+                if target.startswith("infiniband/") and folder in VERBS_FREE:
+                    errors.append(f"{src}: includes <{target}> but {folder}/ is verbs-free")
+                continue
+            if target in headers:
+                dst = target
+            elif os.path.basename(target) in by_name and "/" not in target:
+                errors.append(f'{src}: #include "{target}" must name its folder '
+                              f'("{by_name[target][0]}")')
+                continue
+            else:
+                continue  # common/, tuner-plugin/, nccl/ headers: outside the net plugin
+            file_graph[src].add(dst)
+            dfolder = dst.split("/")[0]
+            if dfolder != folder:
+                folder_graph.setdefault(folder, set()).add(dfolder)
+                if LAYERS.index(dfolder) > LAYERS.index(folder):
+                    errors.append(f"{src}: includes {dst}: {folder}/ is below {dfolder}/")
+    for src, names in sorted(calls.items()):
+        if names and src != SEAM:
+            errors.append(f"{src}: calls {', '.join('ibv_' + n for n in names)} outside the "
+                          f"verbs seam ({SEAM})")
+    cyc = find_cycle(file_graph)
+    if cyc:
+        errors.append("include cycle between files: " + " -> ".join(cyc))
+    cyc = find_cycle(folder_graph)
+    if cyc:
+        errors.append("include cycle between folders: " + " -> ".join(cyc))
+    return errors, files, folder_graph
+
+
+def module_cycles(files):
+    """Cycles between modules (x.c + x.h as one node), each reported once."""
+    graph = {}
+    mod = lambda p: p.rsplit(".", 1)[0]
+    for src, incs in files.items():
+        for kind, target in incs:
+            if kind == '"' and target in files and mod(target) != mod(src):
+                graph.setdefault(mod(src), set()).add(mod(target))
+    found = []
+    while True:
+        cyc = find_cycle(graph)
+        if not cyc:
+            return found
+        found.append(cyc)
+        graph[cyc[0]].discard(cyc[1])  # cut one edge and look for the next
+
+
+def self_test():
+    cases = {  # tree -> a word the finding must contain (None: must pass)
+        "clean": ({"wire/a.h": "", "rails/b.h": '#include "wire/a.h"'}, None),
+        "upward": ({"wire/a.h": '#include "rails/b.h"', "rails/b.h": ""}, "is below"),
+        "bare": ({"wire/a.h": "", "rails/b.c": '#include "a.h"'}, "must name its folder"),
+        "file cycle": ({"rails/a.h": '#include "rails/b.h"', "rails/b.h": '#include "rails/a.h"'},
+                       "between files"),
+        "verbs": ({"wire/a.c": "#include <infiniband/verbs.h>"}, "verbs-free"),
+        "stray": ({"misc/a.c": ""}, "not in a layer folder"),
+        "bypass": ({"transport/a.c": "int f(void) { return ibv_fork_init(); }"}, "verbs seam"),
+        "seam": ({"transport/net_verbs.c": "int f(void) { return ibv_fork_init(); }",
+                  "protocol/b.c": 'const char *g(int s) { return ibv_wc_status_str(s); }'}, None),
+        "commented": ({"wire/a.h": '/* #include "rails/b.h" */', "rails/b.h": ""}, None),
+    }
+    bad = 0
+    for name, (tree, want) in cases.items():
+        with tempfile.TemporaryDirectory() as d:
+            for rel, text in tree.items():
+                os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
+                with open(os.path.join(d, rel), "w", encoding="utf-8") as f:
+                    f.write(text + "\n")
+            errors = check(d)[0]
+        ok = not errors if want is None else any(want in e for e in errors)
+        print(f"check_layers self-test {name}: {'ok' if ok else 'WRONG'} {errors}")
+        bad += not ok
+    # A folder cycle cannot exist without an upward include, but the search itself is checked.
+    ok = find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) is not None and \
+        find_cycle({"a": {"b"}, "b": {"c"}}) is None
+    print(f"check_layers self-test find_cycle: {'ok' if ok else 'WRONG'}")
+    bad += not ok
+    return 1 if bad else 0
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    root = os.path.join(src, "net-plugin")
+    errors, files, folders = check(root)
+    for e in errors:
+        print("check_layers: " + e)
+    edges = ", ".join(f"{a}->{b}" for a in LAYERS for b in sorted(folders.get(a, ())))
+    print(f"check_layers: {len(files)} files, folder edges: {edges or 'none'}")
+    for cyc in module_cycles(files):
+        print("check_layers: note: modules call each other: " + " -> ".join(cyc))
+    print(f"check_layers: {'FAILED' if errors else 'ok'} ({len(errors)} finding(s))")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
