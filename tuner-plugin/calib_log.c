@@ -309,7 +309,7 @@ static int data_line(struct parser *p, char *copy)
     if (!isdigit((unsigned char)tok[0][0])) {
         /* NCCL INFO lines and other program output mixed into the log are not data, but a test
          * failure is not a measurement either. */
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n && i < MAX_TOKENS; i++) /* n is MAX_TOKENS + 1 on overflow */
             if (strcmp(tok[i], "failure") == 0 || strcmp(tok[i], "FAILED") == 0)
                 return perr(p, "nccl-tests reported a failure");
         return 0;
