@@ -55,8 +55,8 @@ struct parse_ctx {
     bool cpu_seen;
     int cpu_vendor;
     float inter_cpu_bw;
-    int ignored;             /* attribute values NCCL would also not use */
-    char first_ignored[128]; /* the first of them, for the INFO line */
+    int ignored;              /* attribute values NCCL would also not use */
+    char first_ignored[128];  /* the first of them, for the INFO line */
     int nvswitch_placeholder; /* <nvlink> targets NCCL reads as "NVSwitch not visible here" */
 };
 
@@ -528,13 +528,15 @@ int rail_topo_load_nccl_xml_ex(const char *path, struct rail_topo *t, uint64_t *
                   "%s: only the first %d GPUs and %d NICs are kept (%d GPUs, %d NICs ignored)",
                   path, RAIL_TOPO_MAX_GPUS, RAIL_TOPO_MAX_NICS, c->skipped_gpus, c->skipped_nics);
     if (c->ignored)
-        RAIL_INFO(NCCL_INIT, "%s: %d attribute value(s) NCCL would not use either were ignored (%s)",
-                  path, c->ignored, c->first_ignored);
-    if (c->nvswitch_placeholder)
         RAIL_INFO(NCCL_INIT,
-                  "%s: %d <nvlink> target(s) are not visible PCI devices: read as NVSwitch, as NCCL "
-                  "does inside VMs",
-                  path, c->nvswitch_placeholder);
+                  "%s: %d attribute value(s) NCCL would not use either were ignored (%s)", path,
+                  c->ignored, c->first_ignored);
+    if (c->nvswitch_placeholder)
+        RAIL_INFO(
+            NCCL_INIT,
+            "%s: %d <nvlink> target(s) are not visible PCI devices: read as NVSwitch, as NCCL "
+            "does inside VMs",
+            path, c->nvswitch_placeholder);
     if (c->unclassified)
         RAIL_INFO(NCCL_INIT, "%s: %d <pci> entries without a GPU/NIC class were skipped", path,
                   c->unclassified);

@@ -56,9 +56,9 @@ enum rail_fit_param {
     RAIL_FIT_LL_BW,        /* LL bandwidth factor across nodes */
     RAIL_FIT_LL128_BW_NET, /* Ring LL128 bandwidth factor when every step crosses the network */
     RAIL_FIT_LL128_BW_NVL, /* the same as the NVLink share of a ring's steps grows */
-    RAIL_FIT_SIMPLE_BW,    /* Ring/Tree Simple bandwidth factor when every step crosses the network */
-    RAIL_FIT_PAT_LAT,      /* PAT latency factor */
-    RAIL_FIT_PAT_BW,       /* PAT bandwidth factor */
+    RAIL_FIT_SIMPLE_BW, /* Ring/Tree Simple bandwidth factor when every step crosses the network */
+    RAIL_FIT_PAT_LAT,   /* PAT latency factor */
+    RAIL_FIT_PAT_BW,    /* PAT bandwidth factor */
     RAIL_FIT_NVLSTREE_BW,  /* NVLSTree bandwidth factor across nodes */
     RAIL_FIT_TREE_LAT,     /* Tree latency factor across nodes */
     RAIL_FIT_DEFER_MARGIN, /* keep NCCL's pick unless ours is predicted this much faster */
@@ -118,7 +118,8 @@ int rail_model_build(struct rail_model *m, const struct rail_topo *t,
 /* The same with explicit trained corrections (NULL: rail_model_fit_default()). */
 int rail_model_build_fit(struct rail_model *m, const struct rail_topo *t,
                          const struct rail_comm_shape *shape,
-                         const ncclTunerConstants_v5_t *constants, const struct rail_model_fit *fit);
+                         const ncclTunerConstants_v5_t *constants,
+                         const struct rail_model_fit *fit);
 
 /* Predicted time in µs, or -1 when the model considers the combination impossible. */
 float rail_model_time(const struct rail_model *m, int coll, int algo, int proto, size_t nbytes,

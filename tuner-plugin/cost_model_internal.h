@@ -68,7 +68,8 @@ void cm_refine(struct rail_model *m, const struct cm_inputs *in, const ncclTuner
 /* cost_model_measured.c: the measurement-trained corrections (docs/cost-model.md §12). The
  * network latency per step for the project's table, then the factors on lat/bw. */
 float cm_fit_lat_inter(const struct cm_inputs *in, const struct rail_model_fit *fit);
-void cm_apply_fit(struct rail_model *m, const struct cm_inputs *in, const struct rail_model_fit *fit);
+void cm_apply_fit(struct rail_model *m, const struct cm_inputs *in,
+                  const struct rail_model_fit *fit);
 
 /* Ring/tree algorithm-bandwidth conversion helpers shared by nccl and refine. */
 int cm_nsteps(int coll, int nranks);
