@@ -132,6 +132,14 @@ int rail_file_read_all(const char *path, size_t max_bytes, int flags, char **out
             rail_set_err(err, errlen, "%s: %s", path ? path : "(null)", strerror(-fd));
         return fd;
     }
+    /* A file that says it is larger than the bound (and than any sysfs/proc pseudo file, which
+     * report 0 or a page and are bounded while reading) is refused before anything is read. */
+    if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > max_bytes && st.st_size > 65536) {
+        close(fd);
+        rail_set_err(err, errlen, "%s: %lld bytes, larger than the %zu bytes accepted", path,
+                     (long long)st.st_size, max_bytes);
+        return -EFBIG;
+    }
     /* Start from the size fstat reports (0 for /proc files), never beyond the bound. */
     cap = fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < max_bytes
               ? (size_t)st.st_size + 1

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bounded_read.h"
+#include "safe_file.h"
 #include "strutil.h"
 
 void rail_calib_logs_free(struct rail_calib_logs *l)
@@ -39,7 +39,7 @@ static int add_file(struct rail_calib_logs *l, const char *path, const struct ra
         l->runs = r;
         l->cap = cap;
     }
-    rc = rail_read_file_bounded(path, RAIL_CALIB_MAX_LOG_BYTES, &buf, &len, err, errlen);
+    rc = rail_file_read_all(path, RAIL_CALIB_MAX_LOG_BYTES, 0, &buf, &len, err, errlen);
     if (rc < 0)
         return rc;
     rc = rail_calib_log_parse(buf, len, path, hint, &l->runs[l->nruns], err, errlen);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded_read.h"
+#include "safe_file.h"
 #include "cost_model.h"
 #include "strutil.h"
 
@@ -237,7 +237,7 @@ int rail_calib_load(const char *path, struct rail_calibration *out, char *err, s
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = rail_read_file_bounded(path, RAIL_CALIB_MAX_FILE, &buf, &len, err, errlen);
+    rc = rail_file_read_all(path, RAIL_CALIB_MAX_FILE, 0, &buf, &len, err, errlen);
     if (rc < 0)
         return rc;
     rc = rail_calib_parse(buf, len, path, out, err, errlen);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* nccl-tests log parser (calib_log.h) and the bounded file read under it (bounded_read.h):
+/* nccl-tests log parser (calib_log.h) and the bounded file read under it (safe_file.h):
  * every training log parses to its shape and pair; every malformed input gives "name:line:
  * reason"; a FIFO, a directory and a 1 GB sparse file are refused before anything is read. */
 #include <dirent.h>
@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bounded_read.h"
+#include "safe_file.h"
 #include "calib_log.h"
 #include "check.h"
 #include "cost_model.h"
@@ -87,7 +87,7 @@ static void test_fixtures(void)
             if (!strstr(e->d_name, ".log"))
                 continue;
             snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-            CHECK_EQ_INT(rail_read_file_bounded(path, 64u << 20, &buf, &len, g_err, sizeof(g_err)),
+            CHECK_EQ_INT(rail_file_read_all(path, 64u << 20, 0, &buf, &len, g_err, sizeof(g_err)),
                          0);
             CHECK_MSG(rail_calib_log_parse(buf, len, path, NULL, &g_run, g_err, sizeof(g_err)) == 0,
                       "%s", g_err);
@@ -117,8 +117,8 @@ static void test_one_fixture_values(void)
 {
     char *buf;
     size_t len;
-    CHECK_EQ_INT(rail_read_file_bounded(DATA "/p5_8x1_efa/all_gather.PAT.Simple.log", 1u << 20,
-                                        &buf, &len, g_err, sizeof(g_err)),
+    CHECK_EQ_INT(rail_file_read_all(DATA "/p5_8x1_efa/all_gather.PAT.Simple.log", 1u << 20, 0, &buf,
+                                    &len, g_err, sizeof(g_err)),
                  0);
     CHECK_EQ_INT(rail_calib_log_parse(buf, len, "all_gather.PAT.Simple.log", NULL, &g_run, g_err,
                                       sizeof(g_err)),
@@ -290,7 +290,7 @@ static void test_io_bounds(void)
     snprintf(path, sizeof(path), "%s/fifo.log", dir);
     CHECK_EQ_INT(mkfifo(path, 0600), 0);
     t0 = now_s();
-    CHECK_EQ_INT(rail_read_file_bounded(path, 1u << 20, &buf, &len, g_err, sizeof(g_err)), -EINVAL);
+    CHECK_EQ_INT(rail_file_read_all(path, 1u << 20, 0, &buf, &len, g_err, sizeof(g_err)), -EINVAL);
     CHECK(strstr(g_err, "not a regular file") != NULL);
     CHECK(buf == NULL && len == 0);
     CHECK(now_s() - t0 < 5.0); /* would block forever on a blocking open */
@@ -301,22 +301,22 @@ static void test_io_bounds(void)
     CHECK(fd >= 0 && ftruncate(fd, 1ll << 30) == 0);
     close(fd);
     t0 = now_s();
-    CHECK_EQ_INT(rail_read_file_bounded(path, 64u << 20, &buf, &len, g_err, sizeof(g_err)), -EFBIG);
+    CHECK_EQ_INT(rail_file_read_all(path, 64u << 20, 0, &buf, &len, g_err, sizeof(g_err)), -EFBIG);
     CHECK(strstr(g_err, "1073741824 bytes, larger than") != NULL);
     CHECK(now_s() - t0 < 1.0);
     unlink(path);
 
-    CHECK_EQ_INT(rail_read_file_bounded(dir, 1u << 20, &buf, &len, g_err, sizeof(g_err)), -EISDIR);
+    CHECK_EQ_INT(rail_file_read_all(dir, 1u << 20, 0, &buf, &len, g_err, sizeof(g_err)), -EISDIR);
     snprintf(path, sizeof(path), "%s/missing", dir);
-    CHECK_EQ_INT(rail_read_file_bounded(path, 1u << 20, &buf, &len, g_err, sizeof(g_err)), -ENOENT);
+    CHECK_EQ_INT(rail_file_read_all(path, 1u << 20, 0, &buf, &len, g_err, sizeof(g_err)), -ENOENT);
     snprintf(path, sizeof(path), "%s/ok.log", dir);
     fd = open(path, O_CREAT | O_WRONLY, 0600);
     CHECK(fd >= 0 && write(fd, "abc", 3) == 3);
     close(fd);
-    CHECK_EQ_INT(rail_read_file_bounded(path, 3, &buf, &len, g_err, sizeof(g_err)), 0);
+    CHECK_EQ_INT(rail_file_read_all(path, 3, 0, &buf, &len, g_err, sizeof(g_err)), 0);
     CHECK(len == 3 && buf && strcmp(buf, "abc") == 0);
     free(buf);
-    CHECK_EQ_INT(rail_read_file_bounded(path, 2, &buf, &len, g_err, sizeof(g_err)), -EFBIG);
+    CHECK_EQ_INT(rail_file_read_all(path, 2, 0, &buf, &len, g_err, sizeof(g_err)), -EFBIG);
     unlink(path);
     rmdir(dir);
 }
@@ -341,8 +341,8 @@ static void test_mutations(void)
     size_t len;
     uint32_t seed = 12345;
     int ok = 0, bad = 0;
-    CHECK_EQ_INT(rail_read_file_bounded(DATA "/p5_8x1_efa/all_gather.Ring.LL.log", 1u << 20, &orig,
-                                        &len, g_err, sizeof(g_err)),
+    CHECK_EQ_INT(rail_file_read_all(DATA "/p5_8x1_efa/all_gather.Ring.LL.log", 1u << 20, 0, &orig,
+                                    &len, g_err, sizeof(g_err)),
                  0);
     buf = malloc(len);
     for (int it = 0; it < 3000 && buf; it++) {
