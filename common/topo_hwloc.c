@@ -370,14 +370,10 @@ static int read_xml(const char *path, char **text, size_t *len, char *err, size_
         doc = xmlCtxtReadMemory(pctx, *text, (int)*len, path, NULL,
                                 XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
         if (!doc) {
-            const xmlError *e = xmlCtxtGetLastError(pctx);
-            char msg[200] = "malformed XML";
-            if (e && e->message) {
-                snprintf(msg, sizeof(msg), "%s", e->message);
-                msg[strcspn(msg, "\n")] = '\0';
-            }
-            rc = rail_fail(err, errlen, "hwloc XML %s:%d: not well-formed XML: %s", path,
-                           e ? e->line : 0, msg);
+            char msg[200];
+            int line = rail_xml_last_error(pctx, msg, sizeof(msg));
+            rc =
+                rail_fail(err, errlen, "hwloc XML %s:%d: not well-formed XML: %s", path, line, msg);
         } else {
             const xmlNode *root = xmlDocGetRootElement(doc);
             if (!root || strcmp((const char *)root->name, "topology") != 0)

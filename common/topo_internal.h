@@ -57,6 +57,9 @@ int rail_busid_normalize(const char *in, char out[16]);
 int rail_topo_fill_sm(struct rail_topo *t, const char (*busid)[16], const int *sm, int n);
 /* The same from the live CUDA driver: the count filled, or -errno when no driver is usable. */
 int rail_topo_fill_sm_from_cuda(struct rail_topo *t);
+/* libxml2's last error of a parser context (xmlParserCtxtPtr) as one line in msg ("malformed
+ * XML" when it has none); returns its line number, 0 when unknown. */
+int rail_xml_last_error(void *parser_ctxt, char *msg, size_t len);
 /* NCCL's busIdToInt64 (hex digits, ':' and '.' skipped, never fails). */
 uint64_t rail_busid_to_u64(const char *s);
 

@@ -471,14 +471,9 @@ static int parse_file(struct parse_ctx *c)
                             XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     free(text);
     if (!doc) {
-        const xmlError *e = xmlCtxtGetLastError(pctx);
-        char msg[200] = "malformed XML";
-        if (e && e->message) {
-            snprintf(msg, sizeof(msg), "%s", e->message);
-            msg[strcspn(msg, "\n")] = '\0';
-        }
-        rc = rail_fail(c->err, c->errlen, "%s:%d: not well-formed XML: %s", c->path,
-                       e ? e->line : 0, msg);
+        char msg[200];
+        int line = rail_xml_last_error(pctx, msg, sizeof(msg));
+        rc = rail_fail(c->err, c->errlen, "%s:%d: not well-formed XML: %s", c->path, line, msg);
         xmlFreeParserCtxt(pctx);
         return rc;
     }
@@ -495,6 +490,14 @@ static int parse_file(struct parse_ctx *c)
     xmlFreeDoc(doc);
     xmlFreeParserCtxt(pctx);
     return rc;
+}
+
+int rail_xml_last_error(void *parser_ctxt, char *msg, size_t len)
+{
+    const xmlError *e = xmlCtxtGetLastError((xmlParserCtxtPtr)parser_ctxt);
+    snprintf(msg, len, "%s", e && e->message ? e->message : "malformed XML");
+    msg[strcspn(msg, "\n")] = '\0';
+    return e ? e->line : 0;
 }
 
 static int cmp_gpu_order(const void *a, const void *b, void *arg)
