@@ -172,6 +172,24 @@ static void poll_async(struct rail_dev *d, uint64_t now)
     pthread_mutex_unlock(&d->async_lock);
 }
 
+/* The out-of-band socket says the peer is gone: one reason per way of going. */
+static void peer_lost(struct rail_comm *c, int why)
+{
+    if (why == -EPIPE)
+        rail_comm_fail(c, -ECONNRESET,
+                       "the peer closed its connection (process exited, crashed or closed "
+                       "the comm) with operations still pending");
+    else if (why == -ETIMEDOUT || why == -EHOSTUNREACH)
+        rail_comm_fail(c, -ECONNRESET,
+                       "the peer's host stopped answering (TCP keepalive: %s) with operations "
+                       "still pending",
+                       strerror(-why));
+    else
+        rail_comm_fail(c, -ECONNRESET,
+                       "the connection to the peer failed (%s) with operations still pending",
+                       strerror(-why));
+}
+
 void rail_comm_health(struct rail_comm *c, bool want_peer)
 {
     uint64_t now = rail_coarse_ns(); /* every data-path call passes here */
@@ -190,13 +208,12 @@ void rail_comm_health(struct rail_comm *c, bool want_peer)
     /* A peer that completed our last transfer and then closed may be seen closed a moment
      * before that transfer's completion is visible here: wait a short grace period (while
      * the callers keep polling completions) before failing. */
-    if (want_peer && rail_oob_peer_alive(c->fd) < 0) {
+    int alive = want_peer ? rail_oob_peer_alive(c->fd) : 0;
+    if (alive < 0) {
         if (!c->peer_gone_ns)
             c->peer_gone_ns = now;
         else if (now - c->peer_gone_ns >= PEER_GRACE_NS)
-            rail_comm_fail(c, -ECONNRESET,
-                           "the peer closed its connection (process exited, crashed or closed "
-                           "the comm) with operations still pending");
+            peer_lost(c, alive);
     }
 }
 

@@ -307,9 +307,9 @@ int rail_oob_peer_alive(int fd)
         return 0;
     n = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n == 0)
-        return -ECONNRESET;
+        return -EPIPE; /* orderly close by the peer */
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-        return -ECONNRESET;
+        return errno ? -errno : -ECONNRESET; /* e.g. ETIMEDOUT: keepalive found no host */
     return 0;
 }
 

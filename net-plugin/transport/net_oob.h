@@ -39,7 +39,8 @@ int rail_oob_send(int fd, struct rail_oob_tx *tx, char *err, size_t errlen);
 /* Receives one frame of want_type: 1 complete (body at rx->buf + RAIL_FRAME_HDR), 0 incomplete,
  * -errno (peer closed, or a malformed header). */
 int rail_oob_recv(int fd, struct rail_oob_rx *rx, int want_type, char *err, size_t errlen);
-/* 0 while the peer's end is open, -ECONNRESET once it closed or reset. */
+/* 0 while the peer's end is open; -EPIPE once the peer closed it; the socket's error otherwise
+ * (-ECONNRESET reset, -ETIMEDOUT keepalive probes unanswered: the host is gone). */
 int rail_oob_peer_alive(int fd);
 /* "a.b.c.d:port" of the peer. */
 void rail_oob_peer_name(int fd, char *buf, size_t len);
