@@ -9,7 +9,6 @@
 
 #include "log.h"
 #include "protocol/net_comm.h"
-#include "protocol/net_flush.h"
 #include "gdr/net_gdr.h"
 #include "protocol/net_link.h"
 #include "transport/net_verbs.h"
