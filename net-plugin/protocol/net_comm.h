@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol/eager_ring.h"
 #include "wire/net_tagmap.h"
 #include "rails/stripe.h"
 #include "transport/net_devices.h"
@@ -197,8 +198,6 @@ struct rail_recv_req {
     struct rail_recv_entry e[RAIL_MAX_RECVS];
 };
 
-enum { RAIL_BOUNCE_EMPTY = 0, RAIL_BOUNCE_ARRIVED, RAIL_BOUNCE_CONSUMED };
-
 struct rail_recv_comm {
     struct rail_comm base;
     uint8_t *records; /* mr[0]: size records written by the sender */
@@ -206,23 +205,14 @@ struct rail_recv_comm {
     uint8_t *staging; /* mr[2]: CTS staging per request, then the credit word */
     uint64_t tail;    /* next FIFO slot sequence to post */
     struct rail_recv_req *by_slot[RAIL_FIFO_SLOTS];
-    struct rail_tagmap posted; /* receive entries posted per tag */
-    int eager_slots;
+    struct rail_tagmap posted;   /* receive entries posted per tag */
+    struct rail_eager_ring ring; /* bounce slot states, credit (eager_ring.c) */
     uint32_t eager_bytes;
-    size_t slot_stride; /* RAIL_EAGER_HDR + eager_bytes */
-    uint8_t bstate[RAIL_EAGER_SLOTS];
-    uint64_t freed; /* eager messages released in ring order: the credit the sender sees */
-    uint64_t credit_sent;
-    uint64_t credit_acked; /* the value of the last credit write that completed */
-    uint64_t credit_inflight;
-    uint64_t arrived; /* eager messages received */
-    bool credit_busy;
+    size_t slot_stride;        /* RAIL_EAGER_HDR + eager_bytes */
     uint32_t peer_eager_limit; /* the sender sends messages up to this size eagerly */
     int ndeferred;             /* receives whose CTS is held back (they may come eagerly) */
     uint8_t deferred[RAIL_RECV_REQS];
     int nretry; /* receives whose clear-to-send must be written again (rail failure) */
-    int nunexp; /* arrived eager messages no receive was posted for yet */
-    uint8_t unexp[RAIL_EAGER_SLOTS];
     int nfree;
     uint8_t free_list[RAIL_RECV_REQS];
     struct rail_recv_req reqs[RAIL_RECV_REQS];

@@ -59,13 +59,6 @@ static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
     return (struct rail_eager_hdr *)(r->bounce + (size_t)b * r->slot_stride);
 }
 
-/* The sender has used every bounce slot we gave it: it sends eagerly again only after a credit
- * (or, lacking one, a clear-to-send for the rendezvous path). */
-static bool sender_starved(const struct rail_recv_comm *r)
-{
-    return r->arrived - r->credit_sent >= (uint64_t)r->eager_slots;
-}
-
 /* Sends the freed count to the sender, in batches of half the slots, or at once when the sender
  * may be waiting for it; never with a credit write still in flight. */
 static void send_credit(struct rail_recv_comm *r)
@@ -76,15 +69,12 @@ static void send_credit(struct rail_recv_comm *r)
     struct rail_link *l = &r->base.link[rail];
     int qp = (int)(l->rr % (unsigned)r->base.nqps);
     uint64_t *word = (uint64_t *)(r->staging + RAIL_STAGING_CREDIT_OFF);
-    uint64_t batch = r->eager_slots > 1 ? (uint64_t)r->eager_slots / 2 : 1;
 
-    if (r->credit_busy || r->freed == r->credit_sent || atomic_load(&r->base.error))
-        return;
-    if (r->freed - r->credit_sent < batch && !sender_starved(r))
+    if (!rail_eager_ring_credit_due(&r->ring) || atomic_load(&r->base.error))
         return;
     if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
         return; /* retried from the next progress call */
-    *word = r->freed;
+    *word = r->ring.freed;
     struct ibv_sge sge = {(uintptr_t)word, sizeof(*word), l->mr[2]->lkey};
     struct ibv_send_wr wr;
     memset(&wr, 0, sizeof(wr));
@@ -104,9 +94,7 @@ static void send_credit(struct rail_recv_comm *r)
     }
     l->qps[qp].sq_out++;
     l->rr++;
-    r->credit_busy = true;
-    r->credit_inflight = r->freed;
-    r->credit_sent = r->freed;
+    (void)rail_eager_ring_credit_posted(&r->ring);
 }
 
 /* Copies eager slot b into entry i of q and releases the slot. */
@@ -126,26 +114,16 @@ static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *
     }
     e->done = true;
     q->left--;
-    r->bstate[b] = RAIL_BOUNCE_CONSUMED;
-    while (r->bstate[r->freed % (uint64_t)r->eager_slots] == RAIL_BOUNCE_CONSUMED) {
-        r->bstate[r->freed % (uint64_t)r->eager_slots] = RAIL_BOUNCE_EMPTY;
-        r->freed++;
-    }
+    rail_eager_ring_consume(&r->ring, b);
     send_credit(r);
 }
 
 /* Matches entry i of q against eager messages that arrived before it was posted. */
 static void match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i)
 {
-    for (int k = 0; k < r->nunexp; k++) {
-        unsigned b = r->unexp[k];
-        const struct rail_eager_hdr *h = bounce_hdr(r, b);
-        if (h->tag == q->e[i].tag && h->tag_index == q->e[i].tag_index) {
-            r->unexp[k] = r->unexp[--r->nunexp];
-            deliver(r, b, q, i);
-            return;
-        }
-    }
+    int b = rail_eager_ring_unexp_take(&r->ring, q->e[i].tag, q->e[i].tag_index);
+    if (b >= 0)
+        deliver(r, (unsigned)b, q, i);
 }
 
 /* With failover the sender writes an eager message again when the completion of its first
@@ -155,7 +133,7 @@ static bool duplicate_eager(struct rail_recv_comm *r, unsigned b)
 {
     const struct rail_eager_hdr *h = bounce_hdr(r, b);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (r->bstate[b] != RAIL_BOUNCE_EMPTY || h->seq < r->freed) {
+    if (rail_eager_ring_duplicate(&r->ring, b, h->seq)) {
         RAIL_TRACE(NCCL_NET, "dropped a re-sent eager message (slot %u, number %llu)", b,
                    (unsigned long long)h->seq);
         return true;
@@ -166,35 +144,28 @@ static bool duplicate_eager(struct rail_recv_comm *r, unsigned b)
 static void on_eager(struct rail_recv_comm *r, unsigned b)
 {
     char err[160] = "";
-    if ((int)b < r->eager_slots && r->base.failover && duplicate_eager(r, b))
+    if ((int)b < r->ring.slots && r->base.failover && duplicate_eager(r, b))
         return;
-    if ((int)b >= r->eager_slots || r->bstate[b] != RAIL_BOUNCE_EMPTY) {
+    if (!rail_eager_ring_slot_free(&r->ring, b)) {
         rail_comm_fail(&r->base, -EPROTO, "eager message into bounce slot %u (%d slots, state %d)",
-                       b, r->eager_slots, (int)b < r->eager_slots ? r->bstate[b] : -1);
+                       b, r->ring.slots, (int)b < r->ring.slots ? r->ring.state[b] : -1);
         return;
     }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     const struct rail_eager_hdr *h = bounce_hdr(r, b);
-    if (rail_eager_hdr_check(h, r->eager_bytes, err, sizeof(err)) != 0 || h->seq < r->freed ||
-        h->seq >= r->freed + (uint64_t)r->eager_slots || h->seq % (uint64_t)r->eager_slots != b) {
+    if (rail_eager_hdr_check(h, r->eager_bytes, err, sizeof(err)) != 0 ||
+        !rail_eager_ring_in_window(&r->ring, b, h->seq)) {
         rail_comm_fail(&r->base, -EPROTO,
                        "bad eager message in slot %u (number %llu, %llu freed): %s", b,
-                       (unsigned long long)h->seq, (unsigned long long)r->freed,
+                       (unsigned long long)h->seq, (unsigned long long)r->ring.freed,
                        err[0] ? err : "out of the credit window");
         return;
     }
-    r->bstate[b] = RAIL_BOUNCE_ARRIVED;
-    r->arrived++;
+    rail_eager_ring_arrive(&r->ring, b);
     if (h->tag_index >= rail_tagmap_get(&r->posted, h->tag)) {
-        for (int k = 0; k < r->nunexp; k++) {
-            const struct rail_eager_hdr *o = bounce_hdr(r, r->unexp[k]);
-            if (o->tag == h->tag && o->tag_index == h->tag_index) {
-                rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", h->tag,
-                               h->tag_index);
-                return;
-            }
-        }
-        r->unexp[r->nunexp++] = (uint8_t)b;
+        if (rail_eager_ring_unexp_add(&r->ring, b, h->tag, h->tag_index) < 0)
+            rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", h->tag,
+                           h->tag_index);
         return;
     }
     for (int k = 0; k < RAIL_RECV_REQS; k++) {
@@ -309,8 +280,7 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
         r->reqs[idx].cts_retry = true;
         r->nretry++;
     } else if (kind == RAIL_WR_CREDIT) {
-        r->credit_busy = false;
-        r->credit_sent = r->credit_acked; /* sent again by the next send_credit (test) */
+        rail_eager_ring_credit_lost(&r->ring); /* sent again by the next send_credit (test) */
     }
 }
 
@@ -334,9 +304,7 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
             r->reqs[idx].cts_pending = false;
         return;
     case RAIL_WR_CREDIT:
-        r->credit_busy = false;
-        if (r->credit_inflight > r->credit_acked)
-            r->credit_acked = r->credit_inflight;
+        rail_eager_ring_credit_done(&r->ring);
         send_credit(r);
         return;
     case RAIL_WR_RECV:
@@ -456,7 +424,7 @@ static void flush_deferred(struct rail_recv_comm *r)
 {
     if (!r->ndeferred || atomic_load(&r->base.error))
         return;
-    bool starved = sender_starved(r) && r->freed == r->credit_sent;
+    bool starved = rail_eager_ring_stuck(&r->ring);
     uint64_t now = rail_coarse_ns();
     for (int k = 0; k < r->ndeferred; k++) {
         struct rail_recv_req *q = &r->reqs[r->deferred[k]];

@@ -197,12 +197,13 @@ static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag
                       const struct rail_mr *m, void **request)
 {
     uint64_t freed = __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE);
-    if (freed > s->eager_posted) {
+    int room = rail_eager_sender_room(s->eager_posted, freed, s->eager_slots);
+    if (room < 0) {
         rail_comm_fail(&s->base, -EPROTO, "receiver returned %llu eager slots, only %llu were used",
                        (unsigned long long)freed, (unsigned long long)s->eager_posted);
         return -EPROTO;
     }
-    if (s->eager_posted - freed >= (uint64_t)s->eager_slots)
+    if (room == 0)
         return 0; /* no free bounce slot */
     unsigned b = (unsigned)(s->eager_posted % (uint64_t)s->eager_slots);
     if (s->bounce_busy[b])
