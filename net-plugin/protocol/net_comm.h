@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol/cts_fifo.h"
 #include "protocol/eager_ring.h"
 #include "wire/net_tagmap.h"
 #include "rails/stripe.h"
@@ -145,20 +146,12 @@ struct rail_send_req {
     struct rail_send_chunk ch[RAIL_REQ_CHUNKS];
 };
 
-struct rail_shadow {
-    struct rail_cts cts;
-    bool resolved; /* sent by rendezvous, or already satisfied by an eager send */
-};
-
 struct rail_send_comm {
     struct rail_comm base;
-    uint8_t *fifo;  /* mr[0]: FIFO + credit word, written by the receiver */
-    uint8_t *local; /* mr[1]: per-request size record and eager header sources */
-    uint64_t head;  /* first slot not yet fully resolved */
-    uint64_t scan;  /* next slot to absorb into the shadow copy */
-    struct rail_shadow shadow[RAIL_FIFO_SLOTS][RAIL_MAX_RECVS];
-    uint8_t shadow_n[RAIL_FIFO_SLOTS];
-    struct rail_tagmap sent; /* messages sent per tag */
+    uint8_t *fifo;            /* mr[0]: FIFO + credit word, written by the receiver */
+    uint8_t *local;           /* mr[1]: per-request size record and eager header sources */
+    struct rail_cts_fifo cts; /* shadow copy of the FIFO (cts_fifo.c) */
+    struct rail_tagmap sent;  /* messages sent per tag */
     uint64_t eager_posted;
     int eager_slots;
     uint32_t eager_bytes; /* receiver's bounce payload size */
@@ -203,8 +196,7 @@ struct rail_recv_comm {
     uint8_t *records; /* mr[0]: size records written by the sender */
     uint8_t *bounce;  /* mr[1]: eager bounce slots written by the sender (NULL: no eager) */
     uint8_t *staging; /* mr[2]: CTS staging per request, then the credit word */
-    uint64_t tail;    /* next FIFO slot sequence to post */
-    struct rail_recv_req *by_slot[RAIL_FIFO_SLOTS];
+    struct rail_cts_tail fifo;   /* FIFO slots taken, and by which receive (cts_fifo.c) */
     struct rail_tagmap posted;   /* receive entries posted per tag */
     struct rail_eager_ring ring; /* bounce slot states, credit (eager_ring.c) */
     uint32_t eager_bytes;

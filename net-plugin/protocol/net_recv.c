@@ -43,10 +43,9 @@ static void undefer(struct rail_recv_comm *r, int k)
 
 static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
 {
-    unsigned slot = (unsigned)(q->slot_seq % RAIL_FIFO_SLOTS);
     uint8_t idx = (uint8_t)(q - r->reqs);
-    if (q->has_slot && r->by_slot[slot] == q)
-        r->by_slot[slot] = NULL;
+    if (q->has_slot)
+        rail_cts_tail_release(&r->fifo, q->slot_seq, q);
     for (int k = 0; k < r->ndeferred; k++)
         if (r->deferred[k] == idx)
             undefer(r, k--);
@@ -187,7 +186,7 @@ static void on_eager(struct rail_recv_comm *r, unsigned b)
 static struct rail_recv_req *pending_entry(struct rail_recv_comm *r, unsigned slot, unsigned entry,
                                            const char *what)
 {
-    struct rail_recv_req *q = r->by_slot[slot];
+    struct rail_recv_req *q = rail_cts_tail_owner(&r->fifo, slot);
     if (!q || (int)entry >= q->n || q->e[entry].done) {
         rail_comm_fail(&r->base, -EPROTO, "%s for slot %u entry %u matches no pending receive",
                        what, slot, entry);
@@ -218,7 +217,7 @@ static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
     if (r->base.failover) {
         /* A record written again after a rail failure, for a message already complete (its
          * slot may even hold a newer receive): drop it. */
-        struct rail_recv_req *p = r->by_slot[slot];
+        struct rail_recv_req *p = rail_cts_tail_owner(&r->fifo, slot);
         const struct rail_record *rec =
             (const struct rail_record *)(r->records + ((size_t)slot * RAIL_MAX_RECVS + entry) *
                                                           RAIL_RECORD_BYTES);
@@ -380,16 +379,13 @@ static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t 
  * still busy (try again later), or -errno. */
 static int write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
 {
-    unsigned slot = (unsigned)(r->tail % RAIL_FIFO_SLOTS);
-    if (r->by_slot[slot])
+    if (rail_cts_tail_busy(&r->fifo))
         return 1;
-    int rc = post_cts(r, q, r->tail);
+    int rc = post_cts(r, q, r->fifo.tail);
     if (rc != 0)
         return rc;
-    q->slot_seq = r->tail;
+    q->slot_seq = rail_cts_tail_take(&r->fifo, q);
     q->has_slot = true;
-    r->by_slot[slot] = q;
-    r->tail++;
     return 0;
 }
 
@@ -485,7 +481,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     flush_deferred(r);
     if (r->nfree == 0)
         return 0; /* NCCL calls again */
-    if (!small && (r->by_slot[r->tail % RAIL_FIFO_SLOTS] || !cts_room(r)))
+    if (!small && (rail_cts_tail_busy(&r->fifo) || !cts_room(r)))
         return 0;
 
     struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];
