@@ -14,6 +14,7 @@
 
 #include "protocol/cts_fifo.h"
 #include "protocol/eager_ring.h"
+#include "protocol/rejoin.h"
 #include "wire/net_tagmap.h"
 #include "rails/stripe.h"
 #include "transport/net_devices.h"
@@ -50,12 +51,8 @@ struct rail_link {
     struct ibv_mr *mr[3]; /* this end's registered control regions (see the comm types) */
     uint32_t peer_rkey1, peer_rkey2;
     int rq_depth;
-    bool up;          /* carries new work; false after a failure until it rejoins */
-    bool ready;       /* receive side of a rejoin: QPs connected, peer not yet confirmed */
-    int rejoin_stage; /* net_rail_state.c */
-    uint32_t epoch;   /* bumped at each failure: stale control frames are ignored */
-    uint64_t next_try_ns;
-    unsigned rr; /* rotation over this rail's QPs */
+    struct rail_rejoin rj; /* up / ready / rejoin stage (rejoin.c, driven by net_rail_state.c) */
+    unsigned rr;           /* rotation over this rail's QPs */
     int sl, tc;
 };
 

@@ -198,7 +198,7 @@ int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl,
             return rc;
         c->link[r].peer_rkey1 = peer->rails[r].rkey1;
         c->link[r].peer_rkey2 = peer->rails[r].rkey2;
-        c->link[r].up = true;
+        rail_rejoin_init_up(&c->link[r].rj);
     }
     c->nup = c->nrails;
     return 0;

@@ -264,7 +264,7 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
                         int idx)
 {
     struct rail_link *l = &r->base.link[rail];
-    bool flushed_after_down = wc->status == IBV_WC_WR_FLUSH_ERR && !l->up;
+    bool flushed_after_down = wc->status == IBV_WC_WR_FLUSH_ERR && !l->rj.up;
     if (!flushed_after_down) {
         rail_tel_error(&r->base, rail);
         if (!rail_wc_rail_failure(wc->status) ||
@@ -312,7 +312,7 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
         rail_comm_fail(&r->base, -EIO, "receive comm got a completion of kind %d", kind);
         return;
     }
-    if (l->up || l->ready) {
+    if (l->rj.up || l->rj.ready) {
         int rc = rail_post_recvs(&r->base, rail, qp, 1);
         if (rc < 0 && !rail_link_fail(&r->base, rail, "reposting a receive failed")) {
             rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,

@@ -156,7 +156,7 @@ static void record_pending(struct rail_send_comm *s, struct rail_send_req *q)
 /* Posts the record on `prefer` when it is up, else on the next rail up; else it waits. */
 static void record_now(struct rail_send_comm *s, struct rail_send_req *q, int prefer)
 {
-    int rail = s->base.link[prefer].up ? prefer : rail_pick_up(&s->base, (unsigned)prefer);
+    int rail = s->base.link[prefer].rj.up ? prefer : rail_pick_up(&s->base, (unsigned)prefer);
     if (rail < 0 || post_record(s, q, rail) != 0)
         record_pending(s, q);
 }
