@@ -15,6 +15,7 @@
 #include "protocol/cts_fifo.h"
 #include "protocol/eager_ring.h"
 #include "protocol/rejoin.h"
+#include "protocol/twophase.h"
 #include "wire/net_tagmap.h"
 #include "rails/stripe.h"
 #include "transport/net_devices.h"
@@ -112,16 +113,13 @@ struct rail_req_head {
     struct rail_comm *comm;
 };
 
-#define RAIL_REQ_CHUNKS 16   /* data pieces of one message (rails x QPs x max-message splits) */
-#define RAIL_CHUNK_REC  0xFF /* work request id "chunk" of a record or eager write */
-
-enum { RAIL_CH_POSTED = 1, RAIL_CH_DONE, RAIL_CH_PENDING };
+#define RAIL_CHUNK_REC 0xFF /* work request id "chunk" of a record or eager write */
 enum { RAIL_SREQ_PIPE = 1, RAIL_SREQ_2PH, RAIL_SREQ_EAGER };
 
 struct rail_send_chunk {
     uint64_t off, len;
     uint64_t post_ns;
-    uint8_t rail, qp, state;
+    uint8_t rail, qp;
 };
 
 struct rail_send_req {
@@ -129,10 +127,11 @@ struct rail_send_req {
     int wrs_left; /* signalled WRs of this message not yet completed (PIPE) */
     size_t size;
     int error;
-    uint8_t kind;                /* RAIL_SREQ_* */
-    uint8_t nch, ch_left;        /* 2PH: data chunks, chunks not yet done */
-    uint8_t rec_state, rec_rail; /* 2PH: the size record; EAGER: the eager write */
-    bool striped;                /* more than one rail carried data */
+    uint8_t kind; /* RAIL_SREQ_* */
+    struct rail_twophase
+        tp;           /* pieces (2PH: their states), the record or eager write (twophase.c) */
+    uint8_t rec_rail; /* 2PH: the size record's rail; EAGER: the eager write's */
+    bool striped;     /* more than one rail carried data */
     bool too_big;
     uintptr_t data;
     uint32_t lkey[RAIL_MAX_RAILS];

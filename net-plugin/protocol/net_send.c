@@ -67,8 +67,7 @@ static struct rail_send_req *req_prepare(struct rail_send_comm *s, void *data, s
         return NULL;
     q->data = (uintptr_t)data;
     q->size = size;
-    q->nch = q->ch_left = 0;
-    q->rec_state = 0;
+    rail_2ph_plan(&q->tp, 0);
     q->striped = q->too_big = false;
     for (int r = 0; r < s->base.nrails; r++)
         q->lkey[r] = m->lkey[r];
@@ -204,7 +203,7 @@ static bool req_done(const struct rail_send_req *q)
 {
     if (q->kind == RAIL_SREQ_PIPE)
         return q->wrs_left == 0;
-    return q->ch_left == 0 && q->rec_state == RAIL_CH_DONE;
+    return rail_2ph_done(&q->tp);
 }
 
 static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes);
