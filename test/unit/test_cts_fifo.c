@@ -445,7 +445,6 @@ static void stream(uint32_t seed)
 int main(void)
 {
     chosen();
-    for (uint32_t seed = 1; seed <= 10; seed++)
-        stream(seed * 2654435761u);
+    fuzz_seeds(stream, 10, 2654435761u);
     return check_report("test_cts_fifo");
 }

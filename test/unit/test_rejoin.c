@@ -401,7 +401,6 @@ static void run(uint32_t seed)
 int main(void)
 {
     chosen();
-    for (uint32_t seed = 1; seed <= 20; seed++)
-        run(seed * 40503u);
+    fuzz_seeds(run, 20, 40503u);
     return check_report("test_rejoin");
 }

@@ -362,7 +362,6 @@ static void run(uint32_t seed)
 int main(void)
 {
     chosen();
-    for (uint32_t seed = 1; seed <= 10; seed++)
-        run(seed * 2246822519u);
+    fuzz_seeds(run, 10, 2246822519u);
     return check_report("test_twophase");
 }
