@@ -313,7 +313,7 @@ static void land_cts(struct sim *s)
     int i = (int)rnd(s, (uint32_t)s->nev);
     struct ev ev = s->ev[i];
     s->ev[i] = s->ev[--s->nev];
-    /* seq last within each entry: the body first, then the sequence word. */
+    /* The write lands whole between two absorbs (a torn entry is a chosen case above). */
     for (int e = ev.e0; e < ev.e1; e++)
         put(ev.seq, e, &ev.c[e]);
     s->req[ev.req].cts_inflight--;
