@@ -9,11 +9,14 @@
   (LAYERS, lowest first);
 - every file lies in a known layer folder, and the pure cores (files without verbs) of the lower
   layers do not include <infiniband/verbs.h> (wire/ and rails/ are verbs-free as a whole);
+- the sources of the pure core targets (add_library(rail_net_<layer>_core ...) and the lists they
+  name in net-plugin/CMakeLists.txt) and their headers reach no <infiniband/...> header, directly
+  or through any net-plugin header they include;
 - every libibverbs call goes through the seam: no ibv_*() call outside transport/net_verbs.c
   (the string helpers ibv_wc_status_str / ibv_event_type_str aside).
 
-It also prints (without failing) the cycles between modules (x.c with x.h) inside one folder:
-those are the call-graph knots the protocol layer still has to untie.
+- no cycle between modules (x.c with x.h as one node: x.c including y.h while y.c includes x.h
+  is a cycle even though no header includes itself); there is no allowlist.
 
 Usage: check_layers.py [SOURCE_DIR]   (exit 0 clean, 1 on a finding; prints one line per finding)
        check_layers.py --self-test    (the checker finds each kind of finding in made-up trees)
@@ -77,7 +80,45 @@ def find_cycle(graph):
     return None
 
 
-def check(root):
+def core_sources(cmake_text):
+    """Files (relative to net-plugin/) of the pure core targets named in its CMakeLists.txt."""
+    lists = dict(re.findall(r"set\((\w+)\s([^)]*)\)", cmake_text))
+    out = set()
+    for body in re.findall(r"add_library\(rail_net_\w+_core\s+STATIC\s([^)]*)\)", cmake_text):
+        for var in re.findall(r"\$\{(\w+)\}", body):
+            body += " " + lists.get(var, "")
+        out.update(re.findall(r"\$\{N\}/([\w/]+\.c)", body))
+    return out
+
+
+def check_pure(files, pure):
+    """Findings for pure files (and their headers) that reach a verbs header."""
+    errors = []
+    todo = set()
+    for c in pure:
+        todo.add(c)
+        if c[:-2] + ".h" in files:
+            todo.add(c[:-2] + ".h")
+    for start in sorted(todo):
+        if start not in files:
+            errors.append(f"{start}: listed in a pure core target but not found")
+            continue
+        seen, stack = {start}, [[start]]
+        while stack:
+            path = stack.pop()
+            for kind, target in files.get(path[-1], ()):
+                if kind == "<" and target.startswith("infiniband/"):
+                    errors.append(f"{start}: pure core reaches <{target}> through "
+                                  + " -> ".join(path))
+                    stack = []
+                    break
+                if kind == '"' and target in files and target not in seen:
+                    seen.add(target)
+                    stack.append(path + [target])
+    return errors
+
+
+def check(root, pure=()):
     files = scan(root)
     headers = {p for p in files if p.endswith(".h")}
     by_name = {}
@@ -120,6 +161,9 @@ def check(root):
     cyc = find_cycle(folder_graph)
     if cyc:
         errors.append("include cycle between folders: " + " -> ".join(cyc))
+    for cyc in module_cycles(files):
+        errors.append("modules include each other: " + " -> ".join(cyc))
+    errors += check_pure(files, pure)
     return errors, files, folder_graph
 
 
@@ -147,6 +191,18 @@ def self_test():
         "bare": ({"wire/a.h": "", "rails/b.c": '#include "a.h"'}, "must name its folder"),
         "file cycle": ({"rails/a.h": '#include "rails/b.h"', "rails/b.h": '#include "rails/a.h"'},
                        "between files"),
+        "module cycle": ({"rails/a.h": "", "rails/a.c": '#include "rails/b.h"',
+                          "rails/b.h": "", "rails/b.c": '#include "rails/a.h"'},
+                         "modules include each other"),
+        "module chain": ({"rails/a.h": "", "rails/a.c": '#include "rails/b.h"',
+                          "rails/b.h": "", "rails/b.c": '#include "wire/c.h"', "wire/c.h": ""},
+                         None),
+        "pure core": ({"protocol/p.c": '#include "protocol/p.h"',
+                       "protocol/p.h": '#include "protocol/comm.h"',
+                       "protocol/comm.h": "#include <infiniband/verbs.h>"}, "pure core reaches"),
+        "pure clean": ({"protocol/p.c": '#include "protocol/p.h"',
+                        "protocol/p.h": '#include "wire/w.h"', "wire/w.h": "#include <stdint.h>",
+                        "protocol/comm.h": "#include <infiniband/verbs.h>"}, None),
         "verbs": ({"wire/a.c": "#include <infiniband/verbs.h>"}, "verbs-free"),
         "stray": ({"misc/a.c": ""}, "not in a layer folder"),
         "bypass": ({"transport/a.c": "int f(void) { return ibv_fork_init(); }"}, "verbs seam"),
@@ -161,10 +217,17 @@ def self_test():
                 os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
                 with open(os.path.join(d, rel), "w", encoding="utf-8") as f:
                     f.write(text + "\n")
-            errors = check(d)[0]
+            errors = check(d, pure={"protocol/p.c"} if "protocol/p.c" in tree else ())[0]
         ok = not errors if want is None else any(want in e for e in errors)
         print(f"check_layers self-test {name}: {'ok' if ok else 'WRONG'} {errors}")
         bad += not ok
+    cm = ("add_library(rail_net_wire_core STATIC ${N}/wire/a.c)\n"
+          "set(X_SRC ${N}/protocol/b.c ${N}/protocol/c.c)\n"
+          "add_library(rail_net_protocol_core STATIC ${X_SRC})\n"
+          "add_library(rail_net_protocol STATIC ${N}/protocol/d.c)\n")
+    ok = core_sources(cm) == {"wire/a.c", "protocol/b.c", "protocol/c.c"}
+    print(f"check_layers self-test core_sources: {'ok' if ok else 'WRONG'} {core_sources(cm)}")
+    bad += not ok
     # A folder cycle cannot exist without an upward include, but the search itself is checked.
     ok = find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) is not None and \
         find_cycle({"a": {"b"}, "b": {"c"}}) is None
@@ -178,13 +241,17 @@ def main():
         return self_test()
     src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     root = os.path.join(src, "net-plugin")
-    errors, files, folders = check(root)
+    with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as f:
+        pure = core_sources(f.read())
+    if not any(p.startswith("protocol/") for p in pure):
+        print("check_layers: no protocol core found in net-plugin/CMakeLists.txt")
+        return 1
+    errors, files, folders = check(root, pure)
     for e in errors:
         print("check_layers: " + e)
     edges = ", ".join(f"{a}->{b}" for a in LAYERS for b in sorted(folders.get(a, ())))
     print(f"check_layers: {len(files)} files, folder edges: {edges or 'none'}")
-    for cyc in module_cycles(files):
-        print("check_layers: note: modules call each other: " + " -> ".join(cyc))
+    print(f"check_layers: pure cores ({len(pure)}, no verbs reached): {' '.join(sorted(pure))}")
     print(f"check_layers: {'FAILED' if errors else 'ok'} ({len(errors)} finding(s))")
     return 1 if errors else 0
 

@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol/cts_fifo.h"
+#include "protocol/eager_ring.h"
+#include "protocol/rejoin.h"
+#include "protocol/twophase.h"
 #include "wire/net_tagmap.h"
 #include "rails/stripe.h"
 #include "transport/net_devices.h"
@@ -48,12 +52,8 @@ struct rail_link {
     struct ibv_mr *mr[3]; /* this end's registered control regions (see the comm types) */
     uint32_t peer_rkey1, peer_rkey2;
     int rq_depth;
-    bool up;          /* carries new work; false after a failure until it rejoins */
-    bool ready;       /* receive side of a rejoin: QPs connected, peer not yet confirmed */
-    int rejoin_stage; /* net_rail_state.c */
-    uint32_t epoch;   /* bumped at each failure: stale control frames are ignored */
-    uint64_t next_try_ns;
-    unsigned rr; /* rotation over this rail's QPs */
+    struct rail_rejoin rj; /* up / ready / rejoin stage (rejoin.c, driven by net_rail_state.c) */
+    unsigned rr;           /* rotation over this rail's QPs */
     int sl, tc;
 };
 
@@ -113,16 +113,13 @@ struct rail_req_head {
     struct rail_comm *comm;
 };
 
-#define RAIL_REQ_CHUNKS 16   /* data pieces of one message (rails x QPs x max-message splits) */
-#define RAIL_CHUNK_REC  0xFF /* work request id "chunk" of a record or eager write */
-
-enum { RAIL_CH_POSTED = 1, RAIL_CH_DONE, RAIL_CH_PENDING };
+#define RAIL_CHUNK_REC 0xFF /* work request id "chunk" of a record or eager write */
 enum { RAIL_SREQ_PIPE = 1, RAIL_SREQ_2PH, RAIL_SREQ_EAGER };
 
 struct rail_send_chunk {
     uint64_t off, len;
     uint64_t post_ns;
-    uint8_t rail, qp, state;
+    uint8_t rail, qp;
 };
 
 struct rail_send_req {
@@ -130,10 +127,11 @@ struct rail_send_req {
     int wrs_left; /* signalled WRs of this message not yet completed (PIPE) */
     size_t size;
     int error;
-    uint8_t kind;                /* RAIL_SREQ_* */
-    uint8_t nch, ch_left;        /* 2PH: data chunks, chunks not yet done */
-    uint8_t rec_state, rec_rail; /* 2PH: the size record; EAGER: the eager write */
-    bool striped;                /* more than one rail carried data */
+    uint8_t kind; /* RAIL_SREQ_* */
+    struct rail_twophase
+        tp;           /* pieces (2PH: their states), the record or eager write (twophase.c) */
+    uint8_t rec_rail; /* 2PH: the size record's rail; EAGER: the eager write's */
+    bool striped;     /* more than one rail carried data */
     bool too_big;
     uintptr_t data;
     uint32_t lkey[RAIL_MAX_RAILS];
@@ -144,20 +142,12 @@ struct rail_send_req {
     struct rail_send_chunk ch[RAIL_REQ_CHUNKS];
 };
 
-struct rail_shadow {
-    struct rail_cts cts;
-    bool resolved; /* sent by rendezvous, or already satisfied by an eager send */
-};
-
 struct rail_send_comm {
     struct rail_comm base;
-    uint8_t *fifo;  /* mr[0]: FIFO + credit word, written by the receiver */
-    uint8_t *local; /* mr[1]: per-request size record and eager header sources */
-    uint64_t head;  /* first slot not yet fully resolved */
-    uint64_t scan;  /* next slot to absorb into the shadow copy */
-    struct rail_shadow shadow[RAIL_FIFO_SLOTS][RAIL_MAX_RECVS];
-    uint8_t shadow_n[RAIL_FIFO_SLOTS];
-    struct rail_tagmap sent; /* messages sent per tag */
+    uint8_t *fifo;            /* mr[0]: FIFO + credit word, written by the receiver */
+    uint8_t *local;           /* mr[1]: per-request size record and eager header sources */
+    struct rail_cts_fifo cts; /* shadow copy of the FIFO (cts_fifo.c) */
+    struct rail_tagmap sent;  /* messages sent per tag */
     uint64_t eager_posted;
     int eager_slots;
     uint32_t eager_bytes; /* receiver's bounce payload size */
@@ -197,32 +187,20 @@ struct rail_recv_req {
     struct rail_recv_entry e[RAIL_MAX_RECVS];
 };
 
-enum { RAIL_BOUNCE_EMPTY = 0, RAIL_BOUNCE_ARRIVED, RAIL_BOUNCE_CONSUMED };
-
 struct rail_recv_comm {
     struct rail_comm base;
     uint8_t *records; /* mr[0]: size records written by the sender */
     uint8_t *bounce;  /* mr[1]: eager bounce slots written by the sender (NULL: no eager) */
     uint8_t *staging; /* mr[2]: CTS staging per request, then the credit word */
-    uint64_t tail;    /* next FIFO slot sequence to post */
-    struct rail_recv_req *by_slot[RAIL_FIFO_SLOTS];
-    struct rail_tagmap posted; /* receive entries posted per tag */
-    int eager_slots;
+    struct rail_cts_tail fifo;   /* FIFO slots taken, and by which receive (cts_fifo.c) */
+    struct rail_tagmap posted;   /* receive entries posted per tag */
+    struct rail_eager_ring ring; /* bounce slot states, credit (eager_ring.c) */
     uint32_t eager_bytes;
-    size_t slot_stride; /* RAIL_EAGER_HDR + eager_bytes */
-    uint8_t bstate[RAIL_EAGER_SLOTS];
-    uint64_t freed; /* eager messages released in ring order: the credit the sender sees */
-    uint64_t credit_sent;
-    uint64_t credit_acked; /* the value of the last credit write that completed */
-    uint64_t credit_inflight;
-    uint64_t arrived; /* eager messages received */
-    bool credit_busy;
+    size_t slot_stride;        /* RAIL_EAGER_HDR + eager_bytes */
     uint32_t peer_eager_limit; /* the sender sends messages up to this size eagerly */
     int ndeferred;             /* receives whose CTS is held back (they may come eagerly) */
     uint8_t deferred[RAIL_RECV_REQS];
     int nretry; /* receives whose clear-to-send must be written again (rail failure) */
-    int nunexp; /* arrived eager messages no receive was posted for yet */
-    uint8_t unexp[RAIL_EAGER_SLOTS];
     int nfree;
     uint8_t free_list[RAIL_RECV_REQS];
     struct rail_recv_req reqs[RAIL_RECV_REQS];

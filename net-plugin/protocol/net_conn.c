@@ -358,7 +358,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     }
     r->base.peer_addr1 = m->addr1;
     /* The sender's own eager limit is min(our bounce size, its NCCL_RAIL_EAGER_MAX). */
-    r->peer_eager_limit = r->eager_slots ? m->eager_bytes : 0;
+    r->peer_eager_limit = r->ring.slots ? m->eager_bytes : 0;
     if (r->peer_eager_limit > r->eager_bytes)
         r->peer_eager_limit = r->eager_bytes;
     uint64_t nonce = m->nonce;
@@ -369,7 +369,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     m->nqps = r->base.nqps;
     m->sl = sl;
     m->tc = tc;
-    m->eager_slots = r->eager_slots;
+    m->eager_slots = r->ring.slots;
     m->eager_bytes = r->eager_bytes;
     m->addr1 = (uintptr_t)r->records;
     m->addr2 = (uintptr_t)r->bounce;
@@ -477,7 +477,7 @@ int rail_net_accept(void *listen_comm, void **recv_comm)
     RAIL_INFO(NCCL_NET,
               "recv comm %p: %s <- %s, %d rail(s) x %d QP(s), %d eager slots of %u bytes%s",
               (void *)c, lc->dev->name, c->peer, c->nrails, c->nqps,
-              ((struct rail_recv_comm *)c)->eager_slots, ((struct rail_recv_comm *)c)->eager_bytes,
+              ((struct rail_recv_comm *)c)->ring.slots, ((struct rail_recv_comm *)c)->eager_bytes,
               c->failover ? ", failover on" : "");
     state_free(st);
     *recv_comm = c;

@@ -9,7 +9,6 @@
 
 #include "log.h"
 #include "protocol/net_comm.h"
-#include "protocol/net_flush.h"
 #include "gdr/net_gdr.h"
 #include "protocol/net_link.h"
 #include "transport/net_verbs.h"
@@ -199,7 +198,7 @@ int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl,
             return rc;
         c->link[r].peer_rkey1 = peer->rails[r].rkey1;
         c->link[r].peer_rkey2 = peer->rails[r].rkey2;
-        c->link[r].up = true;
+        rail_rejoin_init_up(&c->link[r].rj);
     }
     c->nup = c->nrails;
     return 0;
@@ -294,7 +293,7 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct ra
     r->base.fd = -1;
     r->base.group = g;
     r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
-    r->eager_slots = eager > 0 ? RAIL_EAGER_SLOTS : 0;
+    rail_eager_ring_init(&r->ring, eager > 0 ? RAIL_EAGER_SLOTS : 0);
     r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
     rail_recv_init_state(r);
     for (int k = 0; k < nrails && rc == 0; k++)
@@ -304,8 +303,8 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct ra
         rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
     if (rc == 0)
         rc = rail_region_reg(&r->base, 0, r->records, RAIL_RECORDS_SIZE, true, err, errlen);
-    if (rc == 0 && r->eager_slots) {
-        size_t len = (size_t)r->eager_slots * r->slot_stride;
+    if (rc == 0 && r->ring.slots) {
+        size_t len = (size_t)r->ring.slots * r->slot_stride;
         rc = rail_region_alloc(len, &r->bounce);
         if (rc == 0)
             rc = rail_region_reg(&r->base, 1, r->bounce, len, true, err, errlen);

@@ -29,11 +29,7 @@
 #include "transport/net_verbs.h"
 #include "params.h"
 
-#define REJOIN_PERIOD_NS 200000000ull  /* between rejoin attempts of a rail */
-#define REJOIN_NAK_NS    1000000000ull /* after the peer said "not now" */
-#define CTL_TXQ          8192
-
-enum { RJ_IDLE = 0, RJ_WAIT_ACK };
+#define CTL_TXQ 8192
 
 struct rail_ctl {
     struct rail_oob_rx rx;
@@ -46,7 +42,7 @@ int rail_pick_up(struct rail_comm *c, unsigned from)
 {
     for (int i = 0; i < c->nrails; i++) {
         int r = (int)((from + (unsigned)i) % (unsigned)c->nrails);
-        if (c->link[r].up)
+        if (c->link[r].rj.up)
             return r;
     }
     return -1;
@@ -109,27 +105,25 @@ static void ctl_send(struct rail_comm *c, int kind, int rail)
 
 /* ---- failure ---- */
 
+static void qps_to_error(struct rail_comm *c, int rail)
+{
+    for (int q = 0; q < c->nqps; q++)
+        (void)rail_verbs_qp_to_error(c->link[rail].qps[q].qp);
+}
+
 bool rail_link_fail(struct rail_comm *c, int rail, const char *why)
 {
     struct rail_link *l = &c->link[rail];
-    if (!c->failover)
-        return false;
-    if (!l->up && !l->ready)
-        return c->nup > 0; /* already down: a late completion of the same failure */
-    bool was_up = l->up;
-    l->up = l->ready = false;
-    l->rejoin_stage = RJ_IDLE;
-    l->epoch++;
-    l->next_try_ns = rail_coarse_ns() + REJOIN_PERIOD_NS;
-    if (was_up)
-        c->nup--;
-    for (int q = 0; q < c->nqps; q++)
-        (void)rail_verbs_qp_to_error(l->qps[q].qp);
+    bool carry_on;
+    unsigned act = rail_rejoin_fail(&l->rj, &c->nup, c->failover, rail_coarse_ns(), &carry_on);
+    if (!act)
+        return carry_on; /* no failover, or already down (a late completion of that failure) */
+    qps_to_error(c, rail);
     struct rail_stripe *sched = c->ops->sched(c);
     if (sched)
         (void)rail_stripe_set_rail_state(sched, rail, false);
     rail_tel_failover(c, rail);
-    if (c->nup == 0) {
+    if (act & RAIL_RJ_DO_COMM_FAIL) {
         rail_comm_fail(c, -ENETDOWN, "rail %d (%s) failed (%s) and it was the last rail up", rail,
                        l->dev->name, why);
         return false;
@@ -176,10 +170,7 @@ static int renew_qps(struct rail_comm *c, int rail, char *err, size_t errlen)
 static void rail_back(struct rail_comm *c, int rail)
 {
     struct rail_link *l = &c->link[rail];
-    l->up = true;
-    l->ready = false;
-    l->rejoin_stage = RJ_IDLE;
-    c->nup++;
+    rail_rejoin_back(&l->rj, &c->nup);
     struct rail_stripe *sched = c->ops->sched(c);
     if (sched)
         (void)rail_stripe_set_rail_state(sched, rail, true);
@@ -199,9 +190,8 @@ static void try_rejoin(struct rail_comm *c, int rail, uint64_t now)
 {
     struct rail_link *l = &c->link[rail];
     char err[256] = "";
-    if (l->rejoin_stage != RJ_IDLE || now < l->next_try_ns || !drained(c, rail))
+    if (!rail_rejoin_due(&l->rj, now, drained(c, rail)))
         return;
-    l->next_try_ns = now + REJOIN_PERIOD_NS;
     if (!port_ok(l))
         return;
     if (renew_qps(c, rail, err, sizeof(err)) < 0) {
@@ -209,17 +199,15 @@ static void try_rejoin(struct rail_comm *c, int rail, uint64_t now)
                   l->dev->name, err);
         return;
     }
-    l->rejoin_stage = RJ_WAIT_ACK;
+    rail_rejoin_requested(&l->rj);
     ctl_send(c, RAIL_CTL_REJOIN_REQ, rail);
 }
 
-/* Receive side: the sender's new QPs of rail. */
+/* Receive side: the sender's new QPs of rail (the rail is down here by now). */
 static void on_rejoin_req(struct rail_comm *c, int rail, const struct rail_meta_rail *pr)
 {
     struct rail_link *l = &c->link[rail];
     char err[256] = "";
-    if (l->up || l->ready) /* it failed on the other side only: fail it here too, then rejoin */
-        rail_link_fail(c, rail, "the peer rebuilds it");
     if (!drained(c, rail) || !port_ok(l)) {
         ctl_send(c, RAIL_CTL_REJOIN_NAK, rail);
         return;
@@ -229,30 +217,27 @@ static void on_rejoin_req(struct rail_comm *c, int rail, const struct rail_meta_
         rc = rail_link_connect_one(c, rail, pr, l->sl, l->tc, err, sizeof(err));
     for (int q = 0; rc == 0 && q < c->nqps; q++)
         rc = rail_post_recvs(c, rail, q, l->rq_depth);
+    rail_rejoin_answered(&l->rj, rc == 0); /* ready: our own writes wait for REJOIN_DONE */
     if (rc < 0) {
         RAIL_WARN(NCCL_NET, "rail %d (%s): rejoin refused: %s", rail, l->dev->name,
                   err[0] ? err : strerror(-rc));
-        for (int q = 0; q < c->nqps; q++)
-            (void)rail_verbs_qp_to_error(l->qps[q].qp);
+        qps_to_error(c, rail);
         ctl_send(c, RAIL_CTL_REJOIN_NAK, rail);
         return;
     }
-    l->ready = true; /* receives posted; our own writes wait for REJOIN_DONE */
     ctl_send(c, RAIL_CTL_REJOIN_ACK, rail);
 }
 
+/* Send side: the receive side's new QPs of rail, in answer to our REJOIN_REQ. */
 static void on_rejoin_ack(struct rail_comm *c, int rail, const struct rail_meta_rail *pr)
 {
     struct rail_link *l = &c->link[rail];
     char err[256] = "";
-    if (l->rejoin_stage != RJ_WAIT_ACK)
-        return;
     int rc = rail_link_connect_one(c, rail, pr, l->sl, l->tc, err, sizeof(err));
-    if (rc < 0) {
+    if (rc < 0)
         RAIL_WARN(NCCL_NET, "rail %d (%s): rejoin failed: %s", rail, l->dev->name, err);
-        l->rejoin_stage = RJ_IDLE;
-        for (int q = 0; q < c->nqps; q++)
-            (void)rail_verbs_qp_to_error(l->qps[q].qp);
+    if (rail_rejoin_connected(&l->rj, rc == 0) & RAIL_RJ_DO_QPS_ERROR) {
+        qps_to_error(c, rail);
         return;
     }
     rail_back(c, rail);
@@ -262,40 +247,28 @@ static void on_rejoin_ack(struct rail_comm *c, int rail, const struct rail_meta_
 static void on_frame(struct rail_comm *c, const struct rail_meta *m)
 {
     int kind = (int)(m->nonce >> 32), rail = (int)(m->nonce & 0xFFFFFFFFu);
-    bool sender = c->ops->drives_rejoin;
     if (rail < 0 || rail >= c->nrails || m->nqps != c->nqps) {
         rail_comm_fail(c, -EPROTO, "control frame for rail %d with %d QPs (comm: %d x %d)", rail,
                        m->nqps, c->nrails, c->nqps);
         return;
     }
     struct rail_link *l = &c->link[rail];
-    switch (kind) {
-    case RAIL_CTL_DOWN:
-        if (l->up || l->ready)
-            rail_link_fail(c, rail, "the peer saw it fail");
-        return;
-    case RAIL_CTL_REJOIN_REQ:
-        if (!sender)
-            on_rejoin_req(c, rail, &m->rails[0]);
-        return;
-    case RAIL_CTL_REJOIN_ACK:
-        if (sender)
-            on_rejoin_ack(c, rail, &m->rails[0]);
-        return;
-    case RAIL_CTL_REJOIN_NAK:
-        if (sender && l->rejoin_stage == RJ_WAIT_ACK) {
-            l->rejoin_stage = RJ_IDLE;
-            for (int q = 0; q < c->nqps; q++)
-                (void)rail_verbs_qp_to_error(l->qps[q].qp);
-            l->next_try_ns = rail_coarse_ns() + REJOIN_NAK_NS;
-        }
-        return;
-    case RAIL_CTL_REJOIN_DONE:
-        if (!sender && l->ready)
-            rail_back(c, rail);
+    unsigned act = rail_rejoin_on_frame(&l->rj, kind, c->ops->drives_rejoin, rail_coarse_ns());
+    if (act & RAIL_RJ_DO_PROTO) {
+        rail_comm_fail(c, -EPROTO, "unknown control frame kind %d", kind);
         return;
     }
-    rail_comm_fail(c, -EPROTO, "unknown control frame kind %d", kind);
+    if (act & RAIL_RJ_DO_FAIL) /* DOWN, or a REQ for a rail that failed on the other side only */
+        rail_link_fail(c, rail,
+                       kind == RAIL_CTL_DOWN ? "the peer saw it fail" : "the peer rebuilds it");
+    if (act & RAIL_RJ_DO_ANSWER)
+        on_rejoin_req(c, rail, &m->rails[0]);
+    if (act & RAIL_RJ_DO_CONNECT)
+        on_rejoin_ack(c, rail, &m->rails[0]);
+    if (act & RAIL_RJ_DO_QPS_ERROR) /* NAK: the rebuilt QPs wait for the next attempt */
+        qps_to_error(c, rail);
+    if (act & RAIL_RJ_DO_BACK) /* DONE */
+        rail_back(c, rail);
 }
 
 static void ctl_read(struct rail_comm *c)
@@ -334,7 +307,7 @@ void rail_rails_poll(struct rail_comm *c, uint64_t now)
         return;
     for (int r = 0; r < c->nrails; r++) {
         struct rail_link *l = &c->link[r];
-        if ((l->up || l->ready) && atomic_load(&l->dev->port_down))
+        if ((l->rj.up || l->rj.ready) && atomic_load(&l->dev->port_down))
             rail_link_fail(c, r, "its port went down");
     }
     ctl_flush(c);
@@ -342,7 +315,7 @@ void rail_rails_poll(struct rail_comm *c, uint64_t now)
     if (!c->ops->drives_rejoin || c->nup == c->nrails)
         return;
     for (int r = 0; r < c->nrails; r++)
-        if (!c->link[r].up)
+        if (!c->link[r].rj.up)
             try_rejoin(c, r, now);
 }
 

@@ -43,10 +43,9 @@ static void undefer(struct rail_recv_comm *r, int k)
 
 static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
 {
-    unsigned slot = (unsigned)(q->slot_seq % RAIL_FIFO_SLOTS);
     uint8_t idx = (uint8_t)(q - r->reqs);
-    if (q->has_slot && r->by_slot[slot] == q)
-        r->by_slot[slot] = NULL;
+    if (q->has_slot)
+        rail_cts_tail_release(&r->fifo, q->slot_seq, q);
     for (int k = 0; k < r->ndeferred; k++)
         if (r->deferred[k] == idx)
             undefer(r, k--);
@@ -59,13 +58,6 @@ static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
     return (struct rail_eager_hdr *)(r->bounce + (size_t)b * r->slot_stride);
 }
 
-/* The sender has used every bounce slot we gave it: it sends eagerly again only after a credit
- * (or, lacking one, a clear-to-send for the rendezvous path). */
-static bool sender_starved(const struct rail_recv_comm *r)
-{
-    return r->arrived - r->credit_sent >= (uint64_t)r->eager_slots;
-}
-
 /* Sends the freed count to the sender, in batches of half the slots, or at once when the sender
  * may be waiting for it; never with a credit write still in flight. */
 static void send_credit(struct rail_recv_comm *r)
@@ -76,15 +68,12 @@ static void send_credit(struct rail_recv_comm *r)
     struct rail_link *l = &r->base.link[rail];
     int qp = (int)(l->rr % (unsigned)r->base.nqps);
     uint64_t *word = (uint64_t *)(r->staging + RAIL_STAGING_CREDIT_OFF);
-    uint64_t batch = r->eager_slots > 1 ? (uint64_t)r->eager_slots / 2 : 1;
 
-    if (r->credit_busy || r->freed == r->credit_sent || atomic_load(&r->base.error))
-        return;
-    if (r->freed - r->credit_sent < batch && !sender_starved(r))
+    if (!rail_eager_ring_credit_due(&r->ring) || atomic_load(&r->base.error))
         return;
     if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
         return; /* retried from the next progress call */
-    *word = r->freed;
+    *word = r->ring.freed;
     struct ibv_sge sge = {(uintptr_t)word, sizeof(*word), l->mr[2]->lkey};
     struct ibv_send_wr wr;
     memset(&wr, 0, sizeof(wr));
@@ -104,9 +93,7 @@ static void send_credit(struct rail_recv_comm *r)
     }
     l->qps[qp].sq_out++;
     l->rr++;
-    r->credit_busy = true;
-    r->credit_inflight = r->freed;
-    r->credit_sent = r->freed;
+    (void)rail_eager_ring_credit_posted(&r->ring);
 }
 
 /* Copies eager slot b into entry i of q and releases the slot. */
@@ -126,26 +113,16 @@ static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *
     }
     e->done = true;
     q->left--;
-    r->bstate[b] = RAIL_BOUNCE_CONSUMED;
-    while (r->bstate[r->freed % (uint64_t)r->eager_slots] == RAIL_BOUNCE_CONSUMED) {
-        r->bstate[r->freed % (uint64_t)r->eager_slots] = RAIL_BOUNCE_EMPTY;
-        r->freed++;
-    }
+    rail_eager_ring_consume(&r->ring, b);
     send_credit(r);
 }
 
 /* Matches entry i of q against eager messages that arrived before it was posted. */
 static void match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i)
 {
-    for (int k = 0; k < r->nunexp; k++) {
-        unsigned b = r->unexp[k];
-        const struct rail_eager_hdr *h = bounce_hdr(r, b);
-        if (h->tag == q->e[i].tag && h->tag_index == q->e[i].tag_index) {
-            r->unexp[k] = r->unexp[--r->nunexp];
-            deliver(r, b, q, i);
-            return;
-        }
-    }
+    int b = rail_eager_ring_unexp_take(&r->ring, q->e[i].tag, q->e[i].tag_index);
+    if (b >= 0)
+        deliver(r, (unsigned)b, q, i);
 }
 
 /* With failover the sender writes an eager message again when the completion of its first
@@ -155,7 +132,7 @@ static bool duplicate_eager(struct rail_recv_comm *r, unsigned b)
 {
     const struct rail_eager_hdr *h = bounce_hdr(r, b);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (r->bstate[b] != RAIL_BOUNCE_EMPTY || h->seq < r->freed) {
+    if (rail_eager_ring_duplicate(&r->ring, b, h->seq)) {
         RAIL_TRACE(NCCL_NET, "dropped a re-sent eager message (slot %u, number %llu)", b,
                    (unsigned long long)h->seq);
         return true;
@@ -166,35 +143,28 @@ static bool duplicate_eager(struct rail_recv_comm *r, unsigned b)
 static void on_eager(struct rail_recv_comm *r, unsigned b)
 {
     char err[160] = "";
-    if ((int)b < r->eager_slots && r->base.failover && duplicate_eager(r, b))
+    if ((int)b < r->ring.slots && r->base.failover && duplicate_eager(r, b))
         return;
-    if ((int)b >= r->eager_slots || r->bstate[b] != RAIL_BOUNCE_EMPTY) {
+    if (!rail_eager_ring_slot_free(&r->ring, b)) {
         rail_comm_fail(&r->base, -EPROTO, "eager message into bounce slot %u (%d slots, state %d)",
-                       b, r->eager_slots, (int)b < r->eager_slots ? r->bstate[b] : -1);
+                       b, r->ring.slots, (int)b < r->ring.slots ? r->ring.state[b] : -1);
         return;
     }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     const struct rail_eager_hdr *h = bounce_hdr(r, b);
-    if (rail_eager_hdr_check(h, r->eager_bytes, err, sizeof(err)) != 0 || h->seq < r->freed ||
-        h->seq >= r->freed + (uint64_t)r->eager_slots || h->seq % (uint64_t)r->eager_slots != b) {
+    if (rail_eager_hdr_check(h, r->eager_bytes, err, sizeof(err)) != 0 ||
+        !rail_eager_ring_in_window(&r->ring, b, h->seq)) {
         rail_comm_fail(&r->base, -EPROTO,
                        "bad eager message in slot %u (number %llu, %llu freed): %s", b,
-                       (unsigned long long)h->seq, (unsigned long long)r->freed,
+                       (unsigned long long)h->seq, (unsigned long long)r->ring.freed,
                        err[0] ? err : "out of the credit window");
         return;
     }
-    r->bstate[b] = RAIL_BOUNCE_ARRIVED;
-    r->arrived++;
+    rail_eager_ring_arrive(&r->ring, b);
     if (h->tag_index >= rail_tagmap_get(&r->posted, h->tag)) {
-        for (int k = 0; k < r->nunexp; k++) {
-            const struct rail_eager_hdr *o = bounce_hdr(r, r->unexp[k]);
-            if (o->tag == h->tag && o->tag_index == h->tag_index) {
-                rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", h->tag,
-                               h->tag_index);
-                return;
-            }
-        }
-        r->unexp[r->nunexp++] = (uint8_t)b;
+        if (rail_eager_ring_unexp_add(&r->ring, b, h->tag, h->tag_index) < 0)
+            rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", h->tag,
+                           h->tag_index);
         return;
     }
     for (int k = 0; k < RAIL_RECV_REQS; k++) {
@@ -216,7 +186,7 @@ static void on_eager(struct rail_recv_comm *r, unsigned b)
 static struct rail_recv_req *pending_entry(struct rail_recv_comm *r, unsigned slot, unsigned entry,
                                            const char *what)
 {
-    struct rail_recv_req *q = r->by_slot[slot];
+    struct rail_recv_req *q = rail_cts_tail_owner(&r->fifo, slot);
     if (!q || (int)entry >= q->n || q->e[entry].done) {
         rail_comm_fail(&r->base, -EPROTO, "%s for slot %u entry %u matches no pending receive",
                        what, slot, entry);
@@ -247,7 +217,7 @@ static void on_record(struct rail_recv_comm *r, unsigned slot, unsigned entry)
     if (r->base.failover) {
         /* A record written again after a rail failure, for a message already complete (its
          * slot may even hold a newer receive): drop it. */
-        struct rail_recv_req *p = r->by_slot[slot];
+        struct rail_recv_req *p = rail_cts_tail_owner(&r->fifo, slot);
         const struct rail_record *rec =
             (const struct rail_record *)(r->records + ((size_t)slot * RAIL_MAX_RECVS + entry) *
                                                           RAIL_RECORD_BYTES);
@@ -294,7 +264,7 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
                         int idx)
 {
     struct rail_link *l = &r->base.link[rail];
-    bool flushed_after_down = wc->status == IBV_WC_WR_FLUSH_ERR && !l->up;
+    bool flushed_after_down = wc->status == IBV_WC_WR_FLUSH_ERR && !l->rj.up;
     if (!flushed_after_down) {
         rail_tel_error(&r->base, rail);
         if (!rail_wc_rail_failure(wc->status) ||
@@ -309,8 +279,7 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
         r->reqs[idx].cts_retry = true;
         r->nretry++;
     } else if (kind == RAIL_WR_CREDIT) {
-        r->credit_busy = false;
-        r->credit_sent = r->credit_acked; /* sent again by the next send_credit (test) */
+        rail_eager_ring_credit_lost(&r->ring); /* sent again by the next send_credit (test) */
     }
 }
 
@@ -334,9 +303,7 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
             r->reqs[idx].cts_pending = false;
         return;
     case RAIL_WR_CREDIT:
-        r->credit_busy = false;
-        if (r->credit_inflight > r->credit_acked)
-            r->credit_acked = r->credit_inflight;
+        rail_eager_ring_credit_done(&r->ring);
         send_credit(r);
         return;
     case RAIL_WR_RECV:
@@ -345,7 +312,7 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
         rail_comm_fail(&r->base, -EIO, "receive comm got a completion of kind %d", kind);
         return;
     }
-    if (l->up || l->ready) {
+    if (l->rj.up || l->rj.ready) {
         int rc = rail_post_recvs(&r->base, rail, qp, 1);
         if (rc < 0 && !rail_link_fail(&r->base, rail, "reposting a receive failed")) {
             rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,
@@ -412,16 +379,13 @@ static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t 
  * still busy (try again later), or -errno. */
 static int write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
 {
-    unsigned slot = (unsigned)(r->tail % RAIL_FIFO_SLOTS);
-    if (r->by_slot[slot])
+    if (rail_cts_tail_busy(&r->fifo))
         return 1;
-    int rc = post_cts(r, q, r->tail);
+    int rc = post_cts(r, q, r->fifo.tail);
     if (rc != 0)
         return rc;
-    q->slot_seq = r->tail;
+    q->slot_seq = rail_cts_tail_take(&r->fifo, q);
     q->has_slot = true;
-    r->by_slot[slot] = q;
-    r->tail++;
     return 0;
 }
 
@@ -456,7 +420,7 @@ static void flush_deferred(struct rail_recv_comm *r)
 {
     if (!r->ndeferred || atomic_load(&r->base.error))
         return;
-    bool starved = sender_starved(r) && r->freed == r->credit_sent;
+    bool starved = rail_eager_ring_stuck(&r->ring);
     uint64_t now = rail_coarse_ns();
     for (int k = 0; k < r->ndeferred; k++) {
         struct rail_recv_req *q = &r->reqs[r->deferred[k]];
@@ -517,7 +481,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     flush_deferred(r);
     if (r->nfree == 0)
         return 0; /* NCCL calls again */
-    if (!small && (r->by_slot[r->tail % RAIL_FIFO_SLOTS] || !cts_room(r)))
+    if (!small && (rail_cts_tail_busy(&r->fifo) || !cts_room(r)))
         return 0;
 
     struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];

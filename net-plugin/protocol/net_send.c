@@ -51,95 +51,12 @@ static void req_free(struct rail_send_comm *s, struct rail_send_req *q)
     s->free_list[s->nfree++] = (uint16_t)(q - s->reqs);
 }
 
-/* Copies the FIFO entry if it carries sequence `want`: 0 copied, 1 not written yet, 2 already
- * overwritten by a later round (every entry of that slot was satisfied eagerly). */
-static int read_cts(const uint8_t *p, uint64_t want, struct rail_cts *out)
-{
-    const struct rail_cts *e = (const struct rail_cts *)p;
-    uint64_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), s2;
-    if (s1 != want)
-        return s1 > want && (s1 - want) % RAIL_FIFO_SLOTS == 0 ? 2 : 1;
-    memcpy(out, p, sizeof(*out));
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    s2 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-    if (s2 != want)
-        return 2;
-    return 0;
-}
-
-static bool slot_resolved(const struct rail_send_comm *s, unsigned slot)
-{
-    for (int e = 0; e < s->shadow_n[slot]; e++)
-        if (!s->shadow[slot][e].resolved)
-            return false;
-    return true;
-}
-
-static void retire(struct rail_send_comm *s)
-{
-    while (s->head < s->scan && slot_resolved(s, s->head % RAIL_FIFO_SLOTS))
-        s->head++;
-}
-
-/* Absorbs newly written FIFO slots into the shadow copy, validating every entry. */
+/* Absorbs newly written FIFO slots into the shadow copy (cts_fifo.c), validating every entry. */
 static void absorb(struct rail_send_comm *s)
 {
-    char err[200];
-    while (s->scan < s->head + RAIL_FIFO_SLOTS) {
-        unsigned slot = (unsigned)(s->scan % RAIL_FIFO_SLOTS);
-        const uint8_t *base = s->fifo + (size_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
-        uint64_t want = s->scan + 1;
-        struct rail_cts tmp[RAIL_MAX_RECVS];
-        int st = read_cts(base, want, &tmp[0]), n;
-
-        if (st == 1)
-            break;
-        if (st == 0 && rail_cts_check(&tmp[0], want, 0, s->base.nrails, err, sizeof(err)) != 0) {
-            rail_comm_fail(&s->base, -EPROTO, "FIFO slot %llu: %s", (unsigned long long)s->scan,
-                           err);
-            return;
-        }
-        n = st == 0 ? tmp[0].nreqs : 0;
-        for (int e = 1; e < n && st == 0; e++) {
-            st = read_cts(base + (size_t)e * RAIL_CTS_BYTES, want, &tmp[e]);
-            if (st == 1)
-                return; /* the rest of the slot is still on its way */
-            if (st == 0 && (rail_cts_check(&tmp[e], want, (unsigned)e, s->base.nrails, err,
-                                           sizeof(err)) != 0 ||
-                            tmp[e].nreqs != n)) {
-                rail_comm_fail(&s->base, -EPROTO, "FIFO slot %llu entry %d: %s",
-                               (unsigned long long)s->scan, e,
-                               tmp[e].nreqs != n ? "entry count differs within the slot" : err);
-                return;
-            }
-        }
-        if (st == 2)
-            n = 0;
-        for (int e = 0; e < n; e++) {
-            s->shadow[slot][e].cts = tmp[e];
-            s->shadow[slot][e].resolved = tmp[e].tag_index < rail_tagmap_get(&s->sent, tmp[e].tag);
-        }
-        s->shadow_n[slot] = (uint8_t)n;
-        s->scan++;
-    }
-    retire(s);
-}
-
-static struct rail_shadow *find_cts(struct rail_send_comm *s, int tag, uint32_t index,
-                                    uint64_t *seq, unsigned *entry)
-{
-    for (uint64_t q = s->head; q < s->scan; q++) {
-        unsigned slot = (unsigned)(q % RAIL_FIFO_SLOTS);
-        for (int e = 0; e < s->shadow_n[slot]; e++) {
-            struct rail_shadow *sh = &s->shadow[slot][e];
-            if (!sh->resolved && sh->cts.tag == tag && sh->cts.tag_index == index) {
-                *seq = q;
-                *entry = (unsigned)e;
-                return sh;
-            }
-        }
-    }
-    return NULL;
+    char err[256];
+    if (rail_cts_fifo_absorb(&s->cts, s->fifo, s->base.nrails, &s->sent, err, sizeof(err)) < 0)
+        rail_comm_fail(&s->base, -EPROTO, "%s", err);
 }
 
 static struct rail_send_req *req_prepare(struct rail_send_comm *s, void *data, size_t size,
@@ -150,8 +67,7 @@ static struct rail_send_req *req_prepare(struct rail_send_comm *s, void *data, s
         return NULL;
     q->data = (uintptr_t)data;
     q->size = size;
-    q->nch = q->ch_left = 0;
-    q->rec_state = 0;
+    rail_2ph_plan(&q->tp, 0);
     q->striped = q->too_big = false;
     for (int r = 0; r < s->base.nrails; r++)
         q->lkey[r] = m->lkey[r];
@@ -178,8 +94,7 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
         req_free(s, q);
         return rc < 0 ? rc : 0; /* 1: no room yet, NCCL calls again */
     }
-    sh->resolved = true;
-    retire(s);
+    rail_cts_fifo_resolve(&s->cts, sh);
     uint32_t ignored;
     rc = rail_tagmap_next(&s->sent, tag, &ignored);
     if (q->too_big) {
@@ -197,12 +112,13 @@ static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag
                       const struct rail_mr *m, void **request)
 {
     uint64_t freed = __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE);
-    if (freed > s->eager_posted) {
+    int room = rail_eager_sender_room(s->eager_posted, freed, s->eager_slots);
+    if (room < 0) {
         rail_comm_fail(&s->base, -EPROTO, "receiver returned %llu eager slots, only %llu were used",
                        (unsigned long long)freed, (unsigned long long)s->eager_posted);
         return -EPROTO;
     }
-    if (s->eager_posted - freed >= (uint64_t)s->eager_slots)
+    if (room == 0)
         return 0; /* no free bounce slot */
     unsigned b = (unsigned)(s->eager_posted % (uint64_t)s->eager_slots);
     if (s->bounce_busy[b])
@@ -275,7 +191,7 @@ static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int 
     if (atomic_load(&s->base.error))
         return rail_comm_error(&s->base);
     uint32_t index = rail_tagmap_get(&s->sent, tag);
-    sh = find_cts(s, tag, index, &seq, &e);
+    sh = rail_cts_fifo_find(&s->cts, tag, index, &seq, &e);
     if (sh)
         return send_rdv(s, sh, seq, e, data, size, tag, m, request);
     if (size <= s->eager_limit && s->eager_slots > 0)
@@ -287,7 +203,7 @@ static bool req_done(const struct rail_send_req *q)
 {
     if (q->kind == RAIL_SREQ_PIPE)
         return q->wrs_left == 0;
-    return q->ch_left == 0 && q->rec_state == RAIL_CH_DONE;
+    return rail_2ph_done(&q->tp);
 }
 
 static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes);

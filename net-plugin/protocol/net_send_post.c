@@ -101,10 +101,9 @@ static int cut_pieces(struct rail_send_comm *s, struct rail_send_req *q,
             c->len = pc[k].len;
             c->rail = (uint8_t)pc[k].rail;
             c->qp = (uint8_t)pc[k].qp;
-            c->state = 0;
         }
     }
-    q->nch = (uint8_t)n;
+    rail_2ph_plan(&q->tp, n);
     return n;
 }
 
@@ -118,7 +117,7 @@ static int post_piece(struct rail_send_comm *s, struct rail_send_req *q, int k)
     c->post_ns = q->striped ? rail_now_ns() : 0;
     int rc = post(s, c->rail, c->qp, &wr, 1);
     if (rc == 0) {
-        c->state = RAIL_CH_POSTED;
+        rail_2ph_piece_posted(&q->tp, k);
         rail_tel_stripe(&s->base, c->rail, c->len);
     }
     return rc;
@@ -140,7 +139,7 @@ static int post_record(struct rail_send_comm *s, struct rail_send_req *q, int ra
     wr.imm_data = htonl(rail_imm_rdv((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry));
     int rc = post(s, rail, qp, &wr, 1);
     if (rc == 0) {
-        q->rec_state = RAIL_CH_POSTED;
+        rail_2ph_record_posted(&q->tp);
         q->rec_rail = (uint8_t)rail;
     }
     return rc;
@@ -149,14 +148,14 @@ static int post_record(struct rail_send_comm *s, struct rail_send_req *q, int ra
 /* The record (or eager write) waits for rail_send_retry. */
 static void record_pending(struct rail_send_comm *s, struct rail_send_req *q)
 {
-    q->rec_state = RAIL_CH_PENDING;
+    rail_2ph_record_wait(&q->tp);
     s->npending++;
 }
 
 /* Posts the record on `prefer` when it is up, else on the next rail up; else it waits. */
 static void record_now(struct rail_send_comm *s, struct rail_send_req *q, int prefer)
 {
-    int rail = s->base.link[prefer].up ? prefer : rail_pick_up(&s->base, (unsigned)prefer);
+    int rail = s->base.link[prefer].rj.up ? prefer : rail_pick_up(&s->base, (unsigned)prefer);
     if (rail < 0 || post_record(s, q, rail) != 0)
         record_pending(s, q);
 }
@@ -170,7 +169,7 @@ static int post_pipelined(struct rail_send_comm *s, struct rail_send_req *q)
     struct rail_link *l = &s->base.link[rail];
     size_t nbytes = q->too_big ? 0 : q->size;
 
-    if (q->nch == 1 && nbytes > 0 && nbytes <= RAIL_IMM_DIRECT_MAX) {
+    if (q->tp.n == 1 && nbytes > 0 && nbytes <= RAIL_IMM_DIRECT_MAX) {
         if (sq_room(l, qp) < 1)
             return 1;
         struct ibv_sge sge = {q->data, (uint32_t)nbytes, q->lkey[rail]};
@@ -188,7 +187,7 @@ static int post_pipelined(struct rail_send_comm *s, struct rail_send_req *q)
     }
     struct ibv_send_wr wr[RAIL_REQ_CHUNKS + 1];
     struct ibv_sge sge[RAIL_REQ_CHUNKS + 1];
-    int n = nbytes ? q->nch : 0;
+    int n = nbytes ? q->tp.n : 0;
     if (sq_room(l, qp) < n + 1)
         return 1;
     for (int k = 0; k < n; k++) {
@@ -253,7 +252,6 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
             if (need[r][p] && sq_room(&s->base.link[r], p) < need[r][p] + 1)
                 return 1;
     q->kind = RAIL_SREQ_2PH;
-    q->rec_state = 0;
     if (q->striped)
         rail_tel_striped_msg(&s->base);
     else
@@ -261,10 +259,9 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
     s->n2ph++;
     rail_send_help_list(s);
     bool empty = nbytes == 0;
-    q->ch_left = empty ? 0 : (uint8_t)n;
+    rail_2ph_start(&q->tp, empty);
     s->slot_busy[q->seq % RAIL_FIFO_SLOTS] = (uint16_t)((empty ? 0 : n) + 1);
     if (empty) {
-        q->nch = 0;
         record_now(s, q, sc[0].rail);
         return 0;
     }
@@ -273,7 +270,7 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
         if (rc < 0)
             return rc;
         if (rc == 1) { /* its rail failed while posting: send it elsewhere */
-            q->ch[k].state = RAIL_CH_PENDING;
+            rail_2ph_piece_wait(&q->tp, k);
             s->npending++;
         }
     }
@@ -301,7 +298,7 @@ static int post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, int 
     wr.imm_data = htonl(rail_imm_eager(q->bounce));
     int rc = post(s, rail, qp, &wr, 1);
     if (rc == 0) {
-        q->rec_state = RAIL_CH_POSTED;
+        rail_2ph_record_posted(&q->tp);
         q->rec_rail = (uint8_t)rail;
     }
     return rc;
@@ -327,13 +324,13 @@ int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q)
 static void piece_done(struct rail_send_comm *s, struct rail_send_req *q, int k, int rail)
 {
     struct rail_send_chunk *c = &q->ch[k];
-    c->state = RAIL_CH_DONE;
-    q->ch_left--;
+    int last = rail_2ph_piece_ok(&q->tp, k);
+    if (last < 0)
+        return; /* a duplicate or late completion */
     s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
     if (c->post_ns)
-        rail_stripe_on_completion(&s->sched, rail, c->len, c->post_ns, rail_now_ns(),
-                                  q->ch_left == 0);
-    if (q->ch_left == 0)
+        rail_stripe_on_completion(&s->sched, rail, c->len, c->post_ns, rail_now_ns(), last);
+    if (last)
         record_now(s, q, rail);
 }
 
@@ -344,7 +341,7 @@ static bool eager_returned(struct rail_send_comm *s, struct rail_send_req *q)
     if (q->kind != RAIL_SREQ_EAGER ||
         __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE) <= q->seq)
         return false;
-    q->rec_state = RAIL_CH_DONE;
+    rail_2ph_record_settled(&q->tp);
     s->bounce_busy[q->bounce] = 0;
     return true;
 }
@@ -352,12 +349,12 @@ static bool eager_returned(struct rail_send_comm *s, struct rail_send_req *q)
 static void item_failed(struct rail_send_comm *s, struct rail_send_req *q, int k)
 {
     if (k == RAIL_CHUNK_REC) {
-        if (!eager_returned(s, q))
-            record_pending(s, q);
+        if (!eager_returned(s, q) && rail_2ph_record_failed(&q->tp))
+            s->npending++;
         return;
     }
-    q->ch[k].state = RAIL_CH_PENDING;
-    s->npending++;
+    if (rail_2ph_piece_failed(&q->tp, k))
+        s->npending++;
 }
 
 void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc)
@@ -384,8 +381,8 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
         }
         return;
     }
-    if (k != RAIL_CHUNK_REC && k >= q->nch) {
-        rail_comm_fail(&s->base, -EIO, "completion for piece %d of a %d-piece message", k, q->nch);
+    if (k != RAIL_CHUNK_REC && k >= q->tp.n) {
+        rail_comm_fail(&s->base, -EIO, "completion for piece %d of a %d-piece message", k, q->tp.n);
         return;
     }
     if (wc->status != IBV_WC_SUCCESS) {
@@ -404,7 +401,8 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
         piece_done(s, q, k, rail);
         return;
     }
-    q->rec_state = RAIL_CH_DONE;
+    if (!rail_2ph_record_ok(&q->tp))
+        return; /* a duplicate or late completion */
     if (q->kind == RAIL_SREQ_EAGER) {
         s->bounce_busy[q->bounce] = 0;
     } else {
@@ -422,9 +420,9 @@ void rail_send_retry(struct rail_send_comm *s)
         struct rail_send_req *q = &s->reqs[i];
         if (!q->h.ops)
             continue;
-        for (int k = 0; k < q->nch && q->kind == RAIL_SREQ_2PH; k++) {
+        for (int k = 0; k < q->tp.n && q->kind == RAIL_SREQ_2PH; k++) {
             struct rail_send_chunk *c = &q->ch[k];
-            if (c->state != RAIL_CH_PENDING)
+            if (q->tp.piece[k] != RAIL_CH_PENDING)
                 continue;
             int rail = rail_pick_up(&s->base, c->rail + 1u);
             if (rail < 0)
@@ -438,10 +436,10 @@ void rail_send_retry(struct rail_send_comm *s)
             q->striped = true; /* re-sent pieces feed the adaptive weights */
             if (post_piece(s, q, k) < 0)
                 return;
-            if (c->state == RAIL_CH_POSTED)
+            if (q->tp.piece[k] == RAIL_CH_POSTED)
                 s->npending--;
         }
-        if (q->rec_state != RAIL_CH_PENDING)
+        if (q->tp.rec != RAIL_CH_PENDING)
             continue;
         if (eager_returned(s, q)) { /* returned by the receiver meanwhile */
             s->npending--;

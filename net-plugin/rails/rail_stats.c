@@ -227,15 +227,6 @@ int rail_stats_snapshot_take(struct rail_stats_snapshot *out)
     return 0;
 }
 
-void rail_stats_snapshot_free(struct rail_stats_snapshot *s)
-{
-    if (!s)
-        return;
-    free(s->conns);
-    s->conns = NULL;
-    s->nconns = 0;
-}
-
 /* ---- writing a snapshot ---- */
 
 static int write_all(int fd, const char *p, size_t n)

@@ -12,7 +12,8 @@
  * consistent (a counter may already include a message that another does not yet), which is fine
  * for telemetry. Two threads must never update the same connection.
  *
- * Snapshots, formatters and the reader are declared in rail_stats_format.h. */
+ * Snapshots (struct rail_stats_snapshot), formatters and the reader are declared in
+ * rail_stats_format.h; taking a snapshot of the registry is declared here. */
 #ifndef NCCL_RAIL_RAIL_STATS_H
 #define NCCL_RAIL_RAIL_STATS_H
 
@@ -21,13 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rails/rail_stats_types.h"
 #include "rails/stripe.h"
-
-#define RAIL_STATS_MAX_RAILS RAIL_STRIPE_MAX_RAILS
-#define RAIL_STATS_NAME_LEN  80 /* device names, incl. the NUL */
-#define RAIL_STATS_PEER_LEN  64 /* peer strings, incl. the NUL */
-
-enum rail_stats_dir { RAIL_STATS_SEND = 0, RAIL_STATS_RECV = 1 };
 
 /* Counters of one rail of a connection. Write through the helpers below only. */
 struct rail_stats_rail {
@@ -162,6 +158,13 @@ static inline void rail_stats_add_schedule(struct rail_stats_conn *c,
 void rail_stats_set_weights(struct rail_stats_conn *c, const uint16_t w[], const uint64_t rates[]);
 /* Copy weights, rates and up/down state (counting failovers/rejoins) from a stripe scheduler. */
 void rail_stats_sync_stripe(struct rail_stats_conn *c, const struct rail_stripe *s);
+
+/* ---- snapshots ---- */
+
+struct rail_stats_snapshot; /* rail_stats_format.h */
+/* Copy the registry (live connections, closed totals) into out (zeroed first). 0 or -ENOMEM.
+ * Release it with rail_stats_snapshot_free (rail_stats_format.h). */
+int rail_stats_snapshot_take(struct rail_stats_snapshot *out);
 
 /* ---- snapshot writer ---- */
 

@@ -14,6 +14,15 @@
 
 #include "strutil.h"
 
+void rail_stats_snapshot_free(struct rail_stats_snapshot *s)
+{
+    if (!s)
+        return;
+    free(s->conns);
+    s->conns = NULL;
+    s->nconns = 0;
+}
+
 const char *rail_stats_dir_name(enum rail_stats_dir dir)
 {
     return dir == RAIL_STATS_RECV ? "recv" : "send";

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rails/rail_stats.h"
+#include "rails/rail_stats_types.h"
 
 #define RAIL_STATS_JSON_FORMAT  "nccl-rail-stats" /* the "format" member of a JSON snapshot */
 #define RAIL_STATS_JSON_VERSION 1
@@ -49,8 +49,7 @@ struct rail_stats_snapshot {
     struct rail_stats_totals closed;    /* connections closed so far */
 };
 
-/* Copy the registry (live connections, closed totals) into out (zeroed first). 0 or -ENOMEM. */
-int rail_stats_snapshot_take(struct rail_stats_snapshot *out);
+/* A snapshot is taken with rail_stats_snapshot_take (rail_stats.h); this frees what it holds. */
 void rail_stats_snapshot_free(struct rail_stats_snapshot *s);
 
 /* Per-connection sums over its rails; each saturates at UINT64_MAX instead of wrapping (the

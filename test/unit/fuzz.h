@@ -24,4 +24,12 @@ static inline void fuzz_string(uint32_t *seed, const char *alphabet, char *buf, 
     buf[len] = '\0';
 }
 
+/* Runs run(seed) for n seeds spread over the 32-bit range (k * mult, k = 1..n): the simulated
+ * streams of the protocol core tests. */
+static inline void fuzz_seeds(void (*run)(uint32_t seed), int n, uint32_t mult)
+{
+    for (uint32_t k = 1; k <= (uint32_t)n; k++)
+        run(k * mult);
+}
+
 #endif

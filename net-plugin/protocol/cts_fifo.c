@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The clear-to-send FIFO: the receiver's slot ownership and the sender's shadow copy
+ * (cts_fifo.h). */
+#include "protocol/cts_fifo.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+bool rail_cts_tail_busy(const struct rail_cts_tail *t)
+{
+    return t->by_slot[t->tail % RAIL_FIFO_SLOTS] != NULL;
+}
+
+uint64_t rail_cts_tail_take(struct rail_cts_tail *t, struct rail_recv_req *owner)
+{
+    t->by_slot[t->tail % RAIL_FIFO_SLOTS] = owner;
+    return t->tail++;
+}
+
+void rail_cts_tail_release(struct rail_cts_tail *t, uint64_t seq, const struct rail_recv_req *owner)
+{
+    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
+    if (t->by_slot[slot] == owner)
+        t->by_slot[slot] = NULL;
+}
+
+struct rail_recv_req *rail_cts_tail_owner(const struct rail_cts_tail *t, unsigned slot)
+{
+    return slot < RAIL_FIFO_SLOTS ? t->by_slot[slot] : NULL;
+}
+
+int rail_cts_read(const uint8_t *p, uint64_t want, struct rail_cts *out)
+{
+    const struct rail_cts *e = (const struct rail_cts *)p;
+    uint64_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), s2;
+    if (s1 != want)
+        return s1 > want && (s1 - want) % RAIL_FIFO_SLOTS == 0 ? 2 : 1;
+    memcpy(out, p, sizeof(*out));
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    s2 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+    if (s2 != want)
+        return 2;
+    return 0;
+}
+
+static bool slot_resolved(const struct rail_cts_fifo *f, unsigned slot)
+{
+    for (int e = 0; e < f->shadow_n[slot]; e++)
+        if (!f->shadow[slot][e].resolved)
+            return false;
+    return true;
+}
+
+static void retire(struct rail_cts_fifo *f)
+{
+    while (f->head < f->scan && slot_resolved(f, f->head % RAIL_FIFO_SLOTS))
+        f->head++;
+}
+
+int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int nrails,
+                         const struct rail_tagmap *sent, char *err, size_t errlen)
+{
+    char why[200];
+    while (f->scan < f->head + RAIL_FIFO_SLOTS) {
+        unsigned slot = (unsigned)(f->scan % RAIL_FIFO_SLOTS);
+        const uint8_t *base = fifo_mem + (size_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+        uint64_t want = f->scan + 1;
+        struct rail_cts tmp[RAIL_MAX_RECVS];
+        int st = rail_cts_read(base, want, &tmp[0]), n;
+
+        if (st == 1)
+            break;
+        if (st == 0 && rail_cts_check(&tmp[0], want, 0, nrails, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "FIFO slot %llu: %s", (unsigned long long)f->scan, why);
+            return -EPROTO;
+        }
+        n = st == 0 ? tmp[0].nreqs : 0;
+        for (int e = 1; e < n && st == 0; e++) {
+            st = rail_cts_read(base + (size_t)e * RAIL_CTS_BYTES, want, &tmp[e]);
+            if (st == 1)
+                return 0; /* the rest of the slot is still on its way */
+            if (st == 0 &&
+                (rail_cts_check(&tmp[e], want, (unsigned)e, nrails, why, sizeof(why)) != 0 ||
+                 tmp[e].nreqs != n)) {
+                snprintf(err, errlen, "FIFO slot %llu entry %d: %s", (unsigned long long)f->scan, e,
+                         tmp[e].nreqs != n ? "entry count differs within the slot" : why);
+                return -EPROTO;
+            }
+        }
+        if (st == 2)
+            n = 0;
+        for (int e = 0; e < n; e++) {
+            f->shadow[slot][e].cts = tmp[e];
+            f->shadow[slot][e].resolved = tmp[e].tag_index < rail_tagmap_get(sent, tmp[e].tag);
+        }
+        f->shadow_n[slot] = (uint8_t)n;
+        f->scan++;
+    }
+    retire(f);
+    return 0;
+}
+
+struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uint32_t index,
+                                       uint64_t *seq, unsigned *entry)
+{
+    for (uint64_t q = f->head; q < f->scan; q++) {
+        unsigned slot = (unsigned)(q % RAIL_FIFO_SLOTS);
+        for (int e = 0; e < f->shadow_n[slot]; e++) {
+            struct rail_shadow *sh = &f->shadow[slot][e];
+            if (!sh->resolved && sh->cts.tag == tag && sh->cts.tag_index == index) {
+                *seq = q;
+                *entry = (unsigned)e;
+                return sh;
+            }
+        }
+    }
+    return NULL;
+}
+
+void rail_cts_fifo_resolve(struct rail_cts_fifo *f, struct rail_shadow *sh)
+{
+    sh->resolved = true;
+    retire(f);
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The clear-to-send FIFO (pure: no verbs, no I/O, no clock). The receiver RDMA-writes one slot per
+ * irecv into the sender's FIFO memory: slot sequence q goes to slot q % RAIL_FIFO_SLOTS, one
+ * struct rail_cts per grouped receive entry, each carrying seq = q + 1 (written last, read first
+ * and last). The sender absorbs written slots in sequence order into a shadow copy and matches a
+ * send (tag, j-th message with that tag) against the entry with that (tag, per-tag index).
+ *
+ * Receiver (struct rail_cts_tail): slot sequences are taken in order (tail); a slot is taken again
+ * (by sequence q + RAIL_FIFO_SLOTS) only once the receive that held it was released.
+ * Sender (struct rail_cts_fifo): head <= scan <= head + RAIL_FIFO_SLOTS. Slots [head, scan) are in
+ * the shadow copy; an entry is resolved once a rendezvous send took it or when a message with its
+ * (tag, index) was already sent eagerly; head passes a slot only when every entry is resolved. A
+ * slot the receiver already wrote again for a later round (every entry of the older round was
+ * satisfied eagerly, so it never needed absorbing) is skipped as empty. test_cts_fifo checks this
+ * against reordered, partial, repeated and wrapped-around slot writes. */
+#ifndef NCCL_RAIL_CTS_FIFO_H
+#define NCCL_RAIL_CTS_FIFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire/net_tagmap.h"
+#include "wire/net_wire.h"
+
+/* ---- receiver: which receive holds which slot ---- */
+
+struct rail_recv_req; /* the owner of a slot, opaque here */
+
+struct rail_cts_tail {
+    uint64_t tail; /* next slot sequence to take */
+    struct rail_recv_req *by_slot[RAIL_FIFO_SLOTS];
+};
+
+/* The next slot is still held by an older receive. */
+bool rail_cts_tail_busy(const struct rail_cts_tail *t);
+/* The next slot (not busy) goes to owner: returns its sequence. */
+uint64_t rail_cts_tail_take(struct rail_cts_tail *t, struct rail_recv_req *owner);
+/* owner, which took sequence seq, lets its slot go (nothing when the slot is not owner's). */
+void rail_cts_tail_release(struct rail_cts_tail *t, uint64_t seq,
+                           const struct rail_recv_req *owner);
+/* The receive holding slot (an index, not a sequence), or NULL. */
+struct rail_recv_req *rail_cts_tail_owner(const struct rail_cts_tail *t, unsigned slot);
+
+/* ---- sender: the shadow copy ---- */
+
+struct rail_shadow {
+    struct rail_cts cts;
+    bool resolved; /* sent by rendezvous, or already satisfied by an eager send */
+};
+
+struct rail_cts_fifo {
+    uint64_t head; /* first slot not yet fully resolved */
+    uint64_t scan; /* next slot to absorb into the shadow copy */
+    struct rail_shadow shadow[RAIL_FIFO_SLOTS][RAIL_MAX_RECVS];
+    uint8_t shadow_n[RAIL_FIFO_SLOTS];
+};
+
+/* Copies the FIFO entry at p if it carries sequence `want`: 0 copied, 1 not written yet, 2 already
+ * overwritten by a later round (every entry of that slot was satisfied eagerly). */
+int rail_cts_read(const uint8_t *p, uint64_t want, struct rail_cts *out);
+/* Absorbs the slots written into fifo_mem (RAIL_FIFO_BYTES) since the last call, validating every
+ * entry (rail_cts_check); an entry whose (tag, index) is below `sent`'s count for its tag is
+ * resolved at once (it went eagerly). 0, or -EPROTO with the slot and the reason in err. */
+int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int nrails,
+                         const struct rail_tagmap *sent, char *err, size_t errlen);
+/* The unresolved entry for (tag, index) in [head, scan): *seq and *entry say where; NULL when it
+ * has not been absorbed (yet). */
+struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uint32_t index,
+                                       uint64_t *seq, unsigned *entry);
+/* A rendezvous send took sh: resolved, and head moves past every fully resolved slot. */
+void rail_cts_fifo_resolve(struct rail_cts_fifo *f, struct rail_shadow *sh);
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The eager credit ring (pure: no verbs, no I/O, no clock). The receiver owns `slots` bounce
+ * slots; the sender writes eager message number k into slot k % slots and may have at most
+ * `slots` messages that the receiver has not released yet. The receiver releases slots in ring
+ * order only (a slot consumed out of order waits for the ones before it) and returns the count
+ * it released (`freed`) by an RDMA write of a credit word, one write in flight at a time, in
+ * batches of half the ring unless the sender may be waiting for it.
+ *
+ * Invariants (test_eager_ring checks them against a reordering, duplicating, lossy stream):
+ *   - freed <= arrived, arrived - freed <= slots: a slot is never reused before its release;
+ *   - credit_acked <= credit_sent <= freed, and credit_inflight is the value of the write in
+ *     flight (credit_busy); a credit write lost with its rail goes again from credit_acked;
+ *   - on the sender: credit <= posted and posted - credit <= slots (rail_eager_sender_room). */
+#ifndef NCCL_RAIL_EAGER_RING_H
+#define NCCL_RAIL_EAGER_RING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wire/net_wire.h"
+
+enum { RAIL_BOUNCE_EMPTY = 0, RAIL_BOUNCE_ARRIVED, RAIL_BOUNCE_CONSUMED };
+
+/* An arrived eager message that no posted receive matched yet. */
+struct rail_eager_unexp {
+    uint8_t slot;
+    int32_t tag;
+    uint32_t tag_index;
+};
+
+struct rail_eager_ring {
+    int slots; /* 0..RAIL_EAGER_SLOTS; 0: no eager path */
+    uint8_t state[RAIL_EAGER_SLOTS];
+    uint64_t arrived; /* eager messages received */
+    uint64_t freed;   /* released in ring order: the credit the sender is due */
+    uint64_t credit_sent;
+    uint64_t credit_acked;    /* the value of the last credit write that completed */
+    uint64_t credit_inflight; /* the value of the credit write in flight */
+    bool credit_busy;
+    int nunexp;
+    struct rail_eager_unexp unexp[RAIL_EAGER_SLOTS];
+};
+
+void rail_eager_ring_init(struct rail_eager_ring *g, int slots);
+
+/* ---- arrivals (receiver) ---- */
+
+/* With failover a sender writes an eager message again when the completion of its first write
+ * was lost with a rail: slot b (< slots) already holds a message, or message number seq was
+ * already released. */
+bool rail_eager_ring_duplicate(const struct rail_eager_ring *g, unsigned b, uint64_t seq);
+/* Slot b exists and is empty. */
+bool rail_eager_ring_slot_free(const struct rail_eager_ring *g, unsigned b);
+/* Message number seq belongs in slot b and lies in the credit window [freed, freed + slots). */
+bool rail_eager_ring_in_window(const struct rail_eager_ring *g, unsigned b, uint64_t seq);
+/* Slot b (free, checked above) now holds a message. */
+void rail_eager_ring_arrive(struct rail_eager_ring *g, unsigned b);
+/* The message of slot b was copied out: releases it and every consumed slot after the last
+ * release, in ring order. */
+void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b);
+
+/* ---- unexpected messages (arrived before their receive) ---- */
+
+/* Lists slot b as (tag, index). -EEXIST when that (tag, index) is already listed (the message
+ * was sent twice), -ENOSPC when the list is full (cannot happen with one entry per slot). */
+int rail_eager_ring_unexp_add(struct rail_eager_ring *g, unsigned b, int32_t tag, uint32_t index);
+/* Takes the slot listed for (tag, index) off the list: its slot, or -1 when none. */
+int rail_eager_ring_unexp_take(struct rail_eager_ring *g, int32_t tag, uint32_t index);
+
+/* ---- credit (receiver) ---- */
+
+/* The sender has used every slot it was given: it sends eagerly again only after a credit. */
+bool rail_eager_ring_starved(const struct rail_eager_ring *g);
+/* Starved, and nothing released that a credit could return. */
+bool rail_eager_ring_stuck(const struct rail_eager_ring *g);
+/* A credit write should go now: none in flight, something new to return, and either a batch
+ * (half the ring) is ready or the sender is starved. */
+bool rail_eager_ring_credit_due(const struct rail_eager_ring *g);
+/* A credit write was posted: returns the value it carries (freed). */
+uint64_t rail_eager_ring_credit_posted(struct rail_eager_ring *g);
+/* The credit write in flight completed / was lost with its rail (sent again later). */
+void rail_eager_ring_credit_done(struct rail_eager_ring *g);
+void rail_eager_ring_credit_lost(struct rail_eager_ring *g);
+
+/* ---- sender ---- */
+
+/* With `posted` messages sent and the receiver's credit word at `credit`: 1 when the next
+ * message (slot posted % slots) may go, 0 when every slot is taken, -EPROTO when the receiver
+ * returned more than was sent. */
+int rail_eager_sender_room(uint64_t posted, uint64_t credit, int slots);
+
+#endif

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The clear-to-send FIFO (protocol/cts_fifo.c) without verbs: chosen cases (a slot written in
+ * parts, a torn entry, a slot overwritten by a later round, malformed entries, matching by tag and
+ * index across grouped receives, head advance), then a simulated connection of thousands of
+ * receive entries through the 64 slots (slot sequences wrap around the FIFO many times):
+ * grouped receives with random tags, clear-to-send writes landing in a seeded random order, split
+ * in two, or written twice (the re-post after a rail failure), receives that hold their CTS back,
+ * a sender that goes eagerly when no entry is absorbed yet. Asserted: every receive entry gets
+ * its message exactly once, a rendezvous send always lands in the entry with its (tag, index)
+ * whose receive still holds that slot, no slot is taken again before its receive released it,
+ * head <= scan <= head + RAIL_FIFO_SLOTS. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fuzz.h"
+#include "protocol/cts_fifo.h"
+
+static uint64_t g_mem[RAIL_FIFO_BYTES / 8]; /* the sender's FIFO memory */
+#define MEM ((uint8_t *)g_mem)
+
+static struct rail_cts mk(uint64_t seq, int n, int e, int32_t tag, uint32_t index, uint64_t addr)
+{
+    struct rail_cts c;
+    memset(&c, 0, sizeof(c));
+    c.addr = addr;
+    c.size = 4096;
+    c.tag = tag;
+    c.tag_index = index;
+    c.nreqs = (uint16_t)n;
+    c.entry = (uint16_t)e;
+    c.seq = seq + 1;
+    return c;
+}
+
+static void put(uint64_t seq, int e, const struct rail_cts *c)
+{
+    memcpy(MEM + ((seq % RAIL_FIFO_SLOTS) * RAIL_MAX_RECVS + (unsigned)e) * RAIL_CTS_BYTES, c,
+           sizeof(*c));
+}
+
+/* Resolves the entry for (tag, index); false (and a failed check) when it is not there. */
+static bool take(struct rail_cts_fifo *f, int32_t tag, uint32_t index)
+{
+    uint64_t seq;
+    unsigned e;
+    struct rail_shadow *sh = rail_cts_fifo_find(f, tag, index, &seq, &e);
+    CHECK_MSG(sh != NULL, "no entry for tag %d #%u", tag, index);
+    if (sh)
+        rail_cts_fifo_resolve(f, sh);
+    return sh != NULL;
+}
+
+static void chosen(void)
+{
+    struct rail_cts_fifo f;
+    struct rail_tagmap sent;
+    char err[256];
+    uint64_t seq;
+    unsigned e;
+    memset(&f, 0, sizeof(f));
+    memset(g_mem, 0, sizeof(g_mem));
+    rail_tagmap_init(&sent);
+
+    /* Nothing written: nothing absorbed. */
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK_EQ_INT(f.scan, 0);
+    /* Slot 0 with 3 entries, entry 2 still on its way: the slot waits. */
+    struct rail_cts a0 = mk(0, 3, 0, 5, 0, 0x1000), a1 = mk(0, 3, 1, 6, 0, 0x2000),
+                    a2 = mk(0, 3, 2, 5, 1, 0x3000);
+    put(0, 0, &a0);
+    put(0, 1, &a1);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK_EQ_INT(f.scan, 0);
+    put(0, 2, &a2);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK_EQ_INT(f.scan, 1);
+    CHECK_EQ_INT(f.shadow_n[0], 3);
+    /* Matching by tag and per-tag index. */
+    struct rail_shadow *sh = rail_cts_fifo_find(&f, 5, 1, &seq, &e);
+    CHECK(sh && seq == 0 && e == 2 && sh->cts.addr == 0x3000);
+    CHECK(rail_cts_fifo_find(&f, 6, 1, &seq, &e) == NULL);
+    CHECK(rail_cts_fifo_find(&f, 7, 0, &seq, &e) == NULL);
+    if (sh)
+        rail_cts_fifo_resolve(&f, sh);
+    CHECK(rail_cts_fifo_find(&f, 5, 1, &seq, &e) == NULL); /* taken once only */
+    CHECK_EQ_INT(f.head, 0);                               /* two entries still open */
+    CHECK(take(&f, 5, 0));
+    CHECK(take(&f, 6, 0));
+    CHECK_EQ_INT(f.head, 1);
+
+    /* Slot 1: its message for tag 9 #0 already went eagerly: resolved at once, head passes. */
+    uint32_t ix;
+    CHECK_EQ_INT(rail_tagmap_next(&sent, 9, &ix), 0);
+    struct rail_cts b0 = mk(1, 1, 0, 9, 0, 0x4000);
+    put(1, 0, &b0);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK_EQ_INT(f.scan, 2);
+    CHECK_EQ_INT(f.head, 2);
+
+    /* Slot 2 was never absorbed, and the receiver already wrote it again for round 2 + 64: the
+     * old round is skipped as empty and the new one waits its turn. */
+    struct rail_cts c0 = mk(2 + RAIL_FIFO_SLOTS, 1, 0, 9, 1, 0x5000);
+    put(2, 0, &c0);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK_EQ_INT(f.scan, 3);
+    CHECK_EQ_INT(f.shadow_n[2], 0);
+    CHECK(rail_cts_fifo_find(&f, 9, 1, &seq, &e) == NULL);
+
+    /* A torn entry (seq of another, non-matching round): not written yet. */
+    struct rail_cts t = mk(3, 1, 0, 1, 0, 0x6000);
+    struct rail_cts out;
+    t.seq = 3 + 1 + 5;
+    put(3, 0, &t);
+    CHECK_EQ_INT(rail_cts_read(MEM + 3 * RAIL_MAX_RECVS * RAIL_CTS_BYTES, 4, &out), 1);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK_EQ_INT(f.scan, 3);
+
+    /* Malformed entries fail with the slot named. */
+    struct rail_cts bad = mk(3, 9, 0, 1, 0, 0x6000); /* 9 > RAIL_MAX_RECVS entries */
+    put(3, 0, &bad);
+    err[0] = 0;
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), -EPROTO);
+    CHECK(strstr(err, "FIFO slot 3") != NULL);
+    struct rail_cts d0 = mk(3, 2, 0, 1, 0, 0x6000), d1 = mk(3, 3, 1, 1, 1, 0x7000);
+    put(3, 0, &d0);
+    put(3, 1, &d1);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), -EPROTO);
+    CHECK(strstr(err, "entry count differs") != NULL);
+    struct rail_cts n0 = mk(3, 1, 0, 1, 0, 0);
+    n0.size = 10; /* NULL buffer of 10 bytes */
+    put(3, 0, &n0);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), -EPROTO);
+
+    /* A full window: 64 slots absorbed and unresolved; a 65th slot (sequence 64, the memory of
+     * slot 0) is not read while slot 0 is still open. */
+    memset(&f, 0, sizeof(f));
+    memset(g_mem, 0, sizeof(g_mem));
+    for (uint64_t q = 0; q < RAIL_FIFO_SLOTS; q++) {
+        struct rail_cts w = mk(q, 1, 0, 2, (uint32_t)q, 0x1000);
+        put(q, 0, &w);
+    }
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK_EQ_INT(f.scan, RAIL_FIFO_SLOTS);
+    struct rail_cts w = mk(RAIL_FIFO_SLOTS, 1, 0, 2, RAIL_FIFO_SLOTS, 0x1000);
+    put(RAIL_FIFO_SLOTS, 0, &w);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK_EQ_INT(f.scan, RAIL_FIFO_SLOTS);
+    CHECK(take(&f, 2, 0)); /* slot 0 done: the next round of its memory may be read */
+    CHECK_EQ_INT(f.head, 1);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK_EQ_INT(f.scan, RAIL_FIFO_SLOTS + 1);
+    CHECK(rail_cts_fifo_find(&f, 2, RAIL_FIFO_SLOTS, &seq, &e) != NULL && seq == RAIL_FIFO_SLOTS);
+    rail_tagmap_free(&sent);
+
+    /* The receiver's slots. */
+    static struct rail_cts_tail tl;
+    struct rail_recv_req *r1 = (struct rail_recv_req *)&tl, *r2 = (struct rail_recv_req *)&f;
+    memset(&tl, 0, sizeof(tl));
+    CHECK(!rail_cts_tail_busy(&tl));
+    CHECK_EQ_INT(rail_cts_tail_take(&tl, r1), 0);
+    CHECK(rail_cts_tail_owner(&tl, 0) == r1);
+    CHECK(rail_cts_tail_owner(&tl, RAIL_FIFO_SLOTS) == NULL); /* out of range */
+    for (int k = 1; k < RAIL_FIFO_SLOTS; k++)
+        (void)rail_cts_tail_take(&tl, r2);
+    CHECK(rail_cts_tail_busy(&tl));    /* slot 0 again: r1 still holds it */
+    rail_cts_tail_release(&tl, 0, r2); /* not r2's: nothing */
+    CHECK(rail_cts_tail_busy(&tl));
+    rail_cts_tail_release(&tl, 0, r1);
+    CHECK(!rail_cts_tail_busy(&tl));
+    CHECK_EQ_INT(rail_cts_tail_take(&tl, r2), RAIL_FIFO_SLOTS);
+}
+
+/* ---- the simulated connection ---- */
+
+#define NTAG  3
+#define NENT  6000 /* receive entries in all */
+#define NREQ  32   /* receives in flight (RAIL_RECV_REQS) */
+#define MAXEV 256
+
+struct sreq {
+    bool live, has_slot;
+    int n, first; /* entries first .. first + n - 1 */
+    uint64_t seq;
+    int cts_inflight; /* CTS writes of this receive not landed yet */
+};
+
+struct ev {
+    int req, e0, e1; /* entries [e0, e1) of the slot */
+    uint64_t seq;
+    struct rail_cts c[RAIL_MAX_RECVS];
+};
+
+struct sim {
+    uint32_t seed;
+    /* receiver */
+    struct rail_cts_tail tail;
+    struct rail_tagmap posted;
+    struct sreq req[NREQ];
+    int nent;                /* entries posted */
+    int32_t tag[NENT];       /* entry -> tag */
+    uint32_t index[NENT];    /* entry -> per-tag index */
+    uint8_t got[NENT];       /* messages the entry received */
+    int16_t entry_req[NENT]; /* entry -> its receive */
+    int plan[NTAG];          /* entries of each tag that will ever be posted */
+    int32_t plan_tag[NENT];
+    uint8_t unexp[NTAG][NENT]; /* eager messages that came before their entry */
+    int by_tagidx[NTAG][NENT]; /* (tag, index) -> entry + 1 */
+    struct sreq *slot_owner[RAIL_FIFO_SLOTS];
+    /* sender */
+    struct rail_cts_fifo f;
+    struct rail_tagmap sent;
+    int sent_total;
+    /* network */
+    struct ev ev[MAXEV];
+    int nev;
+    int bad, rdv, eager, skipped;
+};
+
+static uint32_t rnd(struct sim *s, uint32_t n)
+{
+    return (fuzz_step(&s->seed) >> 8) % n;
+}
+
+static void deliver(struct sim *s, int ent, const char *how)
+{
+    if (s->got[ent]++) {
+        fprintf(stderr, "entry %d (tag %d #%u) got a second message (%s)\n", ent, s->tag[ent],
+                s->index[ent], how);
+        s->bad++;
+    }
+}
+
+static void queue_cts(struct sim *s, int k)
+{
+    struct sreq *q = &s->req[k];
+    struct ev ev;
+    ev.req = k;
+    ev.seq = q->seq;
+    for (int i = 0; i < q->n; i++) {
+        int ent = q->first + i;
+        ev.c[i] = mk(q->seq, q->n, i, s->tag[ent], s->index[ent], (uint64_t)ent + 1);
+    }
+    /* Whole, split in two (the entries land at different times), and sometimes twice (the
+     * re-post on another rail after the first write's rail failed). */
+    int cut = q->n > 1 && rnd(s, 3) == 0 ? 1 + (int)rnd(s, (uint32_t)q->n - 1) : q->n;
+    int copies = rnd(s, 6) == 0 ? 2 : 1;
+    for (int c = 0; c < copies; c++) {
+        for (int part = 0; part < (cut < q->n ? 2 : 1); part++) {
+            if (s->nev >= MAXEV) {
+                s->bad++;
+                return;
+            }
+            ev.e0 = part ? cut : 0;
+            ev.e1 = part ? q->n : cut;
+            s->ev[s->nev++] = ev;
+            q->cts_inflight++;
+        }
+    }
+}
+
+static void try_cts(struct sim *s, int k)
+{
+    struct sreq *q = &s->req[k];
+    if (rail_cts_tail_busy(&s->tail))
+        return;
+    struct sreq *prev = s->slot_owner[s->tail.tail % RAIL_FIFO_SLOTS];
+    if (prev && prev->live && prev->has_slot &&
+        prev->seq % RAIL_FIFO_SLOTS == s->tail.tail % RAIL_FIFO_SLOTS) {
+        s->bad++; /* taken again before its receive released it */
+        fprintf(stderr, "slot %llu taken while a live receive holds it\n",
+                (unsigned long long)(s->tail.tail % RAIL_FIFO_SLOTS));
+    }
+    q->seq = rail_cts_tail_take(&s->tail, (struct rail_recv_req *)q);
+    q->has_slot = true;
+    s->slot_owner[q->seq % RAIL_FIFO_SLOTS] = q;
+    queue_cts(s, k);
+}
+
+static void post_recv(struct sim *s)
+{
+    int k = 0;
+    while (k < NREQ && s->req[k].live)
+        k++;
+    if (k == NREQ || s->nent >= NENT)
+        return;
+    struct sreq *q = &s->req[k];
+    int left = NENT - s->nent;
+    memset(q, 0, sizeof(*q));
+    q->live = true;
+    q->n = 1 + (int)rnd(s, (uint32_t)(left < RAIL_MAX_RECVS ? left : RAIL_MAX_RECVS));
+    q->first = s->nent;
+    for (int i = 0; i < q->n; i++) {
+        int ent = s->nent++;
+        s->tag[ent] = s->plan_tag[ent];
+        if (rail_tagmap_next(&s->posted, s->tag[ent], &s->index[ent]) != 0)
+            s->bad++;
+        s->entry_req[ent] = (int16_t)k;
+        s->by_tagidx[s->tag[ent]][s->index[ent]] = ent + 1;
+        if (s->unexp[s->tag[ent]][s->index[ent]]) {
+            s->unexp[s->tag[ent]][s->index[ent]] = 0;
+            deliver(s, ent, "eager, unexpected");
+        }
+    }
+    if (rnd(s, 2) == 0) /* else held back, as a small receive does */
+        try_cts(s, k);
+}
+
+static void land_cts(struct sim *s)
+{
+    int i = (int)rnd(s, (uint32_t)s->nev);
+    struct ev ev = s->ev[i];
+    s->ev[i] = s->ev[--s->nev];
+    /* The write lands whole between two absorbs (a torn entry is a chosen case above). */
+    for (int e = ev.e0; e < ev.e1; e++)
+        put(ev.seq, e, &ev.c[e]);
+    s->req[ev.req].cts_inflight--;
+}
+
+static void send_one(struct sim *s)
+{
+    int32_t tag = (int32_t)rnd(s, NTAG);
+    uint32_t index = rail_tagmap_get(&s->sent, tag), ix;
+    char err[256];
+    uint64_t seq;
+    unsigned e;
+    if ((int)index >= s->plan[tag])
+        return;
+    if (rail_cts_fifo_absorb(&s->f, MEM, 2, &s->sent, err, sizeof(err)) != 0) {
+        fprintf(stderr, "absorb: %s\n", err);
+        s->bad++;
+        return;
+    }
+    struct rail_shadow *sh = rail_cts_fifo_find(&s->f, tag, index, &seq, &e);
+    if (sh) {
+        int ent = (int)sh->cts.addr - 1;
+        struct sreq *q = ent >= 0 && ent < s->nent ? &s->req[s->entry_req[ent]] : NULL;
+        bool right = q && s->tag[ent] == tag && s->index[ent] == index && q->live && q->has_slot &&
+                     q->seq == seq && ent == q->first + (int)e &&
+                     rail_cts_tail_owner(&s->tail, (unsigned)(seq % RAIL_FIFO_SLOTS)) ==
+                         (struct rail_recv_req *)q;
+        if (!right) {
+            fprintf(stderr, "rendezvous for tag %d #%u matched entry %d of slot %llu wrongly\n",
+                    tag, index, ent, (unsigned long long)seq);
+            s->bad++;
+            return;
+        }
+        rail_cts_fifo_resolve(&s->f, sh);
+        deliver(s, ent, "rendezvous");
+        s->rdv++;
+    } else if (rnd(s, 3) == 0) {
+        int ent = s->by_tagidx[tag][index] - 1;
+        if (ent >= 0)
+            deliver(s, ent, "eager");
+        else
+            s->unexp[tag][index] = 1;
+        s->eager++;
+    } else {
+        return; /* NCCL calls again */
+    }
+    if (rail_tagmap_next(&s->sent, tag, &ix) != 0)
+        s->bad++;
+    s->sent_total++;
+}
+
+static void complete_recvs(struct sim *s)
+{
+    for (int k = 0; k < NREQ; k++) {
+        struct sreq *q = &s->req[k];
+        if (!q->live)
+            continue;
+        bool all = true;
+        for (int i = 0; i < q->n; i++)
+            all = all && s->got[q->first + i];
+        if (!all) {
+            if (!q->has_slot && rnd(s, 4) == 0)
+                try_cts(s, k); /* a held-back CTS goes after all */
+            continue;
+        }
+        if (q->cts_inflight)
+            continue; /* a receive waits for its own CTS write to complete */
+        if (q->has_slot)
+            rail_cts_tail_release(&s->tail, q->seq, (struct rail_recv_req *)q);
+        q->live = false;
+    }
+}
+
+static void stream(uint32_t seed)
+{
+    static struct sim sim; /* large: not on the stack */
+    struct sim *s = &sim;
+    memset(s, 0, sizeof(*s));
+    memset(g_mem, 0, sizeof(g_mem));
+    s->seed = seed;
+    rail_tagmap_init(&s->posted);
+    rail_tagmap_init(&s->sent);
+    for (int k = 0; k < NENT; k++) {
+        s->plan_tag[k] = (int32_t)rnd(s, NTAG);
+        s->plan[s->plan_tag[k]]++;
+    }
+    long steps = 0;
+    while (s->sent_total < NENT && steps < 200L * NENT && s->bad == 0) {
+        if (rnd(s, 3) == 0)
+            post_recv(s);
+        if (s->nev && rnd(s, 2) == 0)
+            land_cts(s);
+        send_one(s);
+        complete_recvs(s);
+        bool window = s->f.head <= s->f.scan && s->f.scan <= s->f.head + RAIL_FIFO_SLOTS &&
+                      s->f.scan <= s->tail.tail;
+        if (!window) {
+            fprintf(stderr, "head %llu scan %llu tail %llu\n", (unsigned long long)s->f.head,
+                    (unsigned long long)s->f.scan, (unsigned long long)s->tail.tail);
+            s->bad++;
+        }
+        steps++;
+    }
+    /* Every write lands, the sender absorbs what is left: every slot it saw is retired (an
+     * entry satisfied eagerly is resolved at absorb, a rendezvous one when it was sent). */
+    while (s->nev)
+        land_cts(s);
+    char err[256];
+    CHECK(rail_cts_fifo_absorb(&s->f, MEM, 2, &s->sent, err, sizeof(err)) == 0);
+    CHECK_MSG(s->f.head == s->f.scan && s->f.scan == s->tail.tail,
+              "seed %u: head %llu scan %llu tail %llu after the stream", seed,
+              (unsigned long long)s->f.head, (unsigned long long)s->f.scan,
+              (unsigned long long)s->tail.tail);
+    int once = 0;
+    for (int k = 0; k < NENT; k++)
+        once += s->got[k] == 1;
+    CHECK_MSG(s->bad == 0, "seed %u: %d violation(s)", seed, s->bad);
+    CHECK_MSG(once == NENT, "seed %u: %d of %d entries got their message exactly once (%ld steps)",
+              seed, once, NENT, steps);
+    CHECK_MSG(s->tail.tail > 4 * RAIL_FIFO_SLOTS && s->rdv > 0 && s->eager > 0,
+              "seed %u: %llu slots, %d rendezvous, %d eager: the stream did not wrap or mix", seed,
+              (unsigned long long)s->tail.tail, s->rdv, s->eager);
+    rail_tagmap_free(&s->posted);
+    rail_tagmap_free(&s->sent);
+}
+
+int main(void)
+{
+    chosen();
+    fuzz_seeds(stream, 10, 2654435761u);
+    return check_report("test_cts_fifo");
+}

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The eager credit ring (protocol/eager_ring.c) without verbs: chosen cases (in-order release,
+ * credit batches, a lost credit write, duplicates, the unexpected list, the sender's room), then a
+ * simulated stream of thousands of messages through a ring of RAIL_EAGER_SLOTS slots (hundreds of
+ * wrap-arounds): seeded random delivery order, receives consuming out of order, with failover
+ * duplicate copies and writes lost with their rail, credit writes lost or landed. After every
+ * step: no slot is reused before its release, the credit never exceeds what was sent nor the ring
+ * size, and at the end every message was delivered exactly once. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fuzz.h"
+#include "protocol/eager_ring.h"
+
+static void chosen(void)
+{
+    struct rail_eager_ring g;
+    rail_eager_ring_init(&g, 4);
+    CHECK_EQ_INT(g.slots, 4);
+    CHECK(!rail_eager_ring_credit_due(&g));
+    /* Four arrivals fill the ring; the sender is starved. */
+    for (unsigned b = 0; b < 4; b++) {
+        CHECK(rail_eager_ring_slot_free(&g, b));
+        CHECK(rail_eager_ring_in_window(&g, b, b));
+        rail_eager_ring_arrive(&g, b);
+    }
+    CHECK(!rail_eager_ring_slot_free(&g, 0));
+    CHECK(!rail_eager_ring_slot_free(&g, 4)); /* no such slot */
+    CHECK(rail_eager_ring_starved(&g));
+    CHECK(rail_eager_ring_stuck(&g));
+    CHECK(!rail_eager_ring_in_window(&g, 0, 4)); /* message 4 needs slot 0 released first */
+    CHECK(!rail_eager_ring_in_window(&g, 1, 0)); /* message 0 belongs in slot 0 */
+    /* Consuming slot 2 first releases nothing: release is in ring order. */
+    rail_eager_ring_consume(&g, 2);
+    CHECK_EQ_INT(g.freed, 0);
+    CHECK_EQ_INT(g.state[2], RAIL_BOUNCE_CONSUMED);
+    CHECK(!rail_eager_ring_credit_due(&g));
+    rail_eager_ring_consume(&g, 0);
+    CHECK_EQ_INT(g.freed, 1);
+    CHECK(rail_eager_ring_credit_due(&g)); /* starved: at once, below the batch of 2 */
+    CHECK_EQ_INT(rail_eager_ring_credit_posted(&g), 1);
+    CHECK(g.credit_busy);
+    CHECK(!rail_eager_ring_credit_due(&g)); /* one write in flight at a time */
+    rail_eager_ring_consume(&g, 1);
+    CHECK_EQ_INT(g.freed, 3); /* 1 and the waiting 2 */
+    CHECK_EQ_INT(g.state[2], RAIL_BOUNCE_EMPTY);
+    /* The credit write is lost with its rail: the next one starts from the last acknowledged. */
+    rail_eager_ring_credit_lost(&g);
+    CHECK_EQ_INT(g.credit_sent, 0);
+    CHECK(rail_eager_ring_credit_due(&g));
+    CHECK_EQ_INT(rail_eager_ring_credit_posted(&g), 3);
+    rail_eager_ring_credit_done(&g);
+    CHECK_EQ_INT(g.credit_acked, 3);
+    CHECK(!rail_eager_ring_credit_due(&g));
+    /* A re-sent copy of message 3 (slot still held) and of message 0 (released) are duplicates. */
+    CHECK(rail_eager_ring_duplicate(&g, 3, 3));
+    CHECK(rail_eager_ring_duplicate(&g, 0, 0));
+    CHECK(!rail_eager_ring_duplicate(&g, 0, 4));
+    /* Batches: with 3 slots free and the sender not starved, one release is below the batch. */
+    rail_eager_ring_consume(&g, 3);
+    CHECK_EQ_INT(g.freed, 4);
+    CHECK(!rail_eager_ring_credit_due(&g)); /* 1 < batch 2, sender has room */
+    rail_eager_ring_arrive(&g, 0);
+    rail_eager_ring_consume(&g, 0);
+    CHECK(rail_eager_ring_credit_due(&g));
+
+    /* The unexpected list: by (tag, index), a second (tag, index) refused. */
+    rail_eager_ring_init(&g, RAIL_EAGER_SLOTS);
+    CHECK_EQ_INT(rail_eager_ring_unexp_add(&g, 3, 7, 0), 0);
+    CHECK_EQ_INT(rail_eager_ring_unexp_add(&g, 4, 7, 1), 0);
+    CHECK_EQ_INT(rail_eager_ring_unexp_add(&g, 5, 7, 1), -EEXIST);
+    CHECK_EQ_INT(rail_eager_ring_unexp_take(&g, 7, 2), -1);
+    CHECK_EQ_INT(rail_eager_ring_unexp_take(&g, 7, 1), 4);
+    CHECK_EQ_INT(rail_eager_ring_unexp_take(&g, 7, 1), -1);
+    CHECK_EQ_INT(rail_eager_ring_unexp_take(&g, 7, 0), 3);
+    CHECK_EQ_INT(g.nunexp, 0);
+    for (int k = 0; k < RAIL_EAGER_SLOTS; k++)
+        CHECK_EQ_INT(rail_eager_ring_unexp_add(&g, (unsigned)k, 1, (uint32_t)k), 0);
+    CHECK_EQ_INT(rail_eager_ring_unexp_add(&g, 0, 2, 0), -ENOSPC);
+
+    /* The sender's view. */
+    CHECK_EQ_INT(rail_eager_sender_room(0, 0, 16), 1);
+    CHECK_EQ_INT(rail_eager_sender_room(16, 0, 16), 0);
+    CHECK_EQ_INT(rail_eager_sender_room(16, 1, 16), 1);
+    CHECK_EQ_INT(rail_eager_sender_room(3, 4, 16), -EPROTO);
+    CHECK_EQ_INT(rail_eager_sender_room(5, 5, 0), 0); /* no eager path */
+    rail_eager_ring_init(&g, 99);
+    CHECK_EQ_INT(g.slots, RAIL_EAGER_SLOTS);
+}
+
+/* ---- the simulated stream ---- */
+
+#define NMSG 6000
+#define NTAG 5
+#define MAXF 256 /* writes in flight */
+
+enum { EV_DATA, EV_CREDIT };
+
+struct ev {
+    int kind;
+    uint64_t v; /* EV_DATA: message number; EV_CREDIT: the credit value */
+};
+
+struct sim {
+    uint32_t seed;
+    bool failover;
+    struct rail_eager_ring g;
+    /* sender */
+    uint64_t posted, word;      /* messages sent; the credit word as landed in its memory */
+    int busy[RAIL_EAGER_SLOTS]; /* copies of the slot's last message still in flight */
+    /* network */
+    struct ev fl[MAXF];
+    int nfl;
+    /* receiver */
+    uint8_t delivered[NMSG];
+    uint8_t arrived_pending[NMSG]; /* arrived, not consumed yet */
+    int dup_dropped;
+    int bad; /* invariant violations */
+};
+
+static uint32_t rnd(struct sim *s, uint32_t n)
+{
+    return (fuzz_step(&s->seed) >> 8) % n;
+}
+
+static void inflight(struct sim *s, int kind, uint64_t v)
+{
+    if (s->nfl < MAXF)
+        s->fl[s->nfl++] = (struct ev){kind, v};
+    else
+        s->bad++;
+}
+
+static int32_t tag_of(uint64_t seq)
+{
+    return (int32_t)(seq % NTAG);
+}
+
+static void check_invariants(struct sim *s)
+{
+    const struct rail_eager_ring *g = &s->g;
+    bool ok = g->freed <= g->arrived && g->arrived - g->freed <= (uint64_t)g->slots &&
+              g->credit_acked <= g->credit_sent && g->credit_sent <= g->freed &&
+              s->word <= s->posted && s->posted - s->word <= (uint64_t)g->slots &&
+              s->word <= g->freed;
+    if (!ok) {
+        fprintf(stderr,
+                "invariant: arrived %llu freed %llu sent %llu acked %llu word %llu "
+                "posted %llu\n",
+                (unsigned long long)g->arrived, (unsigned long long)g->freed,
+                (unsigned long long)g->credit_sent, (unsigned long long)g->credit_acked,
+                (unsigned long long)s->word, (unsigned long long)s->posted);
+        s->bad++;
+    }
+}
+
+static void on_data(struct sim *s, uint64_t seq)
+{
+    unsigned b = (unsigned)(seq % (uint64_t)s->g.slots);
+    s->busy[b]--;
+    if (s->failover && rail_eager_ring_duplicate(&s->g, b, seq)) {
+        /* Only a copy of a message that already arrived may be dropped. */
+        if (!(s->delivered[seq] || s->arrived_pending[seq]))
+            s->bad++;
+        s->dup_dropped++;
+        return;
+    }
+    /* A fresh message: its slot must have been released (no reuse before release). */
+    if (!rail_eager_ring_slot_free(&s->g, b) || !rail_eager_ring_in_window(&s->g, b, seq) ||
+        s->delivered[seq] || s->arrived_pending[seq]) {
+        fprintf(stderr, "message %llu into slot %u refused or seen twice\n",
+                (unsigned long long)seq, b);
+        s->bad++;
+        return;
+    }
+    rail_eager_ring_arrive(&s->g, b);
+    if (rail_eager_ring_unexp_add(&s->g, b, tag_of(seq), (uint32_t)(seq / NTAG)) != 0)
+        s->bad++;
+    s->arrived_pending[seq] = 1;
+}
+
+static void consume_one(struct sim *s)
+{
+    /* A receive for a random message that is here: out of ring order on purpose. */
+    uint64_t lo = s->g.freed, n = s->g.arrived - s->g.freed + 1;
+    for (int tries = 0; tries < 4; tries++) {
+        uint64_t seq = lo + rnd(s, (uint32_t)n);
+        if (seq >= NMSG || !s->arrived_pending[seq])
+            continue;
+        int b = rail_eager_ring_unexp_take(&s->g, tag_of(seq), (uint32_t)(seq / NTAG));
+        if (b != (int)(seq % (uint64_t)s->g.slots)) {
+            s->bad++;
+            return;
+        }
+        s->arrived_pending[seq] = 0;
+        s->delivered[seq]++;
+        rail_eager_ring_consume(&s->g, (unsigned)b);
+        return;
+    }
+}
+
+static void step(struct sim *s)
+{
+    /* Sender: the next message when there is room and its slot's old copies are done. */
+    int room = rail_eager_sender_room(s->posted, s->word, s->g.slots);
+    if (room < 0)
+        s->bad++;
+    if (room > 0 && s->posted < NMSG && !s->busy[s->posted % (uint64_t)s->g.slots] &&
+        rnd(s, 4) != 0) {
+        s->busy[s->posted % (uint64_t)s->g.slots]++;
+        inflight(s, EV_DATA, s->posted++);
+    }
+    /* Network: one write in flight, picked at random, lands (or is lost with its rail). */
+    if (s->nfl && rnd(s, 3) != 0) {
+        int i = (int)rnd(s, (uint32_t)s->nfl);
+        struct ev e = s->fl[i];
+        s->fl[i] = s->fl[--s->nfl];
+        if (e.kind == EV_DATA) {
+            uint32_t fate = s->failover ? rnd(s, 10) : 9;
+            unsigned b = (unsigned)(e.v % (uint64_t)s->g.slots);
+            if (fate == 0) { /* lost with its rail before landing: the sender writes it again */
+                inflight(s, EV_DATA, e.v);
+            } else if (fate == 1) { /* landed, but its completion was lost: a second copy */
+                s->busy[b]++;
+                inflight(s, EV_DATA, e.v);
+                on_data(s, e.v);
+            } else {
+                on_data(s, e.v);
+            }
+        } else {
+            uint32_t fate = rnd(s, 8);
+            if (fate == 0) { /* lost with its rail, did not land */
+                rail_eager_ring_credit_lost(&s->g);
+            } else if (fate == 1) { /* landed, completion flushed */
+                s->word = e.v;
+                rail_eager_ring_credit_lost(&s->g);
+            } else {
+                s->word = e.v;
+                rail_eager_ring_credit_done(&s->g);
+            }
+        }
+    }
+    if (rnd(s, 2) == 0)
+        consume_one(s);
+    if (rail_eager_ring_credit_due(&s->g))
+        inflight(s, EV_CREDIT, rail_eager_ring_credit_posted(&s->g));
+    check_invariants(s);
+}
+
+static void stream(uint32_t seed, bool failover, int slots)
+{
+    static struct sim sim; /* large: not on the stack */
+    struct sim *s = &sim;
+    memset(s, 0, sizeof(*s));
+    s->seed = seed;
+    s->failover = failover;
+    rail_eager_ring_init(&s->g, slots);
+    long steps = 0;
+    while ((s->g.freed < NMSG || s->nfl) && steps < 40L * NMSG && s->bad == 0) {
+        step(s);
+        steps++;
+    }
+    int once = 0;
+    for (int k = 0; k < NMSG; k++)
+        once += s->delivered[k] == 1;
+    CHECK_MSG(s->bad == 0, "seed %u failover %d: %d invariant violation(s)", seed, failover,
+              s->bad);
+    CHECK_MSG(once == NMSG && s->g.freed == NMSG && s->g.arrived == NMSG,
+              "seed %u failover %d slots %d: %d of %d delivered exactly once, %llu freed after "
+              "%ld steps",
+              seed, failover, slots, once, NMSG, (unsigned long long)s->g.freed, steps);
+    if (failover)
+        CHECK_MSG(s->dup_dropped > 0, "seed %u: no duplicate was exercised", seed);
+}
+
+int main(void)
+{
+    chosen();
+    for (uint32_t seed = 1; seed <= 12; seed++) {
+        stream(seed, false, RAIL_EAGER_SLOTS);
+        stream(seed * 7919u, true, RAIL_EAGER_SLOTS);
+    }
+    stream(5, true, 1); /* one slot: every credit is due at once */
+    stream(6, false, 3);
+    return check_report("test_eager_ring");
+}
