@@ -44,7 +44,7 @@ enum {
     RAIL_RJ_DO_SCHED_DOWN = 1 << 2, /* stripe scheduler: rail down; telemetry: a failover */
     RAIL_RJ_DO_COMM_FAIL = 1 << 3,  /* it was the last rail up: the comm fails */
     RAIL_RJ_DO_SEND_DOWN = 1 << 4,  /* WARN once and tell the peer (DOWN frame) */
-    RAIL_RJ_DO_ANSWER = 1 << 5,     /* receive side: answer the REQ (rail_rejoin_answer) */
+    RAIL_RJ_DO_ANSWER = 1 << 5,     /* receive side: answer the REQ (rail_rejoin_answered) */
     RAIL_RJ_DO_CONNECT = 1 << 6, /* send side: connect to the ACK's QPs (rail_rejoin_connected) */
     RAIL_RJ_DO_BACK = 1 << 7,    /* the rail is up again: scheduler up, telemetry, INFO */
     RAIL_RJ_DO_PROTO = 1 << 8,   /* unknown frame kind: the comm fails */

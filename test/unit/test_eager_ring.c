@@ -176,6 +176,14 @@ static void on_data(struct sim *s, uint64_t seq)
         s->bad++;
         return;
     }
+    /* Independent of the core's own slot state: the slot's previous occupant must have been
+     * consumed by the receiver before the sender could write this message into it. */
+    if (seq >= (uint64_t)s->g.slots && !s->delivered[seq - (uint64_t)s->g.slots]) {
+        fprintf(stderr, "message %llu overwrote slot %u before message %llu was consumed\n",
+                (unsigned long long)seq, b, (unsigned long long)(seq - (uint64_t)s->g.slots));
+        s->bad++;
+        return;
+    }
     rail_eager_ring_arrive(&s->g, b);
     if (rail_eager_ring_unexp_add(&s->g, b, tag_of(seq), (uint32_t)(seq / NTAG)) != 0)
         s->bad++;
