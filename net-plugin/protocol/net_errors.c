@@ -183,7 +183,9 @@ void rail_comm_health(struct rail_comm *c, bool want_peer)
         if (!d)
             continue;
         poll_async(d, now);
-        if (atomic_load(&d->fatal))
+        /* With failover a fatal device costs its rails only (the others carry on). */
+        if (atomic_load(&d->fatal) &&
+            !(c->failover && rail_link_fail(c, r, "its device had a fatal event")))
             rail_comm_fail(c, -EIO, "%s had a fatal device event", d->name);
     }
     rail_rails_poll(c, now);
