@@ -227,6 +227,10 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
      .send_env = "NCCL_RAIL_FAULT=qp_fatal:dev=rxe0,after=4"},
+    {.name = "vf2_qp_fatal_all",
+     .recv_side = it_vf_recv,
+     .send_side = it_vf_send,
+     .send_env = "NCCL_RAIL_FAULT=qp_fatal:after=4"},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
 

@@ -61,12 +61,13 @@ static const struct vf_case k_cases[] = {
     {"vf2_wc_flush", VF_DUAL, 'r', VF_OK, "rail 0 (rxe1) failed"},
     {"vf2_port_err", VF_DUAL, 's', VF_OK, "its port went down"},
     {"vf2_device_fatal", VF_DUAL, 's', VF_OK, "its device had a fatal event"},
+    {"vf2_qp_fatal", VF_DUAL, 's', VF_OK, "local work queue catastrophic error"},
     /* ... and errors where failover cannot help */
     {"vf2_wc_retry_all", VF_DUAL, 's', VF_ERR, "it was the last rail up"},
     {"vf2_port_err_all", VF_DUAL, 's', VF_ERR, "it was the last rail up"},
     {"vf2_wc_rem_access", VF_DUAL, 's', VF_ERR, "remote access error"},
     {"vf2_cq_overrun", VF_DUAL, 's', VF_ERR, "ibv_poll_cq failed"},
-    {"vf2_qp_fatal", VF_DUAL, 's', VF_ERR, "local work queue catastrophic error"},
+    {"vf2_qp_fatal_all", VF_DUAL, 's', VF_ERR, "it was the last rail up"},
 };
 
 static const size_t k_sizes[NMSG] = {0, 1, 4000, 65536, 1048589u, 4u << 20};
