@@ -37,6 +37,8 @@ const char *rail_fault_op_name(enum rail_fault_op op)
         return "write";
     case RAIL_FOP_WRITE_IMM:
         return "write_imm";
+    case RAIL_FOP_READ:
+        return "read";
     case RAIL_FOP_OTHER:
         return "other";
     }
@@ -77,8 +79,10 @@ static int parse_key(struct rail_fault_rule *r, const char *key, const char *val
             r->op = RAIL_FOP_WRITE;
         else if (!strcmp(val, "write_imm"))
             r->op = RAIL_FOP_WRITE_IMM;
+        else if (!strcmp(val, "read"))
+            r->op = RAIL_FOP_READ;
         else
-            return rail_fail(err, errlen, "op=%s: expected write, write_imm or any", val);
+            return rail_fail(err, errlen, "op=%s: expected write, write_imm, read or any", val);
         if (rail_fault_kind_call(r->kind) != RAIL_FCALL_POST_SEND)
             return rail_fail(err, errlen, "op= applies to rules that trigger on post_send only");
         return 0;

@@ -12,7 +12,7 @@
  *                                                  CQ_ERR event follows
  *           port_err qp_fatal device_fatal        that asynchronous event is raised
  *   keys    dev=NAME    verbs device (default *: every device, counted per device)
- *           op=write|write_imm|any    opcode of the post_send (default any)
+ *           op=write|write_imm|read|any    opcode of the post_send (default any)
  *           min=BYTES max=BYTES       bytes of the matched call's first work request / region
  *           after=N     let N matching calls through first (per device, default 0)
  *           count=N     fault N times per device (default 1; 0: every matching call after)
@@ -47,7 +47,13 @@ enum rail_fault_kind {
 enum rail_fault_call { RAIL_FCALL_POST_SEND, RAIL_FCALL_POST_RECV, RAIL_FCALL_REG_MR };
 
 /* Opcode classes of a post_send. */
-enum rail_fault_op { RAIL_FOP_ANY, RAIL_FOP_WRITE, RAIL_FOP_WRITE_IMM, RAIL_FOP_OTHER };
+enum rail_fault_op {
+    RAIL_FOP_ANY,
+    RAIL_FOP_WRITE,
+    RAIL_FOP_WRITE_IMM,
+    RAIL_FOP_READ,
+    RAIL_FOP_OTHER
+};
 
 struct rail_fault_rule {
     enum rail_fault_kind kind;

@@ -67,6 +67,8 @@ static enum rail_fault_op op_class(const struct ibv_send_wr *wr)
         return RAIL_FOP_WRITE;
     if (wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
         return RAIL_FOP_WRITE_IMM;
+    if (wr->opcode == IBV_WR_RDMA_READ)
+        return RAIL_FOP_READ;
     return RAIL_FOP_OTHER;
 }
 

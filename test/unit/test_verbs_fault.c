@@ -104,7 +104,7 @@ static void malformed(void)
     refused("post_send:err=0", "must be positive");
     refused("post_send:err=5000", "err=5000");
     refused("port_err:port=256", "port=256");
-    refused("post_send:op=read", "op=read");
+    refused("post_send:op=recv", "op=recv");
     refused("reg_mr:op=write", "post_send only");
     refused("post_recv:op=any", "post_send only");
     refused("post_send:dev=", "dev=");
@@ -182,6 +182,13 @@ static void trigger_several_rules(void)
         CHECK_EQ_INT(send_on(name, RAIL_FOP_WRITE, 1), i < RAIL_FAULT_MAX_DEVS ? 0 : -1);
     }
     CHECK_EQ_STR(rail_fault_op_name(RAIL_FOP_WRITE_IMM), "write_imm");
+    CHECK_EQ_STR(rail_fault_op_name(RAIL_FOP_READ), "read");
+    /* op=read (the GPUDirect flush reads) matches reads only. */
+    CHECK_EQ_INT(parse("wc_retry:op=read"), 0);
+    CHECK_EQ_INT(g_p.rule[0].op, RAIL_FOP_READ);
+    CHECK_EQ_INT(send_on("a", RAIL_FOP_WRITE, 1), -1);
+    CHECK_EQ_INT(send_on("a", RAIL_FOP_OTHER, 1), -1);
+    CHECK_EQ_INT(send_on("a", RAIL_FOP_READ, 1), 0);
 }
 
 int main(void)
