@@ -21,6 +21,7 @@ static const char *const k_kind_names[RAIL_FAULT_NKINDS] = {
     [RAIL_FAULT_PORT_ERR] = "port_err",
     [RAIL_FAULT_QP_FATAL] = "qp_fatal",
     [RAIL_FAULT_DEVICE_FATAL] = "device_fatal",
+    [RAIL_FAULT_STALL] = "stall",
 };
 
 const char *rail_fault_kind_name(enum rail_fault_kind kind)
@@ -132,7 +133,8 @@ static int parse_rule(char *text, struct rail_fault_rule *r, char *err, size_t e
     if (r->kind == RAIL_FAULT_NKINDS)
         return rail_fail(err, errlen,
                          "unknown fault kind '%s' (post_send, post_recv, reg_mr, wc_retry, "
-                         "wc_rem_access, wc_flush, cq_overrun, port_err, qp_fatal, device_fatal)",
+                         "wc_rem_access, wc_flush, cq_overrun, port_err, qp_fatal, device_fatal, "
+                         "stall)",
                          text);
     r->count = 1;
     r->max_len = UINT64_MAX;

@@ -11,6 +11,9 @@
  *           cq_overrun                            the next poll of that send's CQ fails and a
  *                                                  CQ_ERR event follows
  *           port_err qp_fatal device_fatal        that asynchronous event is raised
+ *           stall                                 the matched send is held (not executed) until
+ *                                                  its QP is moved to the error state, then
+ *                                                  flushed (a WR stuck behind a dead link)
  *   keys    dev=NAME    verbs device (default *: every device, counted per device)
  *           op=write|write_imm|read|any    opcode of the post_send (default any)
  *           min=BYTES max=BYTES       bytes of the matched call's first work request / region
@@ -40,6 +43,7 @@ enum rail_fault_kind {
     RAIL_FAULT_PORT_ERR,
     RAIL_FAULT_QP_FATAL,
     RAIL_FAULT_DEVICE_FATAL,
+    RAIL_FAULT_STALL,
     RAIL_FAULT_NKINDS
 };
 

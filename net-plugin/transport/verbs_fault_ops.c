@@ -9,7 +9,9 @@
  *   cq_overrun posts for real, then the next poll of that QP's send CQ fails and a CQ_ERR event
  *     is queued;
  *   port_err / qp_fatal / device_fatal post for real and queue the event, which the plugin's
- *     non-blocking async-event poll (get_async_event) returns before the device's own events.
+ *     non-blocking async-event poll (get_async_event) returns before the device's own events;
+ *   stall holds the work requests without posting them; when the plugin moves their QP to the
+ *     error state they complete (poll_cq) with a flush error, as stuck WRs of a dead link do.
  * Synthesized events are never passed to libibverbs' ack (it would count an event it never
  * delivered); queued ones naming a QP or CQ are dropped when it is destroyed. Every injection
  * logs one WARN "fault injection: ...". */
@@ -27,6 +29,7 @@
 #define MAX_DOOMED   64
 #define MAX_OVERRUNS 16
 #define MAX_EVENTS   32
+#define MAX_HELD     64
 #define VENDOR_ERR   0xfa17u /* vendor_err of a rewritten completion */
 
 struct doomed {
@@ -36,6 +39,14 @@ struct doomed {
 };
 
 enum { EV_FREE = 0, EV_QUEUED, EV_DELIVERED };
+
+/* A stalled work request: held until its QP enters the error state, then flushed. */
+struct held_wr {
+    struct ibv_qp *qp;
+    uint64_t wr_id;
+    enum ibv_wc_opcode opcode;
+    int flushed;
+};
 
 struct synth_event {
     int state;
@@ -51,7 +62,9 @@ static struct doomed g_doomed[MAX_DOOMED];
 static int g_ndoomed;
 static struct ibv_cq *g_overrun[MAX_OVERRUNS];
 static struct synth_event g_events[MAX_EVENTS];
-static atomic_int g_pending; /* doomed completions + overruns: poll_cq's fast path */
+static struct held_wr g_held[MAX_HELD];
+static int g_nheld;
+static atomic_int g_pending; /* doomed + held completions and overruns: poll_cq's fast path */
 
 static const char *dev_of(struct ibv_context *ctx)
 {
@@ -137,6 +150,27 @@ static void doom(struct ibv_qp *qp, struct ibv_send_wr *wr, enum ibv_wc_status s
     pthread_mutex_unlock(&g_lock);
 }
 
+/* Holds every WR of the chain (all or none): 0, or ENOMEM when the table is full. */
+static int hold(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    int n = 0;
+    for (struct ibv_send_wr *w = wr; w; w = w->next)
+        n++;
+    pthread_mutex_lock(&g_lock);
+    if (g_nheld + n > MAX_HELD) {
+        pthread_mutex_unlock(&g_lock);
+        if (bad)
+            *bad = wr;
+        return ENOMEM;
+    }
+    for (struct ibv_send_wr *w = wr; w; w = w->next)
+        g_held[g_nheld++] = (struct held_wr){
+            qp, w->wr_id, w->opcode == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE, 0};
+    atomic_fetch_add(&g_pending, n);
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+}
+
 static int f_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
     struct rail_fault_rule r;
@@ -149,6 +183,8 @@ static int f_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_sen
             *bad = wr;
         return r.err;
     }
+    if (r.kind == RAIL_FAULT_STALL)
+        return hold(qp, wr, bad);
     int rc = g_base->post_send(qp, wr, bad);
     if (rc)
         return rc;
@@ -208,12 +244,40 @@ static struct ibv_mr *f_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int ac
     return NULL;
 }
 
+/* Moves flushed held WRs of cq into wc: how many. Called locked. */
+static int take_flushed(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+    int got = 0;
+    for (int i = 0; i < g_nheld && got < n;) {
+        struct held_wr *h = &g_held[i];
+        if (!h->flushed || h->qp->send_cq != cq) {
+            i++;
+            continue;
+        }
+        memset(&wc[got], 0, sizeof(wc[got]));
+        wc[got].wr_id = h->wr_id;
+        wc[got].status = IBV_WC_WR_FLUSH_ERR;
+        wc[got].opcode = h->opcode;
+        wc[got].qp_num = h->qp->qp_num;
+        wc[got].vendor_err = VENDOR_ERR;
+        got++;
+        *h = g_held[--g_nheld];
+        atomic_fetch_sub(&g_pending, 1);
+    }
+    return got;
+}
+
 static int f_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
     if (atomic_load_explicit(&g_pending, memory_order_relaxed) == 0)
         return g_base->poll_cq(cq, n, wc);
     int overrun = 0;
     pthread_mutex_lock(&g_lock);
+    int flushed = n > 0 ? take_flushed(cq, n, wc) : 0;
+    if (flushed) {
+        pthread_mutex_unlock(&g_lock);
+        return flushed;
+    }
     for (int i = 0; i < MAX_OVERRUNS; i++) {
         if (g_overrun[i] == cq) {
             g_overrun[i] = NULL;
@@ -284,6 +348,14 @@ static void f_ack_async_event(struct ibv_async_event *ev)
 static void forget(struct ibv_qp *qp, struct ibv_cq *cq)
 {
     pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < g_nheld;) {
+        if ((qp && g_held[i].qp == qp) || (cq && g_held[i].qp->send_cq == cq)) {
+            g_held[i] = g_held[--g_nheld];
+            atomic_fetch_sub(&g_pending, 1);
+        } else {
+            i++;
+        }
+    }
     for (int i = 0; i < g_ndoomed;) {
         if (qp && g_doomed[i].qp == qp) {
             g_doomed[i] = g_doomed[--g_ndoomed];
@@ -306,6 +378,20 @@ static void forget(struct ibv_qp *qp, struct ibv_cq *cq)
             e->state = EV_FREE;
     }
     pthread_mutex_unlock(&g_lock);
+}
+
+/* A QP moved to the error state flushes its held WRs. */
+static int f_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+    int rc = g_base->modify_qp(qp, attr, mask);
+    if (rc == 0 && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_ERR) {
+        pthread_mutex_lock(&g_lock);
+        for (int i = 0; i < g_nheld; i++)
+            if (g_held[i].qp == qp)
+                g_held[i].flushed = 1;
+        pthread_mutex_unlock(&g_lock);
+    }
+    return rc;
 }
 
 static int f_destroy_qp(struct ibv_qp *qp)
@@ -338,6 +424,7 @@ int rail_fault_install(const char *spec, int *nrules, char *err, size_t errlen)
     g_ops.get_async_event = f_get_async_event;
     g_ops.ack_async_event = f_ack_async_event;
     g_ops.destroy_qp = f_destroy_qp;
+    g_ops.modify_qp = f_modify_qp;
     g_ops.destroy_cq = f_destroy_cq;
     (void)rail_verbs_set_ops(&g_ops);
     if (nrules)

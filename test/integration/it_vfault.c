@@ -40,34 +40,41 @@ struct vf_case {
     char side; /* 's' or 'r': the side with the fault (its spec is the scenario's send/recv env) */
     enum vf_expect expect;
     const char *want; /* a plugin log line (not the injector's) must contain this */
+    int pace;         /* the receiver pauses 10 ms after posting its small receives, the sender
+                       * waits 100 ms before each batch: their clear-to-send entries are written
+                       * (deferred) before the eager messages arrive */
 };
 
 static const struct vf_case k_cases[] = {
     /* one rail per device: every fault ends in an error */
-    {"vf_post_recv_connect", VF_SINGLE, 'r', VF_CONNECT, "ibv_post_recv"},
-    {"vf_reg_mr", VF_SINGLE, 's', VF_REGMR, "Cannot allocate memory"},
-    {"vf_post_send", VF_SINGLE, 's', VF_ERR, "ibv_post_send"},
-    {"vf_post_send_cts", VF_SINGLE, 'r', VF_ERR, "clear-to-send"},
-    {"vf_wc_retry", VF_SINGLE, 's', VF_ERR, "transport retry counter exceeded"},
-    {"vf_wc_rem_access", VF_SINGLE, 'r', VF_ERR, "remote access error"},
-    {"vf_cq_overrun", VF_SINGLE, 's', VF_ERR, "ibv_poll_cq failed"},
-    {"vf_qp_fatal", VF_SINGLE, 's', VF_ERR, "local work queue catastrophic error"},
-    {"vf_device_fatal", VF_SINGLE, 'r', VF_ERR, "fatal device event"},
+    {"vf_post_recv_connect", VF_SINGLE, 'r', VF_CONNECT, "ibv_post_recv", 0},
+    {"vf_reg_mr", VF_SINGLE, 's', VF_REGMR, "Cannot allocate memory", 0},
+    {"vf_post_send", VF_SINGLE, 's', VF_ERR, "ibv_post_send", 0},
+    {"vf_post_send_cts", VF_SINGLE, 'r', VF_ERR, "clear-to-send", 0},
+    {"vf_wc_retry", VF_SINGLE, 's', VF_ERR, "transport retry counter exceeded", 0},
+    {"vf_wc_rem_access", VF_SINGLE, 'r', VF_ERR, "remote access error", 0},
+    {"vf_cq_overrun", VF_SINGLE, 's', VF_ERR, "ibv_poll_cq failed", 0},
+    {"vf_qp_fatal", VF_SINGLE, 's', VF_ERR, "local work queue catastrophic error", 0},
+    {"vf_device_fatal", VF_SINGLE, 'r', VF_ERR, "fatal device event", 0},
     /* dual-rail with failover: one rail's fault fails over, byte-exact */
-    {"vf2_post_send", VF_DUAL, 's', VF_OK, "rail 0 (rxe0) failed"},
-    {"vf2_eager", VF_DUAL, 's', VF_OK, "rail 0 (rxe0) failed"},
-    {"vf2_cts", VF_DUAL, 'r', VF_OK, "rail 0 (rxe1) failed"},
-    {"vf2_wc_retry", VF_DUAL, 's', VF_OK, "transport retry counter exceeded"},
-    {"vf2_wc_flush", VF_DUAL, 'r', VF_OK, "rail 0 (rxe1) failed"},
-    {"vf2_port_err", VF_DUAL, 's', VF_OK, "its port went down"},
-    {"vf2_device_fatal", VF_DUAL, 's', VF_OK, "its device had a fatal event"},
-    {"vf2_qp_fatal", VF_DUAL, 's', VF_OK, "local work queue catastrophic error"},
+    {"vf2_post_send", VF_DUAL, 's', VF_OK, "rail 0 (rxe0) failed", 0},
+    {"vf2_eager", VF_DUAL, 's', VF_OK, "rail 0 (rxe0) failed", 0},
+    {"vf2_cts", VF_DUAL, 'r', VF_OK, "rail 0 (rxe1) failed", 0},
+    {"vf2_wc_retry", VF_DUAL, 's', VF_OK, "transport retry counter exceeded", 0},
+    {"vf2_wc_flush", VF_DUAL, 'r', VF_OK, "rail 0 (rxe1) failed", 0},
+    {"vf2_port_err", VF_DUAL, 's', VF_OK, "its port went down", 0},
+    {"vf2_device_fatal", VF_DUAL, 's', VF_OK, "its device had a fatal event", 0},
+    {"vf2_qp_fatal", VF_DUAL, 's', VF_OK, "local work queue catastrophic error", 0},
+    /* the receiver's deferred CTS of an eager receive is stuck on rail 0 until the sender's
+     * eager post fails that rail: flushed after its receive completed by eager, it must still
+     * be written again, or the sender waits for that FIFO slot forever */
+    {"vf2_cts_stall", VF_DUAL, 's', VF_OK, "rail 0 (rxe0) failed", 1},
     /* ... and errors where failover cannot help */
-    {"vf2_wc_retry_all", VF_DUAL, 's', VF_ERR, "it was the last rail up"},
-    {"vf2_port_err_all", VF_DUAL, 's', VF_ERR, "it was the last rail up"},
-    {"vf2_wc_rem_access", VF_DUAL, 's', VF_ERR, "remote access error"},
-    {"vf2_cq_overrun", VF_DUAL, 's', VF_ERR, "ibv_poll_cq failed"},
-    {"vf2_qp_fatal_all", VF_DUAL, 's', VF_ERR, "it was the last rail up"},
+    {"vf2_wc_retry_all", VF_DUAL, 's', VF_ERR, "it was the last rail up", 0},
+    {"vf2_port_err_all", VF_DUAL, 's', VF_ERR, "it was the last rail up", 0},
+    {"vf2_wc_rem_access", VF_DUAL, 's', VF_ERR, "remote access error", 0},
+    {"vf2_cq_overrun", VF_DUAL, 's', VF_ERR, "ibv_poll_cq failed", 0},
+    {"vf2_qp_fatal_all", VF_DUAL, 's', VF_ERR, "it was the last rail up", 0},
 };
 
 static const size_t k_sizes[NMSG] = {0, 1, 4000, 65536, 1048589u, 4u << 20};
@@ -133,14 +140,19 @@ struct vf_run {
     double err_at; /* seconds after the first post */
     int wrong;     /* a completed receive with wrong bytes or size */
     int done_all;  /* every batch completed */
+    int pace;      /* see struct vf_case */
 };
 
 /* Posts one batch: 0, or the call's error (recorded). */
 static int post_batch(struct vf_run *v, int batch, double t0)
 {
+    if (v->pace && !v->recv)
+        usleep(100000);
     for (int i = 0; i < v->nmsg; i++) {
         ncclResult_t r;
         v->req[i] = NULL;
+        if (v->pace && v->recv && i == 3)
+            usleep(10000);
         if (v->recv) {
             void *data = v->b[i].p;
             size_t cap = k_sizes[i];
@@ -292,6 +304,7 @@ static int vf_side(struct it_side *s, int recv)
     v.p = s->p;
     v.recv = recv;
     v.nmsg = k->expect == VF_REGMR ? NMSG - 1 : NMSG;
+    v.pace = k->pace;
 
     double t0 = it_now();
     int erc = establish(s, &v, BOUND_S + PEER_S);

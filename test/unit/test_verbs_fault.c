@@ -25,9 +25,9 @@ static int send_on(const char *dev, enum rail_fault_op op, uint64_t len)
 
 static void kinds_and_defaults(void)
 {
-    static const char *names[] = {"post_send",     "post_recv",   "reg_mr",     "wc_retry",
-                                  "wc_rem_access", "wc_flush",    "cq_overrun", "port_err",
-                                  "qp_fatal",      "device_fatal"};
+    static const char *names[] = {"post_send",     "post_recv",    "reg_mr",     "wc_retry",
+                                  "wc_rem_access", "wc_flush",     "cq_overrun", "port_err",
+                                  "qp_fatal",      "device_fatal", "stall"};
     for (int k = 0; k < RAIL_FAULT_NKINDS; k++) {
         CHECK_EQ_INT(parse(names[k]), 0);
         CHECK_EQ_INT(g_p.nrules, 1);
@@ -45,6 +45,7 @@ static void kinds_and_defaults(void)
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_POST_RECV), RAIL_FCALL_POST_RECV);
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_REG_MR), RAIL_FCALL_REG_MR);
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_DEVICE_FATAL), RAIL_FCALL_POST_SEND);
+    CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_STALL), RAIL_FCALL_POST_SEND);
     CHECK_EQ_STR(rail_fault_kind_name(RAIL_FAULT_NKINDS), "?");
 }
 
