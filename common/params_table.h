@@ -84,6 +84,8 @@ RAIL_PARAM(FAILOVER, "NCCL_RAIL_FAILOVER", BOOL, "1", 0, 1, NULL,
            "1: a multi-rail connection survives losing rails (work in flight is re-sent on the others, a rail whose port comes back rejoins); costs one completion round trip per rendezvous message before its size record. 0: any rail error fails the connection. Set it the same on every rank")
 RAIL_PARAM(RAILS, "NCCL_RAIL_RAILS", STRING, "", 0, 0, NULL,
            "Rail groups, one NCCL device each: groups separated by ',', the ports of a group by '+', a port named device or device:port (mlx5_0+mlx5_1,mlx5_2:1+mlx5_3:1; at most 8 ports of one link layer per group; ports not named are not used). Unset: each GPU's nearest ports form a group (docs/striping.md, Rails); an invalid value WARNs and uses the automatic grouping")
+RAIL_PARAM(FAULT, "NCCL_RAIL_FAULT", STRING, "", 0, 0, NULL,
+           "Tests only: verbs faults to inject, KIND[:KEY=VALUE,...][;...] (docs/fault-injection.md). Honoured only by a build configured with -DRAIL_FAULT_INJECTION=ON; any other build WARNs and ignores it. A malformed spec WARNs and injects nothing")
 
 /* ---- net plugin: multi-rail telemetry (net-plugin/rail_stats.h, docs/striping.md) ---- */
 RAIL_PARAM(STATS_FILE, "NCCL_RAIL_STATS_FILE", STRING, "", 0, 0, NULL,

@@ -5,7 +5,9 @@
 # 1. the fabric smoke test (devices, GIDs, traffic crosses each rail);
 # 2. the net plugin integration scenarios against every given build tree, one device per port,
 #    then again with dual-rail devices (rxe0+rxe2 -> rxe1+rxe3), where the multi-rail scenarios
-#    (mr_*: failover, both links down, rejoin) really run;
+#    (mr_*: failover, both links down, rejoin) really run; in a tree built with
+#    -DRAIL_FAULT_INJECTION=ON (scripts/test.sh: build-asan) the injected verbs faults run too
+#    (vf_* one-rail, vf2_* dual-rail: docs/fault-injection.md);
 # 3. the per-rail byte split of a dual-rail netbench run with the equal policy (veth0 / veth2
 #    tx_bytes deltas within 40-60 %), and with rail B shaped to 16 Mbit/s by tc: the adaptive
 #    policy must put at most 40 % of the bytes on it (equal would put 50 %);

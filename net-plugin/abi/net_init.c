@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* init / finalize / devices / getProperties. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,10 @@
 #include "protocol/net_comm.h"
 #include "gdr/net_gdr.h"
 #include "abi/net_plugin.h"
+#include "params.h"
+#ifdef RAIL_FAULT_INJECTION
+#include "transport/verbs_fault_ops.h"
+#endif
 
 static const struct rail_net_ctx g_default_ctx = {RAIL_CTX_MAGIC, 0, -1};
 
@@ -17,13 +22,38 @@ const struct rail_net_ctx *rail_net_default_ctx(void)
     return &g_default_ctx;
 }
 
+/* NCCL_RAIL_FAULT: the verbs fault layer goes in front of libibverbs before any device is
+ * opened (fault builds only; elsewhere one WARN says it is ignored). */
+static void fault_setup(void)
+{
+    const char *spec = rail_param_str(RAIL_PARAM_FAULT);
+    if (!spec || !*spec)
+        return;
+#ifdef RAIL_FAULT_INJECTION
+    char err[256] = "";
+    int n = 0;
+    if (rail_fault_install(spec, &n, err, sizeof(err)) < 0)
+        RAIL_WARN(NCCL_NET, "NCCL_RAIL_FAULT=%s ignored: %s", spec, err);
+    else
+        RAIL_WARN(NCCL_NET, "NCCL_RAIL_FAULT=%s: %d verbs fault rule(s) armed (tests only)", spec,
+                  n);
+#else
+    RAIL_WARN(NCCL_NET,
+              "NCCL_RAIL_FAULT is set but this build has no fault injection (configure with "
+              "-DRAIL_FAULT_INJECTION=ON): ignored");
+#endif
+}
+
 int rail_net_init(void **ctx, uint64_t comm_id, int traffic_class, ncclDebugLogger_t logger)
 {
     struct rail_net_ctx *c;
     int rc;
 
+    static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+
     if (logger)
         rail_log_set_logger(logger);
+    (void)pthread_once(&fault_once, fault_setup);
     if (ctx)
         *ctx = NULL;
     rc = rail_devices_init(rail_dev_reg_init);

@@ -105,6 +105,8 @@ struct rail_comm {
     uint64_t peer_addr1; /* S: peer's size records; R: peer's FIFO */
     uint64_t peer_addr2; /* S: peer's eager bounce slots */
     char peer[64];       /* peer's out-of-band address, for messages */
+    /* Rails whose QP got a fatal async event (failover only; set from any comm's thread). */
+    atomic_uint qp_fatal_rails;
 };
 
 /* Request header shared by every kind: test() dispatches through ops. */

@@ -353,7 +353,8 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
         rc = rail_flush_setup(r, err, errlen); /* GPUDirect flush QPs: net_flush.c */
     if (rc < 0) {
         if (!err[0])
-            snprintf(err, errlen, "posting receives failed: %s", strerror(-rc));
+            snprintf(err, errlen, "posting the initial receives (ibv_post_recv) failed: %s",
+                     strerror(-rc));
         return rc;
     }
     r->base.peer_addr1 = m->addr1;

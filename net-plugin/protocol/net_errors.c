@@ -113,6 +113,27 @@ void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc)
                        : "");
 }
 
+/* A QP_FATAL (transport error, not an access error) on a rail of a comm with failover costs that
+ * rail only: the comm's own thread fails it over at its next health check (rail_rails_poll);
+ * this may run on any comm's thread. True when the event was handed over so. */
+static bool qp_event_fails_rail(struct rail_comm *c, const struct rail_dev *d,
+                                const struct ibv_async_event *ev, const char *what)
+{
+    if (!c->failover || ev->event_type != IBV_EVENT_QP_FATAL)
+        return false;
+    for (int r = 0; r < c->nrails; r++)
+        for (int q = 0; q < c->nqps; q++)
+            if (c->link[r].qps && c->link[r].qps[q].qp == ev->element.qp) {
+                atomic_fetch_or(&c->qp_fatal_rails, 1u << r);
+                RAIL_WARN(NCCL_NET,
+                          "%s port %d QP %#x (rail %d): asynchronous event '%s': the rail "
+                          "fails over",
+                          d->name, d->port, ev->element.qp->qp_num, r, what);
+                return true;
+            }
+    return false;
+}
+
 static void handle_event(struct rail_dev *d, struct ibv_async_event *ev)
 {
     const char *what = rail_verbs_event_str(ev->event_type);
@@ -121,15 +142,17 @@ static void handle_event(struct rail_dev *d, struct ibv_async_event *ev)
     switch (ev->event_type) {
     case IBV_EVENT_DEVICE_FATAL:
         atomic_store(&d->fatal, 1);
-        RAIL_WARN(NCCL_NET, "%s: fatal device event (%s): every connection on it fails", d->name,
-                  what);
+        RAIL_WARN(NCCL_NET,
+                  "%s: fatal device event (%s): every rail on it fails (connections with "
+                  "failover carry on over their other rails)",
+                  d->name, what);
         break;
     case IBV_EVENT_QP_FATAL:
     case IBV_EVENT_QP_REQ_ERR:
     case IBV_EVENT_QP_ACCESS_ERR:
     case IBV_EVENT_PATH_MIG_ERR:
         c = ev->element.qp ? ev->element.qp->qp_context : NULL;
-        if (c)
+        if (c && !qp_event_fails_rail(c, d, ev, what))
             rail_comm_fail(c, -EIO, "%s port %d QP %#x: asynchronous event '%s'", d->name, d->port,
                            ev->element.qp->qp_num, what);
         break;
@@ -201,7 +224,9 @@ void rail_comm_health(struct rail_comm *c, bool want_peer)
         if (!d)
             continue;
         poll_async(d, now);
-        if (atomic_load(&d->fatal))
+        /* With failover a fatal device costs its rails only (the others carry on). */
+        if (atomic_load(&d->fatal) &&
+            !(c->failover && rail_link_fail(c, r, "its device had a fatal event")))
             rail_comm_fail(c, -EIO, "%s had a fatal device event", d->name);
     }
     rail_rails_poll(c, now);

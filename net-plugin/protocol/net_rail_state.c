@@ -305,10 +305,14 @@ void rail_rails_poll(struct rail_comm *c, uint64_t now)
         rail_stats_sync_stripe(c->stats, sched);
     if (!c->failover || !c->ctl || atomic_load(&c->error))
         return;
+    unsigned fatal = atomic_exchange(&c->qp_fatal_rails, 0u); /* set by the async-event check */
     for (int r = 0; r < c->nrails; r++) {
         struct rail_link *l = &c->link[r];
         if ((l->rj.up || l->rj.ready) && atomic_load(&l->dev->port_down))
             rail_link_fail(c, r, "its port went down");
+        if ((fatal >> r & 1u) && (l->up || l->ready) &&
+            !rail_link_fail(c, r, "a QP of it reported a fatal asynchronous event"))
+            return;
     }
     ctl_flush(c);
     ctl_read(c);

@@ -390,18 +390,16 @@ static int write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
 }
 
 /* Clear-to-send writes lost with a failed rail go again on a rail that is up (same slot, same
- * content), unless their receive already completed (then the sender had them). */
+ * content), even when their receive completed meanwhile: one completed by eager messages never
+ * gave its CTS to the sender, which reads the FIFO slots in order and would wait for this slot
+ * forever (found by the vf2_eager fault scenario). Writing the same bytes again is harmless: the
+ * slot is not reused before this request ends, and it ends only once this write completed. */
 void rail_recv_retry(struct rail_recv_comm *r)
 {
     for (int i = 0; i < RAIL_RECV_REQS && r->nretry > 0; i++) {
         struct rail_recv_req *q = &r->reqs[i];
         if (!q->h.ops || !q->cts_retry)
             continue;
-        if (q->left == 0) {
-            q->cts_retry = q->cts_pending = false;
-            r->nretry--;
-            continue;
-        }
         if (post_cts(r, q, q->slot_seq) != 0)
             return;
         q->cts_retry = false;

@@ -9,7 +9,11 @@
  *              returns a request that completes, every byte checked; host buffers and empty
  *              receives need no flush (NULL request).
  * - gdr_hopper: the same on a Hopper GPU (9.0): no flush, iflush returns NULL.
- * - gdr_force_flush: Hopper with NCCL_NET_FORCE_FLUSH=1: forceFlush 1 and flush requests. */
+ * - gdr_force_flush: Hopper with NCCL_NET_FORCE_FLUSH=1: forceFlush 1 and flush requests.
+ * - vf_gdr_flush_*: (fault-injection builds, docs/fault-injection.md) the flush read of the first
+ *              receive faults (refused post or an error completion): iflush or the flush
+ *              request's test returns an error within 30 s, naming the flush, after the data
+ *              itself arrived byte-exact; close returns within 5 s. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -303,4 +307,93 @@ int it_gdr_force_recv(struct it_side *s)
 int it_gdr_send(struct it_side *s)
 {
     return gdr_send(s);
+}
+
+/* ---- injected faults on the flush read (fault-injection builds) ---- */
+
+static unsigned g_flush_warns; /* the plugin's lines naming the failed flush read */
+
+static void flush_hook(ncclDebugLogLevel level, const char *msg)
+{
+    if (level == NCCL_LOG_WARN && strstr(msg, "flush read failed"))
+        g_flush_warns++;
+}
+
+int it_gdr_flush_fault_recv(struct it_side *s)
+{
+    struct it_plugin *p = s->p;
+    struct gbuf g;
+    void *rc, *req, *data;
+    size_t cap = 4096;
+    int tag = 7, sizes[64] = {0}, r;
+#ifndef RAIL_FAULT_INJECTION
+    drop_root();
+    fprintf(stderr, "[recv] note: not a fault-injection build: skipped\n");
+    return it_ctl_signal(s->ctl, 'S');
+#endif
+    g_it_log_hook = flush_hook;
+    alarm(150);
+    drop_root();
+    if (it_ctl_signal(s->ctl, 'G') || it_accept(p, s->dev, s->ctl, NULL, &rc) ||
+        gbuf_alloc(p, rc, &g, cap, NCCL_PTR_CUDA))
+        return 1;
+    data = g.p;
+    if (it_irecv(p, rc, 1, &data, &cap, &tag, &g.mh, &req) || it_ctl_signal(s->ctl, 'R'))
+        return 1;
+    if ((r = it_wait(p, req, sizes)) != 0 || sizes[0] != 4096)
+        return it_fail("receive into fake device memory: %d, %d bytes", r, sizes[0]);
+    long bad = it_check(g.p, 4096, 1000);
+    if (bad >= 0)
+        return it_fail("GDR receive differs at byte %ld", bad);
+    void *freq = NULL;
+    double t0 = it_now();
+    r = p->net->iflush(rc, 1, &data, sizes, &g.mh, &freq);
+    while (r == ncclSuccess && freq) {
+        int done = 0;
+        r = p->net->test(freq, &done, NULL);
+        if (r == ncclSuccess && done)
+            return it_fail("the faulted flush completed without an error");
+        if (it_now() - t0 > 30.0)
+            return it_fail("the faulted flush neither completed nor failed in 30 s");
+    }
+    if (r == ncclSuccess)
+        return it_fail("iflush returned no request and no error");
+    fprintf(stderr, "[recv] flush failed with %d after %.2f s (expected)\n", r, it_now() - t0);
+    if (!g_flush_warns)
+        return it_fail("no WARN names the failed flush read");
+    gbuf_free(p, rc, &g);
+    t0 = it_now();
+    p->net->closeRecv(rc);
+    if (it_now() - t0 > 5.0)
+        return it_fail("closeRecv took %.2f s", it_now() - t0);
+    alarm(0);
+    return it_ctl_signal(s->ctl, 'D');
+}
+
+int it_gdr_flush_fault_send(struct it_side *s)
+{
+    struct it_plugin *p = s->p;
+    struct gbuf g;
+    void *sc, *req;
+    int sizes[1] = {-1};
+    uint8_t go = 0;
+    drop_root();
+    if (it_ctl_recv(s->ctl, &go, 1))
+        return 1;
+    if (go == 'S')
+        return 0; /* skipped (not a fault build) */
+    alarm(150);
+    if (it_connect(p, s->dev, s->ctl, &sc) || gbuf_alloc(p, sc, &g, 4096, NCCL_PTR_CUDA))
+        return 1;
+    it_fill(g.p, 4096, 1000);
+    if (it_ctl_wait(s->ctl, 'R') || it_isend(p, sc, g.p, 4096, 7, g.mh, &req))
+        return 1;
+    int r = it_wait(p, req, sizes);
+    if (r || sizes[0] != 4096)
+        return it_fail("send of 4096 bytes from fake device memory: %d, size %d", r, sizes[0]);
+    gbuf_free(p, sc, &g);
+    if (it_ctl_wait(s->ctl, 'D'))
+        return 1;
+    alarm(0);
+    return p->net->closeSend(sc) != ncclSuccess;
 }

@@ -12,6 +12,7 @@ struct it_side {
     int dev;             /* this side's device */
     int peer_dev;        /* the other side's device (for two-way scenarios) */
     int ctl;
+    const char *name; /* the scenario's */
 };
 
 typedef int (*it_side_fn)(struct it_side *s);
@@ -21,11 +22,13 @@ struct it_scenario {
     it_side_fn recv_side, send_side;
     int send_killed; /* the send side is expected to die by SIGKILL */
     int recv_killed;
-    const char *env;     /* "NAME=VALUE" set in both sides before loading, or NULL */
-    const char *env2;    /* a second one, or NULL */
-    const char *decline; /* init must fail with a last line containing this (both sides), */
-    int decline_warn;    /* a WARN (the user's own value is wrong) when set, else an INFO */
-    int low_memlock;     /* sides run with a 64 KiB RLIMIT_MEMLOCK and without CAP_IPC_LOCK */
+    const char *env;      /* "NAME=VALUE" set in both sides before loading, or NULL */
+    const char *env2;     /* a second one, or NULL */
+    const char *send_env; /* "NAME=VALUE" set in the send side only, or NULL */
+    const char *recv_env; /* ... in the receive side only */
+    const char *decline;  /* init must fail with a last line containing this (both sides), */
+    int decline_warn;     /* a WARN (the user's own value is wrong) when set, else an INFO */
+    int low_memlock;      /* sides run with a 64 KiB RLIMIT_MEMLOCK and without CAP_IPC_LOCK */
     int (*setup)(const char *plugin); /* runs in both sides before loading, or NULL */
 };
 
@@ -82,6 +85,8 @@ int it_gdr_flush_recv(struct it_side *s);
 int it_gdr_hopper_recv(struct it_side *s);
 int it_gdr_force_recv(struct it_side *s);
 int it_gdr_send(struct it_side *s);
+int it_gdr_flush_fault_recv(struct it_side *s); /* fault-injection builds */
+int it_gdr_flush_fault_send(struct it_side *s);
 /* it_multirail.c (pass with a note unless both devices are rail groups, in the VM as root) */
 int it_mr_recv(struct it_side *s);
 int it_mr_stream_send(struct it_side *s);
@@ -89,5 +94,12 @@ int it_mr_failover_send(struct it_side *s);
 int it_mr_alldown_send(struct it_side *s);
 int it_mr_alldown_inflight_send(struct it_side *s);
 int it_mr_rejoin_send(struct it_side *s);
+
+/* it_vfault.c: injected verbs faults (NCCL_RAIL_FAULT; fault-injection builds only) */
+int it_vf_recv(struct it_side *s);
+int it_vf_send(struct it_side *s);
+int it_vf_knob_setup(const char *plugin);
+int it_vf_knob_recv(struct it_side *s);
+int it_vf_knob_send(struct it_side *s);
 
 #endif
