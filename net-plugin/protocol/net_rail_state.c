@@ -310,7 +310,7 @@ void rail_rails_poll(struct rail_comm *c, uint64_t now)
         struct rail_link *l = &c->link[r];
         if ((l->rj.up || l->rj.ready) && atomic_load(&l->dev->port_down))
             rail_link_fail(c, r, "its port went down");
-        if ((fatal >> r & 1u) && (l->up || l->ready) &&
+        if ((fatal >> r & 1u) && (l->rj.up || l->rj.ready) &&
             !rail_link_fail(c, r, "a QP of it reported a fatal asynchronous event"))
             return;
     }
