@@ -99,6 +99,7 @@ struct rail_comm {
     unsigned rr;           /* rotation counter over QPs */
     int nup;               /* rails up */
     bool failover;         /* NCCL_RAIL_FAILOVER and more than one rail */
+    int rejoin_hold;       /* > 0: no rejoin now (send side: a lost completion is being asked) */
     struct rail_netdev *group;
     struct rail_ctl *ctl; /* out-of-band control frames (net_rail_state.c) */
     struct rail_stats_conn *stats;
@@ -115,9 +116,14 @@ struct rail_req_head {
 
 #define RAIL_REQ_CHUNKS 16   /* data pieces of one message (rails x QPs x max-message splits) */
 #define RAIL_CHUNK_REC  0xFF /* work request id "chunk" of a record or eager write */
+#define RAIL_CHUNK_ASK  0xFE /* work request id "chunk" of a query (RAIL_IMM_QUERY) */
 
 enum { RAIL_CH_POSTED = 1, RAIL_CH_DONE, RAIL_CH_PENDING };
 enum { RAIL_SREQ_PIPE = 1, RAIL_SREQ_2PH, RAIL_SREQ_EAGER };
+/* A PIPE message whose rail failed before its last WR completed here: did the receiver get it?
+ * WAIT: its WRs are still coming back; ASKING: the query's WR is out; ASKED: it completed, the
+ * answer is awaited. */
+enum { RAIL_UNSURE_WAIT = 1, RAIL_UNSURE_ASKING, RAIL_UNSURE_ASKED };
 
 struct rail_send_chunk {
     uint64_t off, len;
@@ -135,6 +141,7 @@ struct rail_send_req {
     uint8_t rec_state, rec_rail; /* 2PH: the size record; EAGER: the eager write */
     bool striped;                /* more than one rail carried data */
     bool too_big;
+    uint8_t unsure, unsure_rail; /* PIPE: RAIL_UNSURE_*, the rail that failed under it */
     uintptr_t data;
     uint32_t lkey[RAIL_MAX_RAILS];
     uint64_t raddr; /* receive buffer */
@@ -168,7 +175,8 @@ struct rail_send_comm {
     uint64_t max_chunk;                     /* smallest max_msg over the rails */
     bool split_qps;                         /* NCCL_IB_SPLIT_DATA_ON_QPS */
     int npending;                           /* requests with chunks waiting to be (re)posted */
-    int n2ph;                               /* two-phase requests not yet done */
+    int n2ph;                               /* two-phase or unsure requests not yet done */
+    int nunsure;                            /* PIPE requests asking the receiver (unsure) */
     atomic_int busy;                        /* a thread is inside this comm (net_data.c) */
     bool helped;                            /* listed for help from other comms' progress */
     uint16_t slot_busy[RAIL_FIFO_SLOTS];    /* WRs of a message of that FIFO slot in flight */
@@ -221,6 +229,12 @@ struct rail_recv_comm {
     int ndeferred;             /* receives whose CTS is held back (they may come eagerly) */
     uint8_t deferred[RAIL_RECV_REQS];
     int nretry; /* receives whose clear-to-send must be written again (rail failure) */
+    int nquery; /* queries of the sender not yet answered */
+    struct {
+        uint32_t seq; /* the queried record's seq field */
+        uint8_t rail; /* the rail that carried the message: failed and drained before answering */
+        bool asked;
+    } query[RAIL_FIFO_SLOTS * RAIL_MAX_RECVS];
     int nunexp; /* arrived eager messages no receive was posted for yet */
     uint8_t unexp[RAIL_EAGER_SLOTS];
     int nfree;
@@ -231,7 +245,8 @@ struct rail_recv_comm {
 };
 
 #define RAIL_STAGING_CREDIT_OFF ((size_t)RAIL_RECV_REQS * RAIL_MAX_RECVS * RAIL_CTS_BYTES)
-#define RAIL_STAGING_SIZE       (RAIL_STAGING_CREDIT_OFF + 64)
+#define RAIL_STAGING_ANSWER_OFF (RAIL_STAGING_CREDIT_OFF + 64) /* query answers (sources) */
+#define RAIL_STAGING_SIZE       (RAIL_STAGING_ANSWER_OFF + RAIL_ANSWER_BYTES)
 #define RAIL_LOCAL_STRIDE       128 /* per send request: record at 0, eager header at 64 */
 
 /* Memory handle returned by regMr. */
@@ -248,7 +263,14 @@ struct rail_mr {
 
 /* ---- work request ids ---- */
 
-enum rail_wr_kind { RAIL_WR_DATA = 1, RAIL_WR_LAST, RAIL_WR_CTS, RAIL_WR_CREDIT, RAIL_WR_RECV };
+enum rail_wr_kind {
+    RAIL_WR_DATA = 1,
+    RAIL_WR_LAST,
+    RAIL_WR_CTS,
+    RAIL_WR_CREDIT,
+    RAIL_WR_RECV,
+    RAIL_WR_ANSWER
+};
 
 static inline uint64_t rail_wrid(int kind, int rail, int qp, int idx)
 {
@@ -331,6 +353,8 @@ struct rail_ctl;
  * is told. One WARN per failure. Without failover, or when it was the last rail up, the comm
  * fails instead. Returns true when the comm can go on. */
 bool rail_link_fail(struct rail_comm *c, int rail, const char *why);
+/* Every WR of the rail's QPs has completed (flushed ones included). */
+bool rail_link_drained(const struct rail_comm *c, int rail);
 /* Polls port state changes and control frames from the peer; drives rejoins. Rate-limited. */
 void rail_rails_poll(struct rail_comm *c, uint64_t now);
 /* After the QPs are connected: failover mode, stripe scheduler, control channel. */

@@ -154,6 +154,11 @@ static bool drained(const struct rail_comm *c, int rail)
     return true;
 }
 
+bool rail_link_drained(const struct rail_comm *c, int rail)
+{
+    return drained(c, rail);
+}
+
 /* Replaces the rail's QPs (all WRs completed) by new ones in RESET state. */
 static int renew_qps(struct rail_comm *c, int rail, char *err, size_t errlen)
 {
@@ -199,7 +204,7 @@ static void try_rejoin(struct rail_comm *c, int rail, uint64_t now)
 {
     struct rail_link *l = &c->link[rail];
     char err[256] = "";
-    if (l->rejoin_stage != RJ_IDLE || now < l->next_try_ns || !drained(c, rail))
+    if (l->rejoin_stage != RJ_IDLE || now < l->next_try_ns || !drained(c, rail) || c->rejoin_hold)
         return;
     l->next_try_ns = now + REJOIN_PERIOD_NS;
     if (!port_ok(l))

@@ -131,7 +131,10 @@ static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *
         r->bstate[r->freed % (uint64_t)r->eager_slots] = RAIL_BOUNCE_EMPTY;
         r->freed++;
     }
-    send_credit(r);
+    /* A batch of credits is written by the next call on this comm, not on the way to
+     * completing this receive, unless the sender is out of slots and waits for it. */
+    if (sender_starved(r))
+        send_credit(r);
 }
 
 /* Matches entry i of q against eager messages that arrived before it was posted. */
@@ -311,6 +314,82 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
     } else if (kind == RAIL_WR_CREDIT) {
         r->credit_busy = false;
         r->credit_sent = r->credit_acked; /* sent again by the next send_credit (test) */
+    } else if (kind == RAIL_WR_ANSWER && idx < RAIL_FIFO_SLOTS * RAIL_MAX_RECVS &&
+               !r->query[idx].asked) {
+        r->query[idx].asked = true; /* answered again on a rail that is up */
+        r->nquery++;
+    }
+}
+
+/* The sender lost the completion of the one-piece message of slot/entry on `rail` and asks
+ * whether it landed; answer_queries() replies once nothing can land through that rail any more.
+ * The query rewrote the message's size record with the same bytes: its seq names the message. */
+static void on_ask(struct rail_recv_comm *r, unsigned slot, unsigned entry, unsigned rail)
+{
+    unsigned i = slot * RAIL_MAX_RECVS + entry;
+    if (!r->base.failover || (int)rail >= r->base.nrails) {
+        rail_comm_fail(&r->base, -EPROTO, "query for rail %u (%d rails, failover %s)", rail,
+                       r->base.nrails, r->base.failover ? "on" : "off");
+        return;
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    const struct rail_record *rec =
+        (const struct rail_record *)(r->records + (size_t)i * RAIL_RECORD_BYTES);
+    if (!r->query[i].asked)
+        r->nquery++;
+    r->query[i].seq = rec->seq;
+    r->query[i].rail = (uint8_t)rail;
+    r->query[i].asked = true;
+}
+
+/* Answers the queries whose rail is down and drained here: the receive of that slot sequence
+ * either has the entry (landed: the sender must not write it again) or still waits for it (then
+ * nothing of the old attempt can complete it any more, and the sender sends it again). */
+static void answer_queries(struct rail_recv_comm *r)
+{
+    for (int i = 0; i < RAIL_FIFO_SLOTS * RAIL_MAX_RECVS && r->nquery > 0; i++) {
+        if (!r->query[i].asked)
+            continue;
+        int fr = r->query[i].rail;
+        if ((r->base.link[fr].up || r->base.link[fr].ready) &&
+            !rail_link_fail(&r->base, fr, "the peer lost a completion on it"))
+            return;
+        if (!rail_link_drained(&r->base, fr))
+            continue;
+        const struct rail_recv_req *q = r->by_slot[i / RAIL_MAX_RECVS];
+        int e = i % RAIL_MAX_RECVS;
+        bool waiting =
+            q && (uint32_t)(q->slot_seq + 1) == r->query[i].seq && e < q->n && !q->e[e].done;
+        int rail = rail_pick_up(&r->base, 0);
+        if (rail < 0)
+            return;
+        struct rail_link *l = &r->base.link[rail];
+        int qp = (int)(l->rr % (unsigned)r->base.nqps);
+        if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
+            return;
+        uint64_t *src = (uint64_t *)(r->staging + RAIL_STAGING_ANSWER_OFF) + i;
+        *src = RAIL_ANSWER(r->query[i].seq, !waiting);
+        struct ibv_sge sge = {(uintptr_t)src, sizeof(*src), l->mr[2]->lkey};
+        struct ibv_send_wr wr;
+        memset(&wr, 0, sizeof(wr));
+        wr.wr_id = rail_wrid(RAIL_WR_ANSWER, rail, qp, i);
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.wr.rdma.remote_addr = r->base.peer_addr1 + RAIL_ANSWER_OFF + (uint64_t)i * 8;
+        wr.wr.rdma.rkey = l->peer_rkey1;
+        int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
+        if (rc < 0) {
+            if (!rail_link_fail(&r->base, rail, "posting an answer failed"))
+                rail_comm_fail(&r->base, rc, "%s: posting an answer failed: %s", l->dev->name,
+                               strerror(-rc));
+            return;
+        }
+        l->qps[qp].sq_out++;
+        l->rr++;
+        r->query[i].asked = false;
+        r->nquery--;
     }
 }
 
@@ -332,6 +411,8 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
     case RAIL_WR_CTS:
         if (idx < RAIL_RECV_REQS)
             r->reqs[idx].cts_pending = false;
+        return;
+    case RAIL_WR_ANSWER:
         return;
     case RAIL_WR_CREDIT:
         r->credit_busy = false;
@@ -364,6 +445,8 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
         on_eager(r, imm.bounce);
     else if (imm.kind == RAIL_IMM_DATA)
         on_direct(r, imm.slot, imm.entry, imm.size);
+    else if (imm.kind == RAIL_IMM_ASK)
+        on_ask(r, imm.slot, imm.entry, imm.rail);
     else
         on_record(r, imm.slot, imm.entry);
 }
@@ -566,6 +649,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     for (int i = 0; i < n; i++)
         match_unexpected(r, q, i);
     flush_deferred(r);
+    send_credit(r);
     *request = q;
     return 0;
 }
@@ -578,7 +662,6 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
 
     rail_comm_progress(&r->base);
     flush_deferred(r);
-    send_credit(r);
     if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
         err = q->error;
         if (!err && sizes)
@@ -590,6 +673,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         *done = 1;
         return 0;
     }
+    send_credit(r); /* not done yet: the caller polls anyway */
     rail_comm_health(&r->base, true);
     return rail_comm_error(&r->base);
 }
@@ -616,6 +700,8 @@ static void recv_retry(struct rail_comm *c)
 {
     if (recv_of(c)->nretry)
         rail_recv_retry(recv_of(c));
+    if (recv_of(c)->nquery && !atomic_load(&c->error))
+        answer_queries(recv_of(c));
 }
 
 static void recv_release(struct rail_comm *c)

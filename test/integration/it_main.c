@@ -137,6 +137,11 @@ static const struct it_scenario k_scenarios[] = {
      .send_side = it_mr_rejoin_send,
      .env = "NCCL_IB_TIMEOUT=12",
      .env2 = "NCCL_IB_RETRY_CNT=3"},
+    {.name = "mr_onepiece",
+     .recv_side = it_mr_onepiece_recv,
+     .send_side = it_mr_onepiece_send,
+     .env = "NCCL_IB_TIMEOUT=12",
+     .env2 = "NCCL_IB_RETRY_CNT=3"},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
 
