@@ -10,7 +10,9 @@
 #   ours1/2   netbench bw, 4 MiB x 8 in flight, with our plugin: rail A, then the dual-rail
 #             device (NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3)
 #   ourslat   netbench 8 B latency on rail A
-#   fo1/fo0   netbench 8 B latency on the dual-rail device, NCCL_RAIL_FAILOVER=1 / 0
+#   fo1/fo0   netbench 8 B latency on the dual-rail device as a one-piece rendezvous message
+#             (NCCL_RAIL_EAGER_MAX=0: data + record, the shape failover used to make two-phase),
+#             NCCL_RAIL_FAILOVER=1 / 0
 #   peer1/2   the same bw runs with the peer plugin: rail A, then its fused virtual NIC
 #             (netbench asks the plugin's makeVDevice for "rxe0+rxe2")
 #   peerlat   netbench 8 B latency with the peer on rail A
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
   --build) build=$2 ;;
   --peer) peer=$2 ;;
   *)
-    sed -n '4,24p' "$0"
+    sed -n '4,26p' "$0"
     exit 2
     ;;
   esac
@@ -143,8 +145,8 @@ run_one() { # test name -> its figure on stdout (empty when it failed)
   ours1) nb "$ours" "$singles" "$a0" "$a1" bw ;;
   ours2) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" bw ;;
   ourslat) nb "$ours" "$singles" "$a0" "$a1" lat ;;
-  fo1) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" lat NCCL_RAIL_FAILOVER=1 ;;
-  fo0) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" lat NCCL_RAIL_FAILOVER=0 ;;
+  fo1) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" lat NCCL_RAIL_FAILOVER=1 NCCL_RAIL_EAGER_MAX=0 ;;
+  fo0) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" lat NCCL_RAIL_FAILOVER=0 NCCL_RAIL_EAGER_MAX=0 ;;
   peer1) nb "$peer" "" "$a0" "$a1" bw ;;
   peer2) nb "$peer" "" "$a0+$b0" "$a1+$b1" bw ;;
   peerlat) nb "$peer" "" "$a0" "$a1" lat ;;
@@ -191,8 +193,8 @@ echo "| two rails ÷ one rail | $(ratio "${M[ours2]}" "${M[ours1]}") | $(pr "$(r
 echo "| two rails, MB/s, ours ÷ peer | $(pr "$(ratio "${M[ours2]}" "${M[peer2]:-}")") | — |"
 echo "| 8 B one-way latency ÷ ib_write_lat | $(ratio "${M[ourslat]}" "${M[rawlat]}") (${M[ourslat]} us) | $(pr "$(ratio "${M[peerlat]:-}" "${M[rawlat]}") (${M[peerlat]:-} us)") |"
 echo "| raw verbs: two ib_write_bw at once ÷ one | $(ratio "${M[raw2]}" "${M[raw1]}") | (emulator ceiling) |"
-echo "one-piece 8 B latency, dual-rail device: failover on ${M[fo1]} us, off ${M[fo0]} us," \
-  "on ÷ off $(ratio "${M[fo1]}" "${M[fo0]}"); ÷ single-rail $(ratio "${M[fo1]}" "${M[ourslat]}")"
+echo "one-piece rendezvous 8 B latency, dual-rail device: failover on ${M[fo1]} us," \
+  "off ${M[fo0]} us, on ÷ off $(ratio "${M[fo1]}" "${M[fo0]}")"
 n=$(failures)
 echo "peer_compare: $n failed runs"
 [ "$n" -eq 0 ]
