@@ -95,6 +95,8 @@ struct rail_comm {
     atomic_int error;  /* first fatal error (-errno), sticky; async events may set it */
     bool error_warned; /* the error was already reported to NCCL once */
     uint64_t next_check_ns;
+    uint64_t coarse_ns;    /* the coarse clock as the last health check read it */
+    unsigned health_calls; /* data-path calls since the clock was last read */
     uint64_t peer_gone_ns; /* when the peer's socket was first seen closed (0: open) */
     unsigned rr;           /* rotation counter over QPs */
     int nup;               /* rails up */

@@ -70,18 +70,17 @@ static bool sender_starved(const struct rail_recv_comm *r)
  * may be waiting for it; never with a credit write still in flight. */
 static void send_credit(struct rail_recv_comm *r)
 {
+    uint64_t batch = r->eager_slots > 1 ? (uint64_t)r->eager_slots / 2 : 1;
+    if (r->credit_busy || r->freed == r->credit_sent || atomic_load(&r->base.error))
+        return;
+    if (r->freed - r->credit_sent < batch && !sender_starved(r))
+        return;
     int rail = rail_pick_up(&r->base, 0);
     if (rail < 0)
         return;
     struct rail_link *l = &r->base.link[rail];
     int qp = (int)(l->rr % (unsigned)r->base.nqps);
     uint64_t *word = (uint64_t *)(r->staging + RAIL_STAGING_CREDIT_OFF);
-    uint64_t batch = r->eager_slots > 1 ? (uint64_t)r->eager_slots / 2 : 1;
-
-    if (r->credit_busy || r->freed == r->credit_sent || atomic_load(&r->base.error))
-        return;
-    if (r->freed - r->credit_sent < batch && !sender_starved(r))
-        return;
     if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
         return; /* retried from the next progress call */
     *word = r->freed;
@@ -540,7 +539,7 @@ static void flush_deferred(struct rail_recv_comm *r)
     if (!r->ndeferred || atomic_load(&r->base.error))
         return;
     bool starved = sender_starved(r) && r->freed == r->credit_sent;
-    uint64_t now = rail_coarse_ns();
+    uint64_t now = r->base.coarse_ns; /* read by the health check (a few calls old at most) */
     for (int k = 0; k < r->ndeferred; k++) {
         struct rail_recv_req *q = &r->reqs[r->deferred[k]];
         if (q->left == 0) {
@@ -635,7 +634,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             c->rkey[rl] = m[i]->rkey[rl];
     }
     if (small) {
-        q->defer_ns = rail_coarse_ns();
+        q->defer_ns = r->base.coarse_ns = rail_coarse_ns();
         r->deferred[r->ndeferred++] = (uint8_t)idx;
     } else {
         rc = write_cts(r, q); /* not busy: checked above */
