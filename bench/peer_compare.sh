@@ -9,6 +9,9 @@
 #   rawlat    ib_write_lat -s 8 on rail A (t_typical)
 #   ours1/2   netbench bw, 4 MiB x 8 in flight, with our plugin: rail A, then the dual-rail
 #             device (NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3)
+#   ours1q2   ours1 with NCCL_IB_QPS_PER_CONNECTION=2 (two QPs on one rail: under SoftRoCE the
+#             "NIC" is kernel work on the guest's vCPUs, and two QPs buy the same concurrency
+#             as two rails, which shows where the ceiling is)
 #   ourslat   netbench 8 B latency on rail A
 #   fo1/fo0   netbench 8 B latency on the dual-rail device as a one-piece rendezvous message
 #             (NCCL_RAIL_EAGER_MAX=0: data + record, the shape failover used to make two-phase),
@@ -34,7 +37,7 @@ while [ $# -gt 0 ]; do
   --build) build=$2 ;;
   --peer) peer=$2 ;;
   *)
-    sed -n '4,26p' "$0"
+    sed -n '4,29p' "$0"
     exit 2
     ;;
   esac
@@ -144,6 +147,7 @@ run_one() { # test name -> its figure on stdout (empty when it failed)
   rawlat) rawlat ;;
   ours1) nb "$ours" "$singles" "$a0" "$a1" bw ;;
   ours2) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" bw ;;
+  ours1q2) nb "$ours" "$singles" "$a0" "$a1" bw NCCL_IB_QPS_PER_CONNECTION=2 ;;
   ourslat) nb "$ours" "$singles" "$a0" "$a1" lat ;;
   fo1) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" lat NCCL_RAIL_FAILOVER=1 NCCL_RAIL_EAGER_MAX=0 ;;
   fo0) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" lat NCCL_RAIL_FAILOVER=0 NCCL_RAIL_EAGER_MAX=0 ;;
@@ -162,8 +166,8 @@ median() { # numbers on stdin -> median, or n/a (blank, 0.00, inf, nan skipped: 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && a > 0 && b > 0)
   printf "%.2f", a / b; else printf "n/a"}'; }
 
-tests="raw1 ours1 raw2 ours2 rawlat ourslat fo1 fo0"
-[ -n "$peer" ] && tests="raw1 ours1 peer1 raw2 ours2 peer2 rawlat ourslat peerlat fo1 fo0"
+tests="raw1 ours1 raw2 ours2 ours1q2 rawlat ourslat fo1 fo0"
+[ -n "$peer" ] && tests="raw1 ours1 peer1 raw2 ours2 peer2 ours1q2 rawlat ourslat peerlat fo1 fo0"
 echo "peer_compare: $rounds rounds; bw 4194304 B x $bw_iters, 8 in flight; lat 8 B x $lat_iters"
 echo "  ours $ours"
 echo "  peer ${peer:-(none: peer columns skipped)}"
@@ -193,6 +197,7 @@ echo "| two rails ÷ one rail | $(ratio "${M[ours2]}" "${M[ours1]}") | $(pr "$(r
 echo "| two rails, MB/s, ours ÷ peer | $(pr "$(ratio "${M[ours2]}" "${M[peer2]:-}")") | — |"
 echo "| 8 B one-way latency ÷ ib_write_lat | $(ratio "${M[ourslat]}" "${M[rawlat]}") (${M[ourslat]} us) | $(pr "$(ratio "${M[peerlat]:-}" "${M[rawlat]}") (${M[peerlat]:-} us)") |"
 echo "| raw verbs: two ib_write_bw at once ÷ one | $(ratio "${M[raw2]}" "${M[raw1]}") | (emulator ceiling) |"
+echo "| ours, one rail with 2 QPs ÷ one rail with 1 | $(ratio "${M[ours1q2]}" "${M[ours1]}") | (emulator: CPU, not links) |"
 echo "one-piece rendezvous 8 B latency, dual-rail device: failover on ${M[fo1]} us," \
   "off ${M[fo0]} us, on ÷ off $(ratio "${M[fo1]}" "${M[fo0]}")"
 n=$(failures)
