@@ -347,6 +347,15 @@ extern const struct rail_req_ops rail_recv_req_ops; /* net_recv.c */
 bool rail_comm_live(const struct rail_comm *c);
 void rail_send_init_state(struct rail_send_comm *s);
 void rail_recv_init_state(struct rail_recv_comm *r);
+/* net_ask.c: a query about slot/entry, whose message went on `rail`; answering the queries whose
+ * rail is drained (called after each poll while any is open). */
+void rail_recv_on_ask(struct rail_recv_comm *r, unsigned slot, unsigned entry, unsigned rail);
+void rail_recv_answer(struct rail_recv_comm *r);
+/* A signalled RDMA WRITE of len bytes from the staging region (mr[2]) to the peer's FIFO region
+ * at off, on rail/qp (room checked by the caller): 0, or -errno after failing the rail (or the
+ * comm, when it cannot fail over); what names it in the log line ("the eager credit"). */
+int rail_recv_write(struct rail_recv_comm *r, int rail, int qp, uint64_t wrid, void *src,
+                    size_t len, uint64_t off, const char *what);
 
 /* net_rail_state.c: rail failure, rejoin and the out-of-band control frames. */
 struct rail_ctl;

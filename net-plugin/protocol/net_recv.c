@@ -84,25 +84,9 @@ static void send_credit(struct rail_recv_comm *r)
     if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
         return; /* retried from the next progress call */
     *word = r->freed;
-    struct ibv_sge sge = {(uintptr_t)word, sizeof(*word), l->mr[2]->lkey};
-    struct ibv_send_wr wr;
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = rail_wrid(RAIL_WR_CREDIT, rail, qp, 0);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = r->base.peer_addr1 + RAIL_CREDIT_OFF;
-    wr.wr.rdma.rkey = l->peer_rkey1;
-    int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
-    if (rc < 0) {
-        if (!rail_link_fail(&r->base, rail, "posting the eager credit failed"))
-            rail_comm_fail(&r->base, rc, "%s: posting the eager credit failed: %s", l->dev->name,
-                           strerror(-rc));
+    if (rail_recv_write(r, rail, qp, rail_wrid(RAIL_WR_CREDIT, rail, qp, 0), word, sizeof(*word),
+                        RAIL_CREDIT_OFF, "the eager credit") != 0)
         return;
-    }
-    l->qps[qp].sq_out++;
-    l->rr++;
     r->credit_busy = true;
     r->credit_inflight = r->freed;
     r->credit_sent = r->freed;
@@ -320,78 +304,6 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
     }
 }
 
-/* The sender lost the completion of the one-piece message of slot/entry on `rail` and asks
- * whether it landed; answer_queries() replies once nothing can land through that rail any more.
- * The query rewrote the message's size record with the same bytes: its seq names the message. */
-static void on_ask(struct rail_recv_comm *r, unsigned slot, unsigned entry, unsigned rail)
-{
-    unsigned i = slot * RAIL_MAX_RECVS + entry;
-    if (!r->base.failover || (int)rail >= r->base.nrails) {
-        rail_comm_fail(&r->base, -EPROTO, "query for rail %u (%d rails, failover %s)", rail,
-                       r->base.nrails, r->base.failover ? "on" : "off");
-        return;
-    }
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    const struct rail_record *rec =
-        (const struct rail_record *)(r->records + (size_t)i * RAIL_RECORD_BYTES);
-    if (!r->query[i].asked)
-        r->nquery++;
-    r->query[i].seq = rec->seq;
-    r->query[i].rail = (uint8_t)rail;
-    r->query[i].asked = true;
-}
-
-/* Answers the queries whose rail is down and drained here: the receive of that slot sequence
- * either has the entry (landed: the sender must not write it again) or still waits for it (then
- * nothing of the old attempt can complete it any more, and the sender sends it again). */
-static void answer_queries(struct rail_recv_comm *r)
-{
-    for (int i = 0; i < RAIL_FIFO_SLOTS * RAIL_MAX_RECVS && r->nquery > 0; i++) {
-        if (!r->query[i].asked)
-            continue;
-        int fr = r->query[i].rail;
-        if ((r->base.link[fr].up || r->base.link[fr].ready) &&
-            !rail_link_fail(&r->base, fr, "the peer lost a completion on it"))
-            return;
-        if (!rail_link_drained(&r->base, fr))
-            continue;
-        const struct rail_recv_req *q = r->by_slot[i / RAIL_MAX_RECVS];
-        int e = i % RAIL_MAX_RECVS;
-        bool waiting =
-            q && (uint32_t)(q->slot_seq + 1) == r->query[i].seq && e < q->n && !q->e[e].done;
-        int rail = rail_pick_up(&r->base, 0);
-        if (rail < 0)
-            return;
-        struct rail_link *l = &r->base.link[rail];
-        int qp = (int)(l->rr % (unsigned)r->base.nqps);
-        if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
-            return;
-        uint64_t *src = (uint64_t *)(r->staging + RAIL_STAGING_ANSWER_OFF) + i;
-        *src = RAIL_ANSWER(r->query[i].seq, !waiting);
-        struct ibv_sge sge = {(uintptr_t)src, sizeof(*src), l->mr[2]->lkey};
-        struct ibv_send_wr wr;
-        memset(&wr, 0, sizeof(wr));
-        wr.wr_id = rail_wrid(RAIL_WR_ANSWER, rail, qp, i);
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_RDMA_WRITE;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        wr.wr.rdma.remote_addr = r->base.peer_addr1 + RAIL_ANSWER_OFF + (uint64_t)i * 8;
-        wr.wr.rdma.rkey = l->peer_rkey1;
-        int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
-        if (rc < 0) {
-            if (!rail_link_fail(&r->base, rail, "posting an answer failed"))
-                rail_comm_fail(&r->base, rc, "%s: posting an answer failed: %s", l->dev->name,
-                               strerror(-rc));
-            return;
-        }
-        l->qps[qp].sq_out++;
-        l->rr++;
-        r->query[i].asked = false;
-        r->nquery--;
-    }
-}
-
 void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc)
 {
     struct rail_link *l = &r->base.link[rail];
@@ -445,7 +357,7 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
     else if (imm.kind == RAIL_IMM_DATA)
         on_direct(r, imm.slot, imm.entry, imm.size);
     else if (imm.kind == RAIL_IMM_ASK)
-        on_ask(r, imm.slot, imm.entry, imm.rail);
+        rail_recv_on_ask(r, imm.slot, imm.entry, imm.rail);
     else
         on_record(r, imm.slot, imm.entry);
 }
@@ -700,7 +612,7 @@ static void recv_retry(struct rail_comm *c)
     if (recv_of(c)->nretry)
         rail_recv_retry(recv_of(c));
     if (recv_of(c)->nquery && !atomic_load(&c->error))
-        answer_queries(recv_of(c));
+        rail_recv_answer(recv_of(c));
 }
 
 static void recv_release(struct rail_comm *c)
