@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
   --build) build=$2 ;;
   --peer) peer=$2 ;;
   *)
-    sed -n '4,29p' "$0"
+    sed -n '4,28p' "$0"
     exit 2
     ;;
   esac
