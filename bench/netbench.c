@@ -213,22 +213,50 @@ static int lat_run(struct peer *p, int pinger, void *sc, void *rcomm, double *sa
 
 /* ---- processes ---- */
 
-static int find_dev(struct peer *p, const char *name, struct report *r)
+/* The index of the device called name (length len), or -1. */
+static int dev_index(struct peer *p, const char *name, size_t len, int ndev, int *ptr)
 {
-    int ndev = 0;
-    if (nb_net_devices(&p->net, &ndev) != 0)
-        return nb_fail(r, "devices() failed");
     for (int d = 0; d < ndev; d++) {
         char dn[256];
-        int ptr = 0;
-        if (nb_net_dev_info(&p->net, d, dn, sizeof(dn), &ptr) == 0 && strcmp(dn, name) == 0) {
-            if (!(ptr & NCCL_PTR_HOST))
-                return nb_fail(r, "device %s does not support host memory", name);
-            p->dev = d;
-            return 0;
-        }
+        if (nb_net_dev_info(&p->net, d, dn, sizeof(dn), ptr) == 0 && strlen(dn) == len &&
+            strncmp(dn, name, len) == 0)
+            return d;
     }
-    return nb_fail(r, "the plugin has no device named %s (%d devices)", name, ndev);
+    return -1;
+}
+
+/* A device by name. "a+b" that no device is called: the plugin's fused virtual NIC of a and b,
+ * made with makeVDevice (how NCCL fuses NICs; the nccl-rail plugin names its NCCL_RAIL_RAILS
+ * groups "a+b" itself, so it is found by name first). */
+static int find_dev(struct peer *p, const char *name, struct report *r)
+{
+    int ndev = 0, ptr = 0, d;
+    if (nb_net_devices(&p->net, &ndev) != 0)
+        return nb_fail(r, "devices() failed");
+    d = dev_index(p, name, strlen(name), ndev, &ptr);
+    if (d < 0 && strchr(name, '+')) {
+        int devs[NCCL_NET_MAX_DEVS_PER_NIC_V12], n = 0;
+        const char *s = name;
+        while (*s && n < NCCL_NET_MAX_DEVS_PER_NIC_V12) {
+            size_t len = strcspn(s, "+");
+            int x = dev_index(p, s, len, ndev, &ptr);
+            if (x < 0)
+                return nb_fail(r, "the plugin has no device named %.*s", (int)len, s);
+            devs[n++] = x;
+            s += len + (s[len] == '+');
+        }
+        if (*s || nb_net_make_vdev(&p->net, devs, n, &d) != 0)
+            return nb_fail(r, "makeVDevice(%s) failed", name);
+        char dn[256];
+        if (nb_net_dev_info(&p->net, d, dn, sizeof(dn), &ptr) != 0)
+            return nb_fail(r, "getProperties of virtual device %d failed", d);
+    }
+    if (d < 0)
+        return nb_fail(r, "the plugin has no device named %s (%d devices)", name, ndev);
+    if (!(ptr & NCCL_PTR_HOST))
+        return nb_fail(r, "device %s does not support host memory", name);
+    p->dev = d;
+    return 0;
 }
 
 /* Sets up the connections: A (parent -> child) always, B (child -> parent) for latency. */
@@ -288,11 +316,14 @@ static void usage(FILE *f)
             "usage: netbench PLUGIN.so [--send-dev NAME] [--recv-dev NAME] [--test bw|lat|both]\n"
             "       [--size B] [--inflight N] [--iters N] [--warmup N] [--lat-size B]\n"
             "       [--lat-iters N] [--lat-warmup N] [--abi 6..12] [--verify-all]\n"
-            "       [--timeout S] [--yield] [--recv-sleep US] [--verbose]\n"
+            "       [--timeout S] [--yield] [--recv-sleep US] [--verbose] [--log-raw]\n"
             "Devices default to $FABRIC_DEV0 / $FABRIC_DEV1 (else rxe0 / rxe1). Both processes\n"
             "poll without pause (as perftest does); after a poll that made no progress --yield\n"
             "calls sched_yield (as NCCL's proxy thread does) and --recv-sleep lets the receiving\n"
-            "process sleep US microseconds (like perftest's passive server).\n");
+            "process sleep US microseconds (like perftest's passive server). A device \"a+b\"\n"
+            "that the plugin does not list is made with its makeVDevice (a fused NIC).\n"
+            "--log-raw prints the plugin's log formats unformatted (arguments that do not\n"
+            "match their format would crash the formatting).\n");
 }
 
 static int parse(int argc, char **argv, struct nb_opts *o)
@@ -320,7 +351,11 @@ static int parse(int argc, char **argv, struct nb_opts *o)
             continue;
         }
         if (strcmp(a, "--verbose") == 0) {
-            o->verbose = 1;
+            o->verbose |= NB_LOG_INFO;
+            continue;
+        }
+        if (strcmp(a, "--log-raw") == 0) {
+            o->verbose |= NB_LOG_RAW;
             continue;
         }
         if (strcmp(a, "--yield") == 0) {

@@ -28,10 +28,14 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
 {
     va_list ap;
     (void)flags;
-    if (level > NCCL_LOG_WARN && !(g_verbose && level == NCCL_LOG_INFO))
+    if (level > NCCL_LOG_WARN && !((g_verbose & NB_LOG_INFO) && level == NCCL_LOG_INFO))
         return;
     fprintf(stderr, "netbench[%d] plugin %s %s:%d ", (int)getpid(),
             level == NCCL_LOG_WARN ? "WARN" : "INFO", file, line);
+    if (g_verbose & NB_LOG_RAW) {
+        fprintf(stderr, "%s (arguments not formatted)\n", fmt ? fmt : "");
+        return;
+    }
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -147,6 +151,29 @@ int nb_net_dev_info(const struct nb_net *n, int dev, char *name, size_t namelen,
     snprintf(name, namelen, "%s", p.v6.name ? p.v6.name : "?");
     *ptr_support = p.v6.ptrSupport;
     return 0;
+}
+
+int nb_net_make_vdev(const struct nb_net *n, const int *devs, int ndevs, int *d)
+{
+    if (n->version == 12) {
+        ncclNetVDeviceProps_v12_t p;
+        if (!V12(n)->makeVDevice || ndevs < 1 || ndevs > NCCL_NET_MAX_DEVS_PER_NIC_V12)
+            return ncclInvalidUsage;
+        memset(&p, 0, sizeof(p));
+        p.ndevs = ndevs;
+        memcpy(p.devs, devs, (size_t)ndevs * sizeof(int));
+        return V12(n)->makeVDevice(d, &p);
+    }
+    if (n->version >= 9) { /* v9 .. v11: same props layout and slot */
+        ncclNetVDeviceProps_v9_t p;
+        if (!V9(n)->makeVDevice || ndevs < 1 || ndevs > NCCL_NET_MAX_DEVS_PER_NIC)
+            return ncclInvalidUsage;
+        memset(&p, 0, sizeof(p));
+        p.ndevs = ndevs;
+        memcpy(p.devs, devs, (size_t)ndevs * sizeof(int));
+        return V9(n)->makeVDevice(d, &p);
+    }
+    return ncclInvalidUsage;
 }
 
 int nb_net_listen(const struct nb_net *n, int dev, void *handle, void **lc)

@@ -16,8 +16,14 @@ struct nb_net {
     void *ctx;         /* v11+: the per-communicator context from init */
 };
 
+/* Log flags of nb_net_load: NB_LOG_INFO prints the plugin's INFO lines too (WARN always);
+ * NB_LOG_RAW prints each line's format string without formatting its arguments (for a plugin
+ * whose arguments do not match its format, which would crash the formatting). */
+#define NB_LOG_INFO 1
+#define NB_LOG_RAW  2
+
 /* Loads `path` and initialises the table of version `want` (0: v11 first, then v12, v10 .. v6).
- * 0, or -1 with the reason in err. `verbose` prints the plugin's INFO lines on stderr. */
+ * 0, or -1 with the reason in err. `verbose`: NB_LOG_* flags; the plugin's lines go to stderr. */
 int nb_net_load(struct nb_net *n, const char *path, int want, int verbose, char *err,
                 size_t errlen);
 void nb_net_finalize(struct nb_net *n);
@@ -25,6 +31,11 @@ void nb_net_finalize(struct nb_net *n);
 int nb_net_devices(const struct nb_net *n, int *ndev);
 /* Name and ptrSupport bits of device dev. */
 int nb_net_dev_info(const struct nb_net *n, int dev, char *name, size_t namelen, int *ptr_support);
+
+/* v9+: fuses physical devices devs[0..ndevs) into one virtual NIC with the table's makeVDevice
+ * (what NCCL does for NCCL_NET_MERGE / fused NICs); *d is the new device. ncclInvalidUsage when
+ * the table has no makeVDevice (v6 .. v8, or a NULL slot). */
+int nb_net_make_vdev(const struct nb_net *n, const int *devs, int ndevs, int *d);
 
 int nb_net_listen(const struct nb_net *n, int dev, void *handle, void **lc);
 int nb_net_connect(const struct nb_net *n, int dev, void *handle, void **sc);

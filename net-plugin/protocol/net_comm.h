@@ -95,10 +95,13 @@ struct rail_comm {
     atomic_int error;  /* first fatal error (-errno), sticky; async events may set it */
     bool error_warned; /* the error was already reported to NCCL once */
     uint64_t next_check_ns;
+    uint64_t coarse_ns;    /* the coarse clock as the last health check read it */
+    unsigned health_calls; /* data-path calls since the clock was last read */
     uint64_t peer_gone_ns; /* when the peer's socket was first seen closed (0: open) */
     unsigned rr;           /* rotation counter over QPs */
     int nup;               /* rails up */
     bool failover;         /* NCCL_RAIL_FAILOVER and more than one rail */
+    int rejoin_hold;       /* > 0: no rejoin now (send side: a lost completion is being asked) */
     struct rail_netdev *group;
     struct rail_ctl *ctl; /* out-of-band control frames (net_rail_state.c) */
     struct rail_stats_conn *stats;
@@ -116,7 +119,12 @@ struct rail_req_head {
 };
 
 #define RAIL_CHUNK_REC 0xFF /* work request id "chunk" of a record or eager write */
+#define RAIL_CHUNK_ASK 0xFE /* work request id "chunk" of a query (RAIL_IMM_QUERY) */
 enum { RAIL_SREQ_PIPE = 1, RAIL_SREQ_2PH, RAIL_SREQ_EAGER };
+/* A PIPE message whose rail failed before its last WR completed here: did the receiver get it?
+ * WAIT: its WRs are still coming back; ASKING: the query's WR is out; ASKED: it completed, the
+ * answer is awaited. */
+enum { RAIL_UNSURE_WAIT = 1, RAIL_UNSURE_ASKING, RAIL_UNSURE_ASKED };
 
 struct rail_send_chunk {
     uint64_t off, len;
@@ -135,6 +143,7 @@ struct rail_send_req {
     uint8_t rec_rail; /* 2PH: the size record's rail; EAGER: the eager write's */
     bool striped;     /* more than one rail carried data */
     bool too_big;
+    uint8_t unsure, unsure_rail; /* PIPE: RAIL_UNSURE_*, the rail that failed under it */
     uintptr_t data;
     uint32_t lkey[RAIL_MAX_RAILS];
     uint64_t raddr; /* receive buffer */
@@ -160,7 +169,8 @@ struct rail_send_comm {
     uint64_t max_chunk;                     /* smallest max_msg over the rails */
     bool split_qps;                         /* NCCL_IB_SPLIT_DATA_ON_QPS */
     int npending;                           /* requests with chunks waiting to be (re)posted */
-    int n2ph;                               /* two-phase requests not yet done */
+    int n2ph;                               /* two-phase or unsure requests not yet done */
+    int nunsure;                            /* PIPE requests asking the receiver (unsure) */
     atomic_int busy;                        /* a thread is inside this comm (net_data.c) */
     bool helped;                            /* listed for help from other comms' progress */
     uint16_t slot_busy[RAIL_FIFO_SLOTS];    /* WRs of a message of that FIFO slot in flight */
@@ -203,6 +213,12 @@ struct rail_recv_comm {
     int ndeferred;             /* receives whose CTS is held back (they may come eagerly) */
     uint8_t deferred[RAIL_RECV_REQS];
     int nretry; /* receives whose clear-to-send must be written again (rail failure) */
+    int nquery; /* queries of the sender not yet answered */
+    struct {
+        uint32_t seq; /* the queried record's seq field */
+        uint8_t rail; /* the rail that carried the message: failed and drained before answering */
+        bool asked;
+    } query[RAIL_FIFO_SLOTS * RAIL_MAX_RECVS];
     int nfree;
     uint8_t free_list[RAIL_RECV_REQS];
     struct rail_recv_req reqs[RAIL_RECV_REQS];
@@ -211,7 +227,8 @@ struct rail_recv_comm {
 };
 
 #define RAIL_STAGING_CREDIT_OFF ((size_t)RAIL_RECV_REQS * RAIL_MAX_RECVS * RAIL_CTS_BYTES)
-#define RAIL_STAGING_SIZE       (RAIL_STAGING_CREDIT_OFF + 64)
+#define RAIL_STAGING_ANSWER_OFF (RAIL_STAGING_CREDIT_OFF + 64) /* query answers (sources) */
+#define RAIL_STAGING_SIZE       (RAIL_STAGING_ANSWER_OFF + RAIL_ANSWER_BYTES)
 #define RAIL_LOCAL_STRIDE       128 /* per send request: record at 0, eager header at 64 */
 
 /* Memory handle returned by regMr. */
@@ -228,7 +245,14 @@ struct rail_mr {
 
 /* ---- work request ids ---- */
 
-enum rail_wr_kind { RAIL_WR_DATA = 1, RAIL_WR_LAST, RAIL_WR_CTS, RAIL_WR_CREDIT, RAIL_WR_RECV };
+enum rail_wr_kind {
+    RAIL_WR_DATA = 1,
+    RAIL_WR_LAST,
+    RAIL_WR_CTS,
+    RAIL_WR_CREDIT,
+    RAIL_WR_RECV,
+    RAIL_WR_ANSWER
+};
 
 static inline uint64_t rail_wrid(int kind, int rail, int qp, int idx)
 {
@@ -303,6 +327,15 @@ extern const struct rail_req_ops rail_recv_req_ops; /* net_recv.c */
 bool rail_comm_live(const struct rail_comm *c);
 void rail_send_init_state(struct rail_send_comm *s);
 void rail_recv_init_state(struct rail_recv_comm *r);
+/* net_ask.c: a query about slot/entry, whose message went on `rail`; answering the queries whose
+ * rail is drained (called after each poll while any is open). */
+void rail_recv_on_ask(struct rail_recv_comm *r, unsigned slot, unsigned entry, unsigned rail);
+void rail_recv_answer(struct rail_recv_comm *r);
+/* A signalled RDMA WRITE of len bytes from the staging region (mr[2]) to the peer's FIFO region
+ * at off, on rail/qp (room checked by the caller): 0, or -errno after failing the rail (or the
+ * comm, when it cannot fail over); what names it in the log line ("the eager credit"). */
+int rail_recv_write(struct rail_recv_comm *r, int rail, int qp, uint64_t wrid, void *src,
+                    size_t len, uint64_t off, const char *what);
 
 /* net_rail_state.c: rail failure, rejoin and the out-of-band control frames. */
 struct rail_ctl;
@@ -311,6 +344,8 @@ struct rail_ctl;
  * is told. One WARN per failure. Without failover, or when it was the last rail up, the comm
  * fails instead. Returns true when the comm can go on. */
 bool rail_link_fail(struct rail_comm *c, int rail, const char *why);
+/* Every WR of the rail's QPs has completed (flushed ones included). */
+bool rail_link_drained(const struct rail_comm *c, int rail);
 /* Polls port state changes and control frames from the peer; drives rejoins. Rate-limited. */
 void rail_rails_poll(struct rail_comm *c, uint64_t now);
 /* After the QPs are connected: failover mode, stripe scheduler, control channel. */

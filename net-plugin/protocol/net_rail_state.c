@@ -148,6 +148,11 @@ static bool drained(const struct rail_comm *c, int rail)
     return true;
 }
 
+bool rail_link_drained(const struct rail_comm *c, int rail)
+{
+    return drained(c, rail);
+}
+
 /* Replaces the rail's QPs (all WRs completed) by new ones in RESET state. */
 static int renew_qps(struct rail_comm *c, int rail, char *err, size_t errlen)
 {
@@ -190,7 +195,7 @@ static void try_rejoin(struct rail_comm *c, int rail, uint64_t now)
 {
     struct rail_link *l = &c->link[rail];
     char err[256] = "";
-    if (!rail_rejoin_due(&l->rj, now, drained(c, rail)))
+    if (c->rejoin_hold || !rail_rejoin_due(&l->rj, now, drained(c, rail)))
         return;
     if (!port_ok(l))
         return;

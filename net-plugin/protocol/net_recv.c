@@ -62,37 +62,20 @@ static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
  * may be waiting for it; never with a credit write still in flight. */
 static void send_credit(struct rail_recv_comm *r)
 {
+    if (!rail_eager_ring_credit_due(&r->ring) || atomic_load(&r->base.error))
+        return;
     int rail = rail_pick_up(&r->base, 0);
     if (rail < 0)
         return;
     struct rail_link *l = &r->base.link[rail];
     int qp = (int)(l->rr % (unsigned)r->base.nqps);
     uint64_t *word = (uint64_t *)(r->staging + RAIL_STAGING_CREDIT_OFF);
-
-    if (!rail_eager_ring_credit_due(&r->ring) || atomic_load(&r->base.error))
-        return;
     if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
         return; /* retried from the next progress call */
     *word = r->ring.freed;
-    struct ibv_sge sge = {(uintptr_t)word, sizeof(*word), l->mr[2]->lkey};
-    struct ibv_send_wr wr;
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = rail_wrid(RAIL_WR_CREDIT, rail, qp, 0);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = r->base.peer_addr1 + RAIL_CREDIT_OFF;
-    wr.wr.rdma.rkey = l->peer_rkey1;
-    int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
-    if (rc < 0) {
-        if (!rail_link_fail(&r->base, rail, "posting the eager credit failed"))
-            rail_comm_fail(&r->base, rc, "%s: posting the eager credit failed: %s", l->dev->name,
-                           strerror(-rc));
+    if (rail_recv_write(r, rail, qp, rail_wrid(RAIL_WR_CREDIT, rail, qp, 0), word, sizeof(*word),
+                        RAIL_CREDIT_OFF, "the eager credit") != 0)
         return;
-    }
-    l->qps[qp].sq_out++;
-    l->rr++;
     (void)rail_eager_ring_credit_posted(&r->ring);
 }
 
@@ -114,7 +97,10 @@ static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *
     e->done = true;
     q->left--;
     rail_eager_ring_consume(&r->ring, b);
-    send_credit(r);
+    /* A batch of credits is written by the next call on this comm, not on the way to
+     * completing this receive, unless the sender is out of slots and waits for it. */
+    if (rail_eager_ring_starved(&r->ring))
+        send_credit(r);
 }
 
 /* Matches entry i of q against eager messages that arrived before it was posted. */
@@ -280,6 +266,10 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
         r->nretry++;
     } else if (kind == RAIL_WR_CREDIT) {
         rail_eager_ring_credit_lost(&r->ring); /* sent again by the next send_credit (test) */
+    } else if (kind == RAIL_WR_ANSWER && idx < RAIL_FIFO_SLOTS * RAIL_MAX_RECVS &&
+               !r->query[idx].asked) {
+        r->query[idx].asked = true; /* answered again on a rail that is up */
+        r->nquery++;
     }
 }
 
@@ -301,6 +291,8 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
     case RAIL_WR_CTS:
         if (idx < RAIL_RECV_REQS)
             r->reqs[idx].cts_pending = false;
+        return;
+    case RAIL_WR_ANSWER:
         return;
     case RAIL_WR_CREDIT:
         rail_eager_ring_credit_done(&r->ring);
@@ -331,6 +323,8 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
         on_eager(r, imm.bounce);
     else if (imm.kind == RAIL_IMM_DATA)
         on_direct(r, imm.slot, imm.entry, imm.size);
+    else if (imm.kind == RAIL_IMM_ASK)
+        rail_recv_on_ask(r, imm.slot, imm.entry, imm.rail);
     else
         on_record(r, imm.slot, imm.entry);
 }
@@ -419,7 +413,7 @@ static void flush_deferred(struct rail_recv_comm *r)
     if (!r->ndeferred || atomic_load(&r->base.error))
         return;
     bool starved = rail_eager_ring_stuck(&r->ring);
-    uint64_t now = rail_coarse_ns();
+    uint64_t now = r->base.coarse_ns; /* read by the health check (a few calls old at most) */
     for (int k = 0; k < r->ndeferred; k++) {
         struct rail_recv_req *q = &r->reqs[r->deferred[k]];
         if (q->left == 0) {
@@ -514,7 +508,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             c->rkey[rl] = m[i]->rkey[rl];
     }
     if (small) {
-        q->defer_ns = rail_coarse_ns();
+        q->defer_ns = r->base.coarse_ns = rail_coarse_ns();
         r->deferred[r->ndeferred++] = (uint8_t)idx;
     } else {
         rc = write_cts(r, q); /* not busy: checked above */
@@ -528,6 +522,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     for (int i = 0; i < n; i++)
         match_unexpected(r, q, i);
     flush_deferred(r);
+    send_credit(r);
     *request = q;
     return 0;
 }
@@ -540,7 +535,6 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
 
     rail_comm_progress(&r->base);
     flush_deferred(r);
-    send_credit(r);
     if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
         err = q->error;
         if (!err && sizes)
@@ -552,6 +546,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         *done = 1;
         return 0;
     }
+    send_credit(r); /* not done yet: the caller polls anyway */
     rail_comm_health(&r->base, true);
     return rail_comm_error(&r->base);
 }
@@ -578,6 +573,8 @@ static void recv_retry(struct rail_comm *c)
 {
     if (recv_of(c)->nretry)
         rail_recv_retry(recv_of(c));
+    if (recv_of(c)->nquery && !atomic_load(&c->error))
+        rail_recv_answer(recv_of(c));
 }
 
 static void recv_release(struct rail_comm *c)

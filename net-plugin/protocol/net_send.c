@@ -202,7 +202,7 @@ static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int 
 static bool req_done(const struct rail_send_req *q)
 {
     if (q->kind == RAIL_SREQ_PIPE)
-        return q->wrs_left == 0;
+        return q->wrs_left == 0 && !q->unsure;
     return rail_2ph_done(&q->tp);
 }
 
@@ -226,8 +226,10 @@ static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *
 {
     rail_comm_progress(&s->base);
     /* A failed comm never reuses anything: its requests end at once (two-phase ones may have
-     * pieces parked for a re-send that will never come). */
-    if (req_done(q) || (q->kind != RAIL_SREQ_PIPE && atomic_load(&s->base.error))) {
+     * pieces parked for a re-send that will never come; an unsure one never gets its answer). */
+    if (q->unsure && atomic_load(&s->base.error) && !q->error)
+        q->error = atomic_load(&s->base.error);
+    if (req_done(q) || ((q->kind != RAIL_SREQ_PIPE || q->unsure) && atomic_load(&s->base.error))) {
         int err = q->error;
         if (err) {
             req_free(s, q);

@@ -2,10 +2,16 @@
 /* Posting of messages on the rails of a send comm, and their re-sending after a rail failure.
  *
  * A rendezvous message takes one of two shapes:
- *   - pipelined (one piece on one rail, and no failover): the data write(s) and the size record
+ *   - pipelined (one rail carries all of it): the data write(s) and the size record
  *     (WRITE WITH IMM) go back to back on one QP, whose ordering makes the record arrive after
- *     the data; a piece of up to RAIL_IMM_DIRECT_MAX bytes is a single WRITE WITH IMM;
- *   - two-phase (striped over several rails, or any message of a connection with failover): the
+ *     the data; a piece of up to RAIL_IMM_DIRECT_MAX bytes is a single WRITE WITH IMM. With
+ *     failover, a rail failure before the last WR completed here leaves the message "unsure":
+ *     once its WRs are back, the sender asks the receiver on a rail that is up (a query repeats
+ *     the size record with RAIL_IMM_QUERY); the receiver first fails and drains that rail itself
+ *     (nothing can land through it any more), then answers whether the receive got the message.
+ *     Landed: done, nothing is written again. Not landed: it is re-sent two-phase. No data is
+ *     ever written again into a buffer the receiver may have handed back to NCCL;
+ *   - two-phase (striped over several rails): the
  *     data pieces are written on their rails first; only when every piece has completed here
  *     (acknowledged by the peer's HCA) is the size record written, on any rail that is up.
  *     A piece whose rail fails before it completed is written again on a surviving rail; its
@@ -233,7 +239,8 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
     rec->size = q->too_big ? RAIL_RECORD_TOO_BIG : q->size;
     rec->seq = (uint32_t)(q->seq + 1);
     rec->entry = q->entry;
-    if (!s->base.failover && nsc == 1) {
+    q->unsure = 0;
+    if (nsc == 1) {
         q->kind = RAIL_SREQ_PIPE;
         int rc = post_pipelined(s, q);
         if (rc == 0) {
@@ -275,6 +282,115 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
         }
     }
     return 0;
+}
+
+/* ---- unsure pipelined messages: ask the receiver ---- */
+
+/* The rail under a PIPE message failed before its last WR completed here. */
+static void mark_unsure(struct rail_send_comm *s, struct rail_send_req *q, int rail)
+{
+    if (q->unsure)
+        return;
+    q->unsure = RAIL_UNSURE_WAIT;
+    q->unsure_rail = (uint8_t)rail;
+    s->nunsure++;
+    s->base.rejoin_hold++; /* the receiver must drain this rail's old QPs before answering */
+    s->slot_busy[q->seq % RAIL_FIFO_SLOTS]++; /* the slot stays taken until the answer */
+    s->n2ph++;
+    rail_send_help_list(s);
+}
+
+/* The query: the message's size record again (same bytes), WRITE WITH IMM RAIL_IMM_QUERY. */
+static int post_ask(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    int rail = rail_pick_up(&s->base, q->unsure_rail + 1u);
+    if (rail < 0)
+        return 1;
+    struct rail_link *l = &s->base.link[rail];
+    int qp = (int)(l->rr++ % (unsigned)s->base.nqps);
+    if (sq_room(l, qp) < 1)
+        return 1;
+    struct ibv_sge sge = {(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
+    struct ibv_send_wr wr;
+    fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, req_index(s, q) | RAIL_CHUNK_ASK << 16),
+               record_addr(s, q), l->peer_rkey1);
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.imm_data =
+        htonl(rail_imm_query((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry, q->unsure_rail));
+    return post(s, rail, qp, &wr, 1);
+}
+
+/* Not landed: the whole message goes again, two-phase, on the rails that are up. */
+static void resend_two_phase(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    unsigned slot = (unsigned)(q->seq % RAIL_FIFO_SLOTS);
+    q->kind = RAIL_SREQ_2PH;
+    rail_2ph_start(&q->tp, q->too_big || q->size == 0);
+    s->slot_busy[slot] = (uint16_t)(q->tp.n + 1);
+    for (int k = 0; k < q->tp.n; k++) {
+        rail_2ph_piece_wait(&q->tp, k);
+        s->npending++;
+    }
+    if (q->tp.n == 0)
+        record_pending(s, q);
+}
+
+static void resolve_unsure(struct rail_send_comm *s)
+{
+    const uint64_t *answers = (const uint64_t *)(s->fifo + RAIL_ANSWER_OFF);
+    for (int i = 0; i < RAIL_SEND_REQS && s->nunsure; i++) {
+        struct rail_send_req *q = &s->reqs[i];
+        if (!q->h.ops || q->kind != RAIL_SREQ_PIPE || !q->unsure)
+            continue;
+        if (q->unsure == RAIL_UNSURE_WAIT) {
+            if (q->wrs_left == 0 && post_ask(s, q) == 0)
+                q->unsure = RAIL_UNSURE_ASKING;
+            continue;
+        }
+        if (q->unsure != RAIL_UNSURE_ASKED) /* the query's own completion first */
+            continue;
+        unsigned slot = (unsigned)(q->seq % RAIL_FIFO_SLOTS);
+        uint64_t ans =
+            __atomic_load_n(&answers[slot * RAIL_MAX_RECVS + q->entry], __ATOMIC_ACQUIRE);
+        if (!RAIL_ANSWER_IS(ans, (uint32_t)(q->seq + 1)))
+            continue;
+        q->unsure = 0;
+        s->nunsure--;
+        s->base.rejoin_hold--;
+        if (RAIL_ANSWER_LANDED(ans)) {
+            RAIL_INFO(NCCL_NET,
+                      "send comm %p: message of slot %u landed before rail %d failed: done, "
+                      "not sent again",
+                      (void *)s, slot, q->unsure_rail);
+            s->slot_busy[slot]--;
+            s->n2ph--;
+            continue;
+        }
+        RAIL_INFO(NCCL_NET,
+                  "send comm %p: message of slot %u did not land before rail %d failed: "
+                  "sent again on the rails that are up",
+                  (void *)s, slot, q->unsure_rail);
+        resend_two_phase(s, q);
+    }
+}
+
+static void ask_done(struct rail_send_comm *s, struct rail_send_req *q, int rail,
+                     const struct ibv_wc *wc)
+{
+    if (wc->status == IBV_WC_SUCCESS) {
+        if (q->unsure == RAIL_UNSURE_ASKING)
+            q->unsure = RAIL_UNSURE_ASKED;
+        return;
+    }
+    rail_tel_error(&s->base, rail);
+    if (rail_wc_rail_failure(wc->status) &&
+        rail_link_fail(&s->base, rail, ibv_wc_status_str(wc->status))) {
+        q->unsure = RAIL_UNSURE_WAIT; /* ask again on another rail */
+        return;
+    }
+    rail_wc_error(&s->base, rail, wc);
+    if (!q->error)
+        q->error = -EIO;
 }
 
 /* ---- eager ---- */
@@ -371,10 +487,21 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
     }
     if (!q)
         return;
+    if (k == RAIL_CHUNK_ASK) {
+        ask_done(s, q, rail, wc);
+        return;
+    }
     if (q->kind == RAIL_SREQ_PIPE) {
         q->wrs_left--;
         s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
         if (wc->status != IBV_WC_SUCCESS) {
+            if (s->base.failover && rail_wc_rail_failure(wc->status)) {
+                rail_tel_error(&s->base, rail);
+                if (rail_link_fail(&s->base, rail, ibv_wc_status_str(wc->status))) {
+                    mark_unsure(s, q, rail);
+                    return;
+                }
+            }
             rail_wc_error(&s->base, rail, wc);
             if (!q->error)
                 q->error = wc->status == IBV_WC_WR_FLUSH_ERR ? -EIO : -EREMOTEIO;
@@ -414,6 +541,8 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
 /* Re-posts pieces, records and eager writes whose rail failed, on rails that are up. */
 void rail_send_retry(struct rail_send_comm *s)
 {
+    if (s->nunsure && !atomic_load(&s->base.error))
+        resolve_unsure(s);
     if (!s->npending || atomic_load(&s->base.error))
         return;
     for (int i = 0; i < RAIL_SEND_REQS && s->npending; i++) {

@@ -379,6 +379,11 @@ uint32_t rail_imm_direct(unsigned slot, unsigned entry, uint32_t size)
     return RAIL_IMM_DIRECT | (size & RAIL_IMM_DIRECT_MAX) << 9 | rail_imm_rdv(slot, entry);
 }
 
+uint32_t rail_imm_query(unsigned slot, unsigned entry, unsigned rail)
+{
+    return RAIL_IMM_QUERY | (rail % RAIL_MAX_RAILS) << 9 | rail_imm_rdv(slot, entry);
+}
+
 uint32_t rail_imm_eager(unsigned bounce)
 {
     return RAIL_IMM_EAGER | (bounce & 0xFFFFu);
@@ -402,6 +407,11 @@ int rail_imm_decode(uint32_t imm, struct rail_imm *out)
         out->kind = RAIL_IMM_DATA;
         out->size = (imm >> 9) & RAIL_IMM_DIRECT_MAX;
         return out->size ? 0 : -EPROTO;
+    }
+    if (imm & RAIL_IMM_QUERY) {
+        out->kind = RAIL_IMM_ASK;
+        out->rail = (imm >> 9) & 7u;
+        return (imm & ~(RAIL_IMM_QUERY | 0xFFFu)) || out->rail >= RAIL_MAX_RAILS ? -EPROTO : 0;
     }
     out->kind = RAIL_IMM_RECORD;
     return imm >> 9 ? -EPROTO : 0;

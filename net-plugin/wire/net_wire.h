@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define RAIL_WIRE_MAGIC   0x4c494152u /* "RAIL" little-endian */
-#define RAIL_WIRE_VERSION 2           /* 2: direct rendezvous writes (RAIL_IMM_DIRECT) */
+#define RAIL_WIRE_VERSION 3 /* 2: direct rendezvous writes (RAIL_IMM_DIRECT); 3: queries */
 
 /* Limits shared by both ends of a connection (a peer announcing more is rejected). */
 #define RAIL_MAX_RAILS     8   /* rails (physical ports) one connection may stripe over */
@@ -121,10 +121,17 @@ struct rail_cts {
     uint64_t seq; /* slot sequence + 1; 0 = never written */
 };
 
-#define RAIL_FIFO_BYTES   ((size_t)RAIL_FIFO_SLOTS * RAIL_MAX_RECVS * RAIL_CTS_BYTES)
-#define RAIL_CREDIT_OFF   RAIL_FIFO_BYTES /* u64: eager slots freed by the receiver */
-#define RAIL_SEND_REGION  (RAIL_FIFO_BYTES + 64)
-#define RAIL_RECORDS_SIZE ((size_t)RAIL_FIFO_SLOTS * RAIL_MAX_RECVS * RAIL_RECORD_BYTES)
+#define RAIL_FIFO_BYTES ((size_t)RAIL_FIFO_SLOTS * RAIL_MAX_RECVS * RAIL_CTS_BYTES)
+#define RAIL_CREDIT_OFF RAIL_FIFO_BYTES /* u64: eager slots freed by the receiver */
+/* Answers to queries (RAIL_IMM_QUERY), one u64 per FIFO slot and entry, written by the
+ * receiver: RAIL_ANSWER(seq, landed), seq = the record's seq field. */
+#define RAIL_ANSWER_OFF          (RAIL_FIFO_BYTES + 64)
+#define RAIL_ANSWER_BYTES        ((size_t)RAIL_FIFO_SLOTS * RAIL_MAX_RECVS * 8)
+#define RAIL_SEND_REGION         (RAIL_ANSWER_OFF + RAIL_ANSWER_BYTES)
+#define RAIL_ANSWER(seq, landed) ((uint64_t)(seq) << 32 | ((landed) ? 2u : 1u))
+#define RAIL_ANSWER_IS(ans, seq) ((uint32_t)((ans) >> 32) == (seq) && ((ans)&3u) != 0)
+#define RAIL_ANSWER_LANDED(ans)  (((ans)&3u) == 2u)
+#define RAIL_RECORDS_SIZE        ((size_t)RAIL_FIFO_SLOTS * RAIL_MAX_RECVS * RAIL_RECORD_BYTES)
 
 /* Size record written (by the sender) after the data of a rendezvous message. */
 struct rail_record {
@@ -147,19 +154,26 @@ struct rail_eager_hdr {
  * a rendezvous completion for FIFO slot bits 3..8, entry bits 0..2, either
  *   - bit 30 clear: a size record was written (all other bits zero), or
  *   - bit 30 set ("direct"): the data itself was this write, its size (1 .. RAIL_IMM_DIRECT_MAX)
- *     in bits 9..29, and no record follows. */
+ *     in bits 9..29, and no record follows;
+ *   - bit 30 clear, bit 29 set ("query"): the sender lost the completion of a one-piece message
+ *     with rail bits 9..11; the write repeats its size record (same bytes) and asks whether the
+ *     receiver completed it (answer: RAIL_ANSWER_OFF). */
 #define RAIL_IMM_EAGER      0x80000000u
 #define RAIL_IMM_DIRECT     0x40000000u
+#define RAIL_IMM_QUERY      0x20000000u
 #define RAIL_IMM_DIRECT_MAX ((1u << 21) - 1)
 uint32_t rail_imm_rdv(unsigned slot, unsigned entry);
+/* rail must be < RAIL_MAX_RAILS. */
+uint32_t rail_imm_query(unsigned slot, unsigned entry, unsigned rail);
 /* size must be 1 .. RAIL_IMM_DIRECT_MAX. */
 uint32_t rail_imm_direct(unsigned slot, unsigned entry, uint32_t size);
 uint32_t rail_imm_eager(unsigned bounce);
 
-enum rail_imm_kind { RAIL_IMM_RECORD = 1, RAIL_IMM_DATA, RAIL_IMM_BOUNCE };
+enum rail_imm_kind { RAIL_IMM_RECORD = 1, RAIL_IMM_DATA, RAIL_IMM_BOUNCE, RAIL_IMM_ASK };
 struct rail_imm {
     enum rail_imm_kind kind;
-    unsigned slot, entry; /* RECORD, DATA */
+    unsigned slot, entry; /* RECORD, DATA, ASK */
+    unsigned rail;        /* ASK: the rail that carried the message */
     uint32_t size;        /* DATA */
     unsigned bounce;      /* BOUNCE */
 };

@@ -246,6 +246,11 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
      .send_env = "NCCL_RAIL_FAULT=qp_fatal:after=4"},
+    {.name = "mr_onepiece",
+     .recv_side = it_mr_onepiece_recv,
+     .send_side = it_mr_onepiece_send,
+     .env = "NCCL_IB_TIMEOUT=12",
+     .env2 = "NCCL_IB_RETRY_CNT=3"},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
 

@@ -38,7 +38,7 @@ static const char *env_or(const char *name, const char *dflt)
 }
 
 /* 1 when the scenario can run; prints why not otherwise. */
-static int mr_applicable(struct it_side *s)
+int it_mr_applicable(struct it_side *s)
 {
     ncclNetProperties_v11_t a, b;
     if (s->peer_dev < 0 || s->p->net->getProperties(s->dev, &a) != ncclSuccess ||
@@ -57,7 +57,7 @@ static int mr_applicable(struct it_side *s)
     return 1;
 }
 
-static int link_set(const char *ifname, const char *state)
+int it_link_set(const char *ifname, const char *state)
 {
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "ip link set %s %s", ifname, state);
@@ -81,7 +81,7 @@ static int port_active(const char *dev)
 
 /* Brings every fabric link up and waits until the ports of both rail groups are ACTIVE (the
  * device names are "rxeA+rxeB" lists). */
-static int links_restore(struct it_side *s)
+int it_links_restore(struct it_side *s)
 {
     static const char *ifs[] = {"FABRIC_IF0", "FABRIC_IF1", "FABRIC_IF2", "FABRIC_IF3"};
     static const char *ifd[] = {"veth0", "veth1", "veth2", "veth3"};
@@ -89,7 +89,7 @@ static int links_restore(struct it_side *s)
     ncclNetProperties_v11_t a, b;
     int rc = 0;
     for (int i = 0; i < 4; i++)
-        rc |= link_set(env_or(ifs[i], ifd[i]), "up");
+        rc |= it_link_set(env_or(ifs[i], ifd[i]), "up");
     if (s->p->net->getProperties(s->dev, &a) != ncclSuccess ||
         s->p->net->getProperties(s->peer_dev, &b) != ncclSuccess)
         return it_fail("getProperties failed");
@@ -217,7 +217,7 @@ static int mr_recv(struct it_side *s)
     struct it_plugin *p = s->p;
     struct mr_batch m;
     void *rc;
-    if (!mr_applicable(s))
+    if (!it_mr_applicable(s))
         return 0;
     if (it_accept(p, s->dev, s->ctl, NULL, &rc) || batch_alloc(p, rc, &m))
         return 1;
@@ -272,9 +272,9 @@ static int send_batch(struct it_side *s, void *sc, struct mr_batch *m, int batch
     struct it_plugin *p = s->p;
     if (it_ctl_signal(s->ctl, 'B') || batch_post_send(p, sc, m, batch))
         return 1;
-    if (down1 && link_set(down1, "down"))
+    if (down1 && it_link_set(down1, "down"))
         return 1;
-    if (down2 && link_set(down2, "down"))
+    if (down2 && it_link_set(down2, "down"))
         return 1;
     if (batch_wait(p, m, batch, 0, 0))
         return 1;
@@ -290,7 +290,7 @@ static int mr_send(struct it_side *s, enum mr_kind kind)
     struct mr_batch m;
     void *sc;
     int rc = 1, batch = 0;
-    if (!mr_applicable(s))
+    if (!it_mr_applicable(s))
         return 0;
     if (it_connect(p, s->dev, s->ctl, &sc) || batch_alloc(p, sc, &m))
         return 1;
@@ -309,7 +309,7 @@ static int mr_send(struct it_side *s, enum mr_kind kind)
         if (send_batch(s, sc, &m, batch++, NULL, NULL))
             goto out;
         /* Down before the posts: otherwise small messages may finish before the links go. */
-        if (link_set(if_a, "down") || link_set(if_b, "down") || it_ctl_signal(s->ctl, 'X'))
+        if (it_link_set(if_a, "down") || it_link_set(if_b, "down") || it_ctl_signal(s->ctl, 'X'))
             goto out;
         /* isend may already refuse (the ports' events came first): that is the error too. */
         int refused = 0;
@@ -337,7 +337,7 @@ static int mr_send(struct it_side *s, enum mr_kind kind)
         /* The receiver reports its own outcome ('R') before the links come back. */
         if (it_ctl_wait(s->ctl, 'R'))
             goto out;
-        rc = links_restore(s) || it_ctl_signal(s->ctl, 'E');
+        rc = it_links_restore(s) || it_ctl_signal(s->ctl, 'E');
         p->net->closeSend(sc);
         batch_free(p, &m);
         return rc;
@@ -345,16 +345,16 @@ static int mr_send(struct it_side *s, enum mr_kind kind)
         /* The links go while a batch with an 8 MiB message is on the wire: the error comes from
          * the ports' events or the RC retry timeout, through test(). */
         if (send_batch(s, sc, &m, batch++, NULL, NULL) || it_ctl_signal(s->ctl, 'X') ||
-            batch_post_send(p, sc, &m, batch) || link_set(if_a, "down") || link_set(if_b, "down") ||
-            batch_wait(p, &m, batch, 0, 1) || it_ctl_wait(s->ctl, 'R'))
+            batch_post_send(p, sc, &m, batch) || it_link_set(if_a, "down") ||
+            it_link_set(if_b, "down") || batch_wait(p, &m, batch, 0, 1) || it_ctl_wait(s->ctl, 'R'))
             goto out;
-        rc = links_restore(s) || it_ctl_signal(s->ctl, 'E');
+        rc = it_links_restore(s) || it_ctl_signal(s->ctl, 'E');
         p->net->closeSend(sc);
         batch_free(p, &m);
         return rc;
     case MR_REJOIN: {
         if (send_batch(s, sc, &m, batch++, if_a, NULL) ||
-            send_batch(s, sc, &m, batch++, NULL, NULL) || links_restore(s))
+            send_batch(s, sc, &m, batch++, NULL, NULL) || it_links_restore(s))
             goto out;
         unsigned long long tx0 = tx_bytes(if_a), grown = 0;
         double t0 = it_now();
@@ -375,7 +375,7 @@ static int mr_send(struct it_side *s, enum mr_kind kind)
     }
     rc = 0;
 out:
-    if (kind != MR_STREAM && links_restore(s))
+    if (kind != MR_STREAM && it_links_restore(s))
         rc = 1;
     if (it_ctl_signal(s->ctl, 'E'))
         rc = 1;

@@ -94,6 +94,14 @@ int it_mr_failover_send(struct it_side *s);
 int it_mr_alldown_send(struct it_side *s);
 int it_mr_alldown_inflight_send(struct it_side *s);
 int it_mr_rejoin_send(struct it_side *s);
+/* Shared with it_onepiece.c: 1 when a multi-rail scenario can run (prints why not otherwise);
+ * `ip link set IF STATE`; every fabric link up and the groups' ports ACTIVE again. */
+int it_mr_applicable(struct it_side *s);
+int it_link_set(const char *ifname, const char *state);
+int it_links_restore(struct it_side *s);
+/* it_onepiece.c */
+int it_mr_onepiece_recv(struct it_side *s);
+int it_mr_onepiece_send(struct it_side *s);
 
 /* it_vfault.c: injected verbs faults (NCCL_RAIL_FAULT; fault-injection builds only) */
 int it_vf_recv(struct it_side *s);

@@ -348,6 +348,10 @@ static void test_imm(void)
             if (rail_imm_decode(rail_imm_rdv(s, e), &m) != 0 || m.kind != RAIL_IMM_RECORD ||
                 m.slot != s || m.entry != e)
                 wrong++;
+            for (unsigned r = 0; r < RAIL_MAX_RAILS; r++)
+                if (rail_imm_decode(rail_imm_query(s, e, r), &m) != 0 || m.kind != RAIL_IMM_ASK ||
+                    m.slot != s || m.entry != e || m.rail != r)
+                    wrong++;
             for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++)
                 if (rail_imm_decode(rail_imm_direct(s, e, sizes[z]), &m) != 0 ||
                     m.kind != RAIL_IMM_DATA || m.slot != s || m.entry != e || m.size != sizes[z])
@@ -365,6 +369,13 @@ static void test_imm(void)
     CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_EAGER | RAIL_IMM_DIRECT, &m), -EPROTO);
     CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_DIRECT, &m), -EPROTO); /* direct, 0 bytes */
     CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_DIRECT | (5u << 3), &m), -EPROTO);
+    CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_QUERY | 1u << 12, &m), -EPROTO); /* query, high bits */
+    CHECK_EQ_INT(rail_imm_decode(RAIL_IMM_QUERY | 1u << 28, &m), -EPROTO);
+    /* Answers: the record's seq and the verdict; an unwritten word answers nothing. */
+    CHECK(RAIL_ANSWER_IS(RAIL_ANSWER(7u, 1), 7u) && RAIL_ANSWER_LANDED(RAIL_ANSWER(7u, 1)));
+    CHECK(RAIL_ANSWER_IS(RAIL_ANSWER(7u, 0), 7u) && !RAIL_ANSWER_LANDED(RAIL_ANSWER(7u, 0)));
+    CHECK(!RAIL_ANSWER_IS(RAIL_ANSWER(7u, 1), 8u));
+    CHECK(!RAIL_ANSWER_IS((uint64_t)0, 0u));
     CHECK_EQ_INT(rail_imm_decode(rail_imm_direct(3, 2, 100), &m), 0);
     CHECK_EQ_INT(m.kind, RAIL_IMM_DATA);
     CHECK_EQ_INT((int)m.size, 100);
