@@ -118,23 +118,29 @@ bool rail_link_fail(struct rail_comm *c, int rail, const char *why)
     unsigned act = rail_rejoin_fail(&l->rj, &c->nup, c->failover, rail_coarse_ns(), &carry_on);
     if (!act)
         return carry_on; /* no failover, or already down (a late completion of that failure) */
-    qps_to_error(c, rail);
-    struct rail_stripe *sched = c->ops->sched(c);
-    if (sched)
-        (void)rail_stripe_set_rail_state(sched, rail, false);
-    rail_tel_failover(c, rail);
+    /* Carry out what the state machine (rejoin.c) decided, in its order. */
+    if (act & RAIL_RJ_DO_QPS_ERROR)
+        qps_to_error(c, rail);
+    if (act & RAIL_RJ_DO_SCHED_DOWN) {
+        struct rail_stripe *sched = c->ops->sched(c);
+        if (sched)
+            (void)rail_stripe_set_rail_state(sched, rail, false);
+        rail_tel_failover(c, rail);
+    }
     if (act & RAIL_RJ_DO_COMM_FAIL) {
         rail_comm_fail(c, -ENETDOWN, "rail %d (%s) failed (%s) and it was the last rail up", rail,
                        l->dev->name, why);
         return false;
     }
-    RAIL_WARN(NCCL_NET,
-              "%s comm %p (peer %s): rail %d (%s) failed: %s; %d of %d rail(s) carry on, its "
-              "work in flight is sent again on them",
-              rail_comm_kind(c), (void *)c, c->peer[0] ? c->peer : "?", rail, l->dev->name, why,
-              c->nup, c->nrails);
-    ctl_send(c, RAIL_CTL_DOWN, rail);
-    return true;
+    if (act & RAIL_RJ_DO_SEND_DOWN) {
+        RAIL_WARN(NCCL_NET,
+                  "%s comm %p (peer %s): rail %d (%s) failed: %s; %d of %d rail(s) carry on, its "
+                  "work in flight is sent again on them",
+                  rail_comm_kind(c), (void *)c, c->peer[0] ? c->peer : "?", rail, l->dev->name, why,
+                  c->nup, c->nrails);
+        ctl_send(c, RAIL_CTL_DOWN, rail);
+    }
+    return carry_on;
 }
 
 /* ---- rejoin ---- */
@@ -241,12 +247,13 @@ static void on_rejoin_ack(struct rail_comm *c, int rail, const struct rail_meta_
     int rc = rail_link_connect_one(c, rail, pr, l->sl, l->tc, err, sizeof(err));
     if (rc < 0)
         RAIL_WARN(NCCL_NET, "rail %d (%s): rejoin failed: %s", rail, l->dev->name, err);
-    if (rail_rejoin_connected(&l->rj, rc == 0) & RAIL_RJ_DO_QPS_ERROR) {
+    unsigned act = rail_rejoin_connected(&l->rj, rc == 0);
+    if (act & RAIL_RJ_DO_QPS_ERROR)
         qps_to_error(c, rail);
-        return;
+    if (act & RAIL_RJ_DO_BACK) {
+        rail_back(c, rail);
+        ctl_send(c, RAIL_CTL_REJOIN_DONE, rail);
     }
-    rail_back(c, rail);
-    ctl_send(c, RAIL_CTL_REJOIN_DONE, rail);
 }
 
 static void on_frame(struct rail_comm *c, const struct rail_meta *m)
