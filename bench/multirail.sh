@@ -48,42 +48,7 @@ nb_bw() { # rails policy sdev rdev -> MB/s
 single() { nb_bw "$singles" adaptive "$dev_a0" "$dev_a1"; }
 dual() { nb_bw "$groups" "$1" "$dev_a0+$dev_b0" "$dev_a1+$dev_b1"; }
 
-raw2() { # two ib_write_bw at once, one per rail -> sum of the BW averages
-  local p1=$port p2=$((port + 1)) g ga gb sa sb f1 f2
-  port=$((port + 2))
-  ga=$(fabric_var G "$dev_a1" 1) gb=$(fabric_var G "$dev_b1" 1)
-  timeout 300 ib_write_bw -d "$dev_a1" -x "$ga" -F -s 4194304 -n "$iters" -p "$p1" -t 8 \
-    >"$scratch/sa" 2>&1 &
-  sa=$!
-  timeout 300 ib_write_bw -d "$dev_b1" -x "$gb" -F -s 4194304 -n "$iters" -p "$p2" -t 8 \
-    >"$scratch/sb" 2>&1 &
-  sb=$!
-  wait_listen "$p1" && wait_listen "$p2"
-  g=$(fabric_var G "$dev_a0" 1)
-  timeout 300 ib_write_bw -d "$dev_a0" -x "$g" -F -s 4194304 -n "$iters" -p "$p1" -t 8 \
-    "$(fabric_var A "$dev_a1" 127.0.0.1)" >"$scratch/ca" 2>&1 &
-  f1=$!
-  g=$(fabric_var G "$dev_b0" 1)
-  timeout 300 ib_write_bw -d "$dev_b0" -x "$g" -F -s 4194304 -n "$iters" -p "$p2" -t 8 \
-    "$(fabric_var A "$dev_b1" 127.0.0.1)" >"$scratch/cb" 2>&1 &
-  f2=$!
-  wait "$f1" "$f2" "$sa" "$sb"
-  local sum=0 b n avg rest got=0
-  for f in "$scratch/ca" "$scratch/cb"; do
-    while read -r b n _ avg rest; do
-      if [ "$b" = 4194304 ] && [ "$n" = "$iters" ]; then
-        sum=$(awk -v s="$sum" -v a="$avg" 'BEGIN { printf "%.2f", s + a }')
-        got=$((got + 1))
-      fi
-    done <"$f"
-  done
-  if [ "$got" -ne 2 ]; then
-    echo "raw2: ib_write_bw failed:" >&2
-    tail -n 3 "$scratch/ca" "$scratch/cb" >&2
-    failed ib_write_bw
-  fi
-  echo "$sum"
-}
+raw2() { raw2_bw "$dev_a0" "$dev_a1" "$dev_b0" "$dev_b1" "$iters"; }
 
 median() { printf '%s\n' "$@" | grep -v '^$' | sort -g | awk '{ v[NR] = $1 }
   END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2];

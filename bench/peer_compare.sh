@@ -70,43 +70,7 @@ rawlat() {
   read -r -a f <<<"$(perftest ib_write_lat 8 "$lat_iters" "$port")"
   echo "${f[2]:-}"
 }
-raw2() { # two ib_write_bw at once, one per rail -> sum of the BW averages
-  local p1=$((port + 1)) p2=$((port + 2)) g sa sb f1 f2 sum=0 b n avg got=0 f
-  port=$((port + 2))
-  g=$(fabric_var G "$a1" 1)
-  timeout 300 ib_write_bw -d "$a1" -x "$g" -F -s 4194304 -n "$bw_iters" -p "$p1" -t 8 \
-    >"$scratch/sa" 2>&1 &
-  sa=$!
-  g=$(fabric_var G "$b1" 1)
-  timeout 300 ib_write_bw -d "$b1" -x "$g" -F -s 4194304 -n "$bw_iters" -p "$p2" -t 8 \
-    >"$scratch/sb" 2>&1 &
-  sb=$!
-  wait_listen "$p1" && wait_listen "$p2"
-  g=$(fabric_var G "$a0" 1)
-  timeout 300 ib_write_bw -d "$a0" -x "$g" -F -s 4194304 -n "$bw_iters" -p "$p1" -t 8 \
-    "$(fabric_var A "$a1" 127.0.0.1)" >"$scratch/ca" 2>&1 &
-  f1=$!
-  g=$(fabric_var G "$b0" 1)
-  timeout 300 ib_write_bw -d "$b0" -x "$g" -F -s 4194304 -n "$bw_iters" -p "$p2" -t 8 \
-    "$(fabric_var A "$b1" 127.0.0.1)" >"$scratch/cb" 2>&1 &
-  f2=$!
-  wait "$f1" "$f2" "$sa" "$sb"
-  for f in "$scratch/ca" "$scratch/cb"; do
-    while read -r b n _ avg _; do
-      if [ "$b" = 4194304 ] && [ "$n" = "$bw_iters" ]; then
-        sum=$(awk -v s="$sum" -v a="$avg" 'BEGIN { printf "%.2f", s + a }')
-        got=$((got + 1))
-      fi
-    done <"$f"
-  done
-  if [ "$got" -ne 2 ]; then
-    echo "raw2: ib_write_bw failed:" >&2
-    tail -n 3 "$scratch/ca" "$scratch/cb" >&2
-    failed ib_write_bw
-    return
-  fi
-  echo "$sum"
-}
+raw2() { raw2_bw "$a0" "$a1" "$b0" "$b1" "$bw_iters"; }
 nb() { # plugin rails sdev rdev bw|lat [env...] -> MB/s or one-way us
   local so=$1 rails=$2 key
   sdev=$3 rdev=$4

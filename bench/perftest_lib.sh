@@ -8,6 +8,7 @@
 #   nb_get FILE KEY                          -> KEY's value from the bw/lat result line in FILE
 #   failed WHAT                              -> counts a failure (usable from $(...) subshells)
 #   failures                                 -> how many runs failed
+#   raw2_bw A0 A1 B0 B1 ITERS                -> two ib_write_bw at once (one per rail), summed
 # Exec is slow in the guest (a 9p root under TCG), so the helpers stick to shell builtins.
 
 lib_setup() { # $1 script name for messages
@@ -111,4 +112,45 @@ nb_get() {
     esac
   done <"$1"
   echo "$val"
+}
+
+raw2_bw() { # A0 A1 B0 B1 ITERS -> the sum of two 4 MiB ib_write_bw averages run at once, A0->A1 and
+  # B0->B1 (one per rail: the emulator's two-rail ceiling); nothing (and a failure counted) when
+  # either run failed. Uses and advances the caller's $port.
+  local a0=$1 a1=$2 b0=$3 b1=$4 iters=$5 p1=$port p2=$((port + 1)) g sa sb f1 f2
+  local sum=0 b n avg rest got=0 f
+  port=$((port + 2))
+  g=$(fabric_var G "$a1" 1)
+  timeout 300 ib_write_bw -d "$a1" -x "$g" -F -s 4194304 -n "$iters" -p "$p1" -t 8 \
+    >"$scratch/sa" 2>&1 &
+  sa=$!
+  g=$(fabric_var G "$b1" 1)
+  timeout 300 ib_write_bw -d "$b1" -x "$g" -F -s 4194304 -n "$iters" -p "$p2" -t 8 \
+    >"$scratch/sb" 2>&1 &
+  sb=$!
+  wait_listen "$p1" && wait_listen "$p2"
+  g=$(fabric_var G "$a0" 1)
+  timeout 300 ib_write_bw -d "$a0" -x "$g" -F -s 4194304 -n "$iters" -p "$p1" -t 8 \
+    "$(fabric_var A "$a1" 127.0.0.1)" >"$scratch/ca" 2>&1 &
+  f1=$!
+  g=$(fabric_var G "$b0" 1)
+  timeout 300 ib_write_bw -d "$b0" -x "$g" -F -s 4194304 -n "$iters" -p "$p2" -t 8 \
+    "$(fabric_var A "$b1" 127.0.0.1)" >"$scratch/cb" 2>&1 &
+  f2=$!
+  wait "$f1" "$f2" "$sa" "$sb"
+  for f in "$scratch/ca" "$scratch/cb"; do
+    while read -r b n _ avg rest; do
+      if [ "$b" = 4194304 ] && [ "$n" = "$iters" ]; then
+        sum=$(awk -v s="$sum" -v a="$avg" 'BEGIN { printf "%.2f", s + a }')
+        got=$((got + 1))
+      fi
+    done <"$f"
+  done
+  if [ "$got" -ne 2 ]; then
+    echo "raw2: ib_write_bw failed:" >&2
+    tail -n 3 "$scratch/ca" "$scratch/cb" >&2
+    failed ib_write_bw
+    return
+  fi
+  echo "$sum"
 }

@@ -131,7 +131,10 @@ static int post_piece(struct rail_send_comm *s, struct rail_send_req *q, int k)
 
 /* ---- the size record (two-phase) ---- */
 
-static int post_record(struct rail_send_comm *s, struct rail_send_req *q, int rail)
+/* The message's size record, WRITE WITH IMM `imm`, on rail: as the record itself (chunk
+ * RAIL_CHUNK_REC) or as a query about it (RAIL_CHUNK_ASK). 0 posted, 1 no room, -errno. */
+static int post_record_as(struct rail_send_comm *s, struct rail_send_req *q, int rail,
+                          unsigned chunk, uint32_t imm)
 {
     struct rail_link *l = &s->base.link[rail];
     int qp = (int)(l->rr++ % (unsigned)s->base.nqps);
@@ -139,11 +142,17 @@ static int post_record(struct rail_send_comm *s, struct rail_send_req *q, int ra
         return 1;
     struct ibv_sge sge = {(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
     struct ibv_send_wr wr;
-    fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, req_index(s, q) | RAIL_CHUNK_REC << 16),
+    fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, req_index(s, q) | chunk << 16),
                record_addr(s, q), l->peer_rkey1);
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.imm_data = htonl(rail_imm_rdv((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry));
-    int rc = post(s, rail, qp, &wr, 1);
+    wr.imm_data = htonl(imm);
+    return post(s, rail, qp, &wr, 1);
+}
+
+static int post_record(struct rail_send_comm *s, struct rail_send_req *q, int rail)
+{
+    int rc = post_record_as(s, q, rail, RAIL_CHUNK_REC,
+                            rail_imm_rdv((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry));
     if (rc == 0) {
         rail_2ph_record_posted(&q->tp);
         q->rec_rail = (uint8_t)rail;
@@ -306,18 +315,9 @@ static int post_ask(struct rail_send_comm *s, struct rail_send_req *q)
     int rail = rail_pick_up(&s->base, q->unsure_rail + 1u);
     if (rail < 0)
         return 1;
-    struct rail_link *l = &s->base.link[rail];
-    int qp = (int)(l->rr++ % (unsigned)s->base.nqps);
-    if (sq_room(l, qp) < 1)
-        return 1;
-    struct ibv_sge sge = {(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
-    struct ibv_send_wr wr;
-    fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, req_index(s, q) | RAIL_CHUNK_ASK << 16),
-               record_addr(s, q), l->peer_rkey1);
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.imm_data =
-        htonl(rail_imm_query((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry, q->unsure_rail));
-    return post(s, rail, qp, &wr, 1);
+    return post_record_as(
+        s, q, rail, RAIL_CHUNK_ASK,
+        rail_imm_query((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry, q->unsure_rail));
 }
 
 /* Not landed: the whole message goes again, two-phase, on the rails that are up. */
