@@ -230,7 +230,11 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
 {
     struct rail_stripe_chunk sc[RAIL_STRIPE_MAX_RAILS];
     uint64_t nbytes = q->too_big ? 0 : q->size;
-    int nsc = rail_stripe_schedule(&s->sched, nbytes, sc, RAIL_STRIPE_MAX_RAILS);
+    uint32_t load[RAIL_STRIPE_MAX_RAILS] = {0};
+    for (int r = 0; r < s->base.nrails; r++)
+        for (int p = 0; p < s->base.nqps; p++)
+            load[r] += (uint32_t)s->base.link[r].qps[p].sq_out;
+    int nsc = rail_stripe_schedule_loaded(&s->sched, nbytes, load, sc, RAIL_STRIPE_MAX_RAILS);
 
     if (nsc < 0) {
         if (nsc == -ENETDOWN)
