@@ -314,10 +314,12 @@ int rail_stripe_schedule_loaded(struct rail_stripe *s, uint64_t size,
         return -E2BIG;
     if (size == 0 || size < s->min_stripe)
         return rail_stripe_schedule(s, size, out, cap);
+    bool busy = false;
     for (int r = 0; r < s->nrails; r++)
-        if ((mask >> r & 1) && load[r] == 0)
-            return rail_stripe_schedule(s, size, out, cap); /* a rail is idle: split */
-    /* Every rail up is busy: the message goes whole to the rail whose queue, scaled by its
+        busy |= (mask >> r & 1) && load[r] > 0;
+    if (!busy) /* every rail idle: splitting shortens this message */
+        return rail_stripe_schedule(s, size, out, cap);
+    /* A rail has work queued: the message goes whole to the rail whose queue, scaled by its
      * weight, is shortest (ties: the round-robin cursor's order). */
     const uint16_t *w = current_weights(s);
     int best = -1;

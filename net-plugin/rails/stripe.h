@@ -101,12 +101,13 @@ int rail_stripe_schedule(struct rail_stripe *s, uint64_t size, struct rail_strip
                          int cap);
 
 /* rail_stripe_schedule, told how busy each rail is: load[r] is the work (signalled send WRs)
- * outstanding on rail r. A message that would be split, sent while every rail that is up has
- * load, goes whole to one rail instead: the one with the least load per unit of weight (ties in
- * the round-robin cursor's order, which then moves past it). Splitting buys nothing when every
- * rail already has work queued, and a whole message needs no two-phase size record. With a rail
- * idle, or below min_stripe, it is rail_stripe_schedule. Same errors, plus -EINVAL for a NULL
- * load. */
+ * outstanding on rail r. A message that would be split, sent while any rail that is up has load,
+ * goes whole to one rail instead: the one with the least load per unit of weight (ties in the
+ * round-robin cursor's order, which then moves past it). Splitting shortens a message only when
+ * every rail is free to carry its share at once; otherwise a piece waits behind the queue of a
+ * busy rail while the message's other rail could have carried it all, and a whole message needs
+ * no two-phase size record. With every rail idle, or below min_stripe, it is
+ * rail_stripe_schedule. Same errors, plus -EINVAL for a NULL load. */
 int rail_stripe_schedule_loaded(struct rail_stripe *s, uint64_t size,
                                 const uint32_t load[RAIL_STRIPE_MAX_RAILS],
                                 struct rail_stripe_chunk *out, int cap);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* stripe scheduler told how busy each rail is (rail_stripe_schedule_loaded): a rail idle or a
- * message below the threshold gives exactly rail_stripe_schedule's schedule; every rail up busy
+/* stripe scheduler told how busy each rail is (rail_stripe_schedule_loaded): every rail idle or
+ * a message below the threshold gives exactly rail_stripe_schedule's schedule; any rail up busy
  * sends the message whole to the least loaded rail per unit of weight, ties in round-robin order;
  * rails down are never chosen; errors. */
 #include <errno.h>
@@ -33,7 +33,7 @@ static void test_idle_is_plain(void)
     const uint32_t loads[][RAIL_STRIPE_MAX_RAILS] = {{0, 0}, {3, 0}, {0, 5}, {2, 2}};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         for (size_t j = 0; j < sizeof(loads) / sizeof(loads[0]); j++) {
-            bool busy = loads[j][0] && loads[j][1];
+            bool busy = loads[j][0] || loads[j][1];
             if (busy && sizes[i] >= RAIL_STRIPE_MIN_DEFAULT)
                 continue; /* the busy case, below */
             struct rail_stripe a = make(2, RAIL_STRIPE_ADAPTIVE, NULL), b = a;
@@ -46,12 +46,21 @@ static void test_idle_is_plain(void)
             CHECK(memcmp(ca, cb, sizeof(ca)) == 0);
             CHECK(memcmp(&a, &b, sizeof(a)) == 0);
         }
-    /* 4 MiB with one rail idle is split over both. */
+    /* 4 MiB with one rail idle goes whole to the idle one. */
     struct rail_stripe s = make(2, RAIL_STRIPE_EQUAL, NULL);
     struct rail_stripe_chunk c[MAXC];
     const uint32_t one_idle[RAIL_STRIPE_MAX_RAILS] = {7, 0};
-    CHECK_EQ_INT(rail_stripe_schedule_loaded(&s, 4194304, one_idle, c, MAXC), 2);
-    CHECK_EQ_INT(c[0].length + c[1].length, 4194304);
+    CHECK_EQ_INT(rail_stripe_schedule_loaded(&s, 4194304, one_idle, c, MAXC), 1);
+    CHECK_EQ_INT(c[0].rail, 1);
+    CHECK_EQ_INT(c[0].length, 4194304);
+    /* A rail down with a stale count does not make the others busy: split over the rest. */
+    struct rail_stripe t = make(3, RAIL_STRIPE_EQUAL, NULL);
+    CHECK_EQ_INT(rail_stripe_set_rail_state(&t, 1, false), 0);
+    CHECK_EQ_INT(rail_stripe_schedule_loaded(
+                     &t, 4194304, (const uint32_t[RAIL_STRIPE_MAX_RAILS]){0, 4, 0}, c, MAXC),
+                 2);
+    CHECK_EQ_INT(c[0].rail, 0);
+    CHECK_EQ_INT(c[1].rail, 2);
 }
 
 static int whole(struct rail_stripe *s, uint64_t size, const uint32_t *load)
