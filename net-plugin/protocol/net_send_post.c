@@ -255,6 +255,8 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
     q->unsure = 0;
     if (nsc == 1) {
         q->kind = RAIL_SREQ_PIPE;
+        /* A large message sent whole (its rails were busy) measures its rail (docs/striping.md) */
+        q->ch[0].post_ns = nbytes && nbytes >= rail_stripe_min(&s->sched) ? rail_now_ns() : 0;
         int rc = post_pipelined(s, q);
         if (rc == 0) {
             s->slot_busy[q->seq % RAIL_FIFO_SLOTS] = (uint16_t)q->wrs_left;
@@ -509,6 +511,9 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
             rail_wc_error(&s->base, rail, wc);
             if (!q->error)
                 q->error = wc->status == IBV_WC_WR_FLUSH_ERR ? -EIO : -EREMOTEIO;
+        } else if (q->wrs_left == 0 && q->ch[0].post_ns) {
+            rail_stripe_on_completion(&s->sched, rail, q->size, q->ch[0].post_ns, rail_now_ns(),
+                                      true);
         }
         return;
     }

@@ -466,6 +466,11 @@ uint64_t rail_stripe_rate(const struct rail_stripe *s, int rail)
     return s->rail[rail].avg_bytes * 1000u / s->rail[rail].avg_ns;
 }
 
+uint64_t rail_stripe_min(const struct rail_stripe *s)
+{
+    return s->min_stripe;
+}
+
 bool rail_stripe_rail_up(const struct rail_stripe *s, int rail)
 {
     return s && rail >= 0 && rail < s->nrails && s->rail[rail].up;

@@ -150,6 +150,8 @@ int rail_stripe_weights(const struct rail_stripe *s, uint16_t w[RAIL_STRIPE_MAX_
  * completion); 0 for a rail out of range. */
 uint64_t rail_stripe_rate(const struct rail_stripe *s, int rail);
 bool rail_stripe_rail_up(const struct rail_stripe *s, int rail);
+/* min_stripe: messages of at least this size are split when every rail is idle */
+uint64_t rail_stripe_min(const struct rail_stripe *s);
 /* "equal", "weighted", "adaptive" or "?" */
 const char *rail_stripe_policy_name(enum rail_stripe_policy p);
 

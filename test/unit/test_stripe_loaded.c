@@ -109,6 +109,7 @@ static void test_errors(void)
     struct rail_stripe s = make(2, RAIL_STRIPE_ADAPTIVE, NULL), before = s;
     struct rail_stripe_chunk c[MAXC];
     const uint32_t busy[RAIL_STRIPE_MAX_RAILS] = {1, 1};
+    CHECK_EQ_INT(rail_stripe_min(&s), RAIL_STRIPE_MIN_DEFAULT);
     CHECK_EQ_INT(rail_stripe_schedule_loaded(&s, 4194304, NULL, c, MAXC), -EINVAL);
     CHECK_EQ_INT(rail_stripe_schedule_loaded(&s, 4194304, busy, NULL, MAXC), -EINVAL);
     CHECK_EQ_INT(rail_stripe_schedule_loaded(&s, RAIL_STRIPE_MAX_SIZE + 1, busy, c, MAXC), -EINVAL);
