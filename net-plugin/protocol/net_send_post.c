@@ -230,11 +230,7 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
 {
     struct rail_stripe_chunk sc[RAIL_STRIPE_MAX_RAILS];
     uint64_t nbytes = q->too_big ? 0 : q->size;
-    uint32_t load[RAIL_STRIPE_MAX_RAILS] = {0};
-    for (int r = 0; r < s->base.nrails; r++)
-        for (int p = 0; p < s->base.nqps; p++)
-            load[r] += (uint32_t)s->base.link[r].qps[p].sq_out;
-    int nsc = rail_stripe_schedule_loaded(&s->sched, nbytes, load, sc, RAIL_STRIPE_MAX_RAILS);
+    int nsc = rail_stripe_schedule(&s->sched, nbytes, sc, RAIL_STRIPE_MAX_RAILS);
 
     if (nsc < 0) {
         if (nsc == -ENETDOWN)
@@ -255,8 +251,6 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
     q->unsure = 0;
     if (nsc == 1) {
         q->kind = RAIL_SREQ_PIPE;
-        /* A large message sent whole (its rails were busy) measures its rail (docs/striping.md) */
-        q->ch[0].post_ns = nbytes && nbytes >= rail_stripe_min(&s->sched) ? rail_now_ns() : 0;
         int rc = post_pipelined(s, q);
         if (rc == 0) {
             s->slot_busy[q->seq % RAIL_FIFO_SLOTS] = (uint16_t)q->wrs_left;
@@ -511,9 +505,6 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
             rail_wc_error(&s->base, rail, wc);
             if (!q->error)
                 q->error = wc->status == IBV_WC_WR_FLUSH_ERR ? -EIO : -EREMOTEIO;
-        } else if (q->wrs_left == 0 && q->ch[0].post_ns) {
-            rail_stripe_on_completion(&s->sched, rail, q->size, q->ch[0].post_ns, rail_now_ns(),
-                                      true);
         }
         return;
     }

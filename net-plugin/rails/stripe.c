@@ -301,46 +301,6 @@ int rail_stripe_schedule(struct rail_stripe *s, uint64_t size, struct rail_strip
     return split(0, size, current_weights(s), s->nrails, out, cap);
 }
 
-int rail_stripe_schedule_loaded(struct rail_stripe *s, uint64_t size,
-                                const uint32_t load[RAIL_STRIPE_MAX_RAILS],
-                                struct rail_stripe_chunk *out, int cap)
-{
-    if (!s || !out || !load || size > RAIL_STRIPE_MAX_SIZE)
-        return -EINVAL;
-    unsigned mask = up_mask(s);
-    if (!mask)
-        return -ENETDOWN;
-    if (cap < 1)
-        return -E2BIG;
-    if (size == 0 || size < s->min_stripe)
-        return rail_stripe_schedule(s, size, out, cap);
-    bool busy = false;
-    for (int r = 0; r < s->nrails; r++)
-        busy |= (mask >> r & 1) && load[r] > 0;
-    if (!busy) /* every rail idle: splitting shortens this message */
-        return rail_stripe_schedule(s, size, out, cap);
-    /* A rail has work queued: the message goes whole to the rail whose queue, scaled by its
-     * weight, is shortest (ties: the round-robin cursor's order). */
-    const uint16_t *w = current_weights(s);
-    int best = -1;
-    uint64_t best_cost = 0;
-    for (int i = 0; i < s->nrails; i++) {
-        int r = (int)((s->rr_next + (unsigned)i) % (unsigned)s->nrails);
-        if (!(mask >> r & 1) || !w[r])
-            continue;
-        uint64_t cost = ((uint64_t)load[r] + 1) * RAIL_STRIPE_WEIGHT_ONE / w[r];
-        if (best < 0 || cost < best_cost) {
-            best = r;
-            best_cost = cost;
-        }
-    }
-    if (best < 0) /* weights are never all 0 over the rails up; kept for safety */
-        return rail_stripe_schedule(s, size, out, cap);
-    s->rr_next = (unsigned)(best + 1) % (unsigned)s->nrails;
-    out[0] = (struct rail_stripe_chunk){.rail = best, .offset = 0, .length = size};
-    return 1;
-}
-
 int rail_stripe_reschedule(struct rail_stripe *s, int failed_rail,
                            const struct rail_stripe_chunk *chunks, int n,
                            struct rail_stripe_chunk *out, int cap)
@@ -464,11 +424,6 @@ uint64_t rail_stripe_rate(const struct rail_stripe *s, int rail)
     if (!s || rail < 0 || rail >= s->nrails)
         return 0;
     return s->rail[rail].avg_bytes * 1000u / s->rail[rail].avg_ns;
-}
-
-uint64_t rail_stripe_min(const struct rail_stripe *s)
-{
-    return s->min_stripe;
 }
 
 bool rail_stripe_rail_up(const struct rail_stripe *s, int rail)

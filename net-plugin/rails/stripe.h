@@ -100,18 +100,6 @@ int rail_stripe_init(struct rail_stripe *s, const struct rail_stripe_config *cfg
 int rail_stripe_schedule(struct rail_stripe *s, uint64_t size, struct rail_stripe_chunk *out,
                          int cap);
 
-/* rail_stripe_schedule, told how busy each rail is: load[r] is the work (signalled send WRs)
- * outstanding on rail r. A message that would be split, sent while any rail that is up has load,
- * goes whole to one rail instead: the one with the least load per unit of weight (ties in the
- * round-robin cursor's order, which then moves past it). Splitting shortens a message only when
- * every rail is free to carry its share at once; otherwise a piece waits behind the queue of a
- * busy rail while the message's other rail could have carried it all, and a whole message needs
- * no two-phase size record. With every rail idle, or below min_stripe, it is
- * rail_stripe_schedule. Same errors, plus -EINVAL for a NULL load. */
-int rail_stripe_schedule_loaded(struct rail_stripe *s, uint64_t size,
-                                const uint32_t load[RAIL_STRIPE_MAX_RAILS],
-                                struct rail_stripe_chunk *out, int cap);
-
 /* Re-send plan after failed_rail lost its chunks: the chunks of chunks[0..n) that are on
  * failed_rail are redistributed over the other rails that are up (each failed chunk split like a
  * message of its length at its offset, or sent whole round-robin when shorter than min_stripe),
@@ -150,8 +138,6 @@ int rail_stripe_weights(const struct rail_stripe *s, uint16_t w[RAIL_STRIPE_MAX_
  * completion); 0 for a rail out of range. */
 uint64_t rail_stripe_rate(const struct rail_stripe *s, int rail);
 bool rail_stripe_rail_up(const struct rail_stripe *s, int rail);
-/* min_stripe: messages of at least this size are split when every rail is idle */
-uint64_t rail_stripe_min(const struct rail_stripe *s);
 /* "equal", "weighted", "adaptive" or "?" */
 const char *rail_stripe_policy_name(enum rail_stripe_policy p);
 
