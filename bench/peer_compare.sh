@@ -9,6 +9,9 @@
 #   rawlat    ib_write_lat -s 8 on rail A (t_typical)
 #   ours1/2   netbench bw, 4 MiB x 8 in flight, with our plugin: rail A, then the dual-rail
 #             device (NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3)
+#   ours2w    ours2 with NCCL_RAIL_STRIPE_MIN=1073741824: every message whole to one rail,
+#             round-robin (no split, no two-phase size record)
+#   base2     ours2 with the plugin given by --base (another build of ours: A/B in one boot)
 #   ours1q2   ours1 with NCCL_IB_QPS_PER_CONNECTION=2 (two QPs on one rail: under SoftRoCE the
 #             "NIC" is kernel work on the guest's vCPUs, and two QPs buy the same concurrency
 #             as two rails, which shows where the ceiling is)
@@ -24,11 +27,13 @@
 #
 # Options: --rounds N (5)  --bw-iters N (16)  --lat-iters N (1000)  --build DIR (build; also
 #          $RAIL_BUILD_DIR)  --peer SO (also $PEER_PLUGIN; none: the peer columns are skipped)
+#          --base SO (for base2)  --tests "T1 T2 ..." (only these, in this order; default: all
+#          of the above but ours2w and base2; ratios whose tests did not run print n/a)
 # The peer is built outside the tree, e.g. Mellanox nccl-rdma-sharp-plugins (autotools,
 # --with-cuda=... --without-ucx --without-sharp): --peer /path/lib/libnccl-net.so
 set -uo pipefail
 rounds=5 bw_iters=16 lat_iters=1000
-build=${RAIL_BUILD_DIR:-build} plugin='' peer=${PEER_PLUGIN:-}
+build=${RAIL_BUILD_DIR:-build} plugin='' peer=${PEER_PLUGIN:-} only='' base=''
 while [ $# -gt 0 ]; do
   case $1 in
   --rounds) rounds=$2 ;;
@@ -36,8 +41,10 @@ while [ $# -gt 0 ]; do
   --lat-iters) lat_iters=$2 ;;
   --build) build=$2 ;;
   --peer) peer=$2 ;;
+  --tests) only=$2 ;;
+  --base) base=$2 ;;
   *)
-    sed -n '4,28p' "$0"
+    sed -n '4,34p' "$0"
     exit 2
     ;;
   esac
@@ -111,6 +118,8 @@ run_one() { # test name -> its figure on stdout (empty when it failed)
   rawlat) rawlat ;;
   ours1) nb "$ours" "$singles" "$a0" "$a1" bw ;;
   ours2) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" bw ;;
+  ours2w) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" bw NCCL_RAIL_STRIPE_MIN=1073741824 ;;
+  base2) nb "$base" "$groups" "$a0+$b0" "$a1+$b1" bw ;;
   ours1q2) nb "$ours" "$singles" "$a0" "$a1" bw NCCL_IB_QPS_PER_CONNECTION=2 ;;
   ourslat) nb "$ours" "$singles" "$a0" "$a1" lat ;;
   fo1) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" lat NCCL_RAIL_FAILOVER=1 NCCL_RAIL_EAGER_MAX=0 ;;
@@ -118,6 +127,10 @@ run_one() { # test name -> its figure on stdout (empty when it failed)
   peer1) nb "$peer" "" "$a0" "$a1" bw ;;
   peer2) nb "$peer" "" "$a0+$b0" "$a1+$b1" bw ;;
   peerlat) nb "$peer" "" "$a0" "$a1" lat ;;
+  *)
+    echo "peer_compare: unknown test $1" >&2
+    return 1
+    ;;
   esac
 }
 
@@ -132,9 +145,31 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/
 
 tests="raw1 ours1 raw2 ours2 ours1q2 rawlat ourslat fo1 fo0"
 [ -n "$peer" ] && tests="raw1 ours1 peer1 raw2 ours2 peer2 ours1q2 rawlat ourslat peerlat fo1 fo0"
+if [ -n "$only" ]; then
+  for t in $only; do
+    known=" raw1 raw2 rawlat ours1 ours2 ours2w base2 ours1q2 ourslat fo1 fo0 peer1 peer2 peerlat "
+    case $known in
+    *" $t "*) ;;
+    *)
+      echo "peer_compare: unknown test $t in --tests" >&2
+      exit 2
+      ;;
+    esac
+    if [[ $t == peer* ]] && [ -z "$peer" ]; then
+      echo "peer_compare: test $t needs --peer" >&2
+      exit 2
+    fi
+    if [ "$t" = base2 ] && [ ! -f "$base" ]; then
+      echo "peer_compare: test base2 needs --base with an existing plugin" >&2
+      exit 2
+    fi
+  done
+  tests=$only
+fi
 echo "peer_compare: $rounds rounds; bw 4194304 B x $bw_iters, 8 in flight; lat 8 B x $lat_iters"
 echo "  ours $ours"
 echo "  peer ${peer:-(none: peer columns skipped)}"
+[ -n "$base" ] && echo "  base $base"
 declare -A V=()
 for ((r = 1; r <= rounds; r++)); do
   order=$tests
@@ -148,6 +183,7 @@ for ((r = 1; r <= rounds; r++)); do
   echo "$line"
 done
 declare -A M=()
+for t in raw1 raw2 rawlat ours1 ours2 ours2w base2 ours1q2 ourslat fo1 fo0 peer1 peer2 peerlat; do M[$t]=n/a; done
 for t in $tests; do M[$t]=$(printf '%s\n' ${V[$t]} | median); done
 
 echo "== medians over $rounds rounds (MB/s = 2^20 B/s; latency one-way us)"
@@ -158,6 +194,10 @@ echo "| | nccl-rail | peer |"
 echo "|---|---|---|"
 echo "| 4 MiB, one rail, ÷ ib_write_bw | $(ratio "${M[ours1]}" "${M[raw1]}") | $(pr "$(ratio "${M[peer1]:-}" "${M[raw1]}")") |"
 echo "| two rails ÷ one rail | $(ratio "${M[ours2]}" "${M[ours1]}") | $(pr "$(ratio "${M[peer2]:-}" "${M[peer1]:-}")") |"
+[[ " $tests " == *" ours2w "* ]] &&
+  echo "| two rails, whole messages round-robin ÷ one rail | $(ratio "${M[ours2w]}" "${M[ours1]}") (ours2w ÷ ours2 $(ratio "${M[ours2w]}" "${M[ours2]}")) | — |"
+[[ " $tests " == *" base2 "* ]] &&
+  echo "| two rails, MB/s, ours ÷ --base build | $(ratio "${M[ours2]}" "${M[base2]}") | — |"
 echo "| two rails, MB/s, ours ÷ peer | $(pr "$(ratio "${M[ours2]}" "${M[peer2]:-}")") | — |"
 echo "| 8 B one-way latency ÷ ib_write_lat | $(ratio "${M[ourslat]}" "${M[rawlat]}") (${M[ourslat]} us) | $(pr "$(ratio "${M[peerlat]:-}" "${M[rawlat]}") (${M[peerlat]:-} us)") |"
 echo "| raw verbs: two ib_write_bw at once ÷ one | $(ratio "${M[raw2]}" "${M[raw1]}") | (emulator ceiling) |"
