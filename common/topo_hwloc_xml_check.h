@@ -2,7 +2,9 @@
 /* Shape checks on an hwloc XML document before hwloc imports it. hwloc 2.9 (Debian 12) trusts
  * its input in places and crashes on some malformed files (fixed upstream later: an object with
  * a cpuset but no complete_cpuset, or a nodeset without complete_nodeset; a root that is not
- * the Machine; a DOCTYPE without a system id). These shapes are refused here with file:line and
+ * the Machine; a DOCTYPE without a system id; a Machine whose allowed_cpuset shares no bit
+ * with its cpuset; a set attribute that is not a bitmap; a cpuset outside its complete_cpuset or
+ * its parent's cpuset). These shapes are refused here with file:line and
  * the reason; hwloc's exporter never writes them. */
 #ifndef NCCL_RAIL_TOPO_HWLOC_XML_CHECK_H
 #define NCCL_RAIL_TOPO_HWLOC_XML_CHECK_H

@@ -288,6 +288,23 @@ static void test_hwloc_files(void)
                  -EINVAL);
     CHECK_MSG(strstr(g_err, ":6: <object> has cpuset without complete_cpuset") != NULL, "%s",
               g_err);
+    CHECK_EQ_INT(rail_topo_load_hwloc(RAIL_SOURCE_DIR "/test/fuzz/regressions/fuzz_hwloc_xml/"
+                                                      "allowed-cpuset-disjoint-hwloc-segv.xml",
+                                      "/", &g_t, g_err, sizeof(g_err)),
+                 -EINVAL);
+    CHECK_MSG(strstr(g_err, ":3: the Machine's allowed_cpuset shares no processor") != NULL, "%s",
+              g_err);
+    CHECK_EQ_INT(rail_topo_load_hwloc(RAIL_SOURCE_DIR "/test/fuzz/regressions/fuzz_hwloc_xml/"
+                                                      "restricted-to-nothing-hwloc-segv.xml",
+                                      "/", &g_t, g_err, sizeof(g_err)),
+                 -EINVAL);
+    CHECK_MSG(strstr(g_err, ":3: <object> cpuset is not within its complete_cpuset") != NULL, "%s",
+              g_err);
+    CHECK_EQ_INT(rail_topo_load_hwloc(RAIL_SOURCE_DIR "/test/fuzz/regressions/fuzz_hwloc_xml/"
+                                                      "malformed-allowed-cpuset-hwloc-segv.xml",
+                                      "/", &g_t, g_err, sizeof(g_err)),
+                 -EINVAL);
+    CHECK_MSG(strstr(g_err, ":3: <object> allowed_cpuset is not a bitmap") != NULL, "%s", g_err);
     p = put_bytes("bridge.xml",
                   "<topology version=\"2.0\"><object type=\"Bridge\" bridge_type=\"1-1\" "
                   "depth=\"0\" bridge_pci=\"0000:[01-01]\"/></topology>",
