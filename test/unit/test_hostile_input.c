@@ -282,29 +282,24 @@ static void test_hwloc_files(void)
 
     /* Shapes that crash hwloc 2.9's own import (found by test/fuzz/fuzz_hwloc_xml) are refused
      * before hwloc sees them; a regression is a SEGV of this test. */
-    CHECK_EQ_INT(rail_topo_load_hwloc(RAIL_SOURCE_DIR "/test/fuzz/regressions/fuzz_hwloc_xml/"
-                                                      "pu-without-complete-cpuset-hwloc-segv.xml",
-                                      "/", &g_t, g_err, sizeof(g_err)),
-                 -EINVAL);
-    CHECK_MSG(strstr(g_err, ":6: <object> has cpuset without complete_cpuset") != NULL, "%s",
-              g_err);
-    CHECK_EQ_INT(rail_topo_load_hwloc(RAIL_SOURCE_DIR "/test/fuzz/regressions/fuzz_hwloc_xml/"
-                                                      "allowed-cpuset-disjoint-hwloc-segv.xml",
-                                      "/", &g_t, g_err, sizeof(g_err)),
-                 -EINVAL);
-    CHECK_MSG(strstr(g_err, ":3: the Machine's allowed_cpuset shares no processor") != NULL, "%s",
-              g_err);
-    CHECK_EQ_INT(rail_topo_load_hwloc(RAIL_SOURCE_DIR "/test/fuzz/regressions/fuzz_hwloc_xml/"
-                                                      "restricted-to-nothing-hwloc-segv.xml",
-                                      "/", &g_t, g_err, sizeof(g_err)),
-                 -EINVAL);
-    CHECK_MSG(strstr(g_err, ":3: <object> cpuset is not within its complete_cpuset") != NULL, "%s",
-              g_err);
-    CHECK_EQ_INT(rail_topo_load_hwloc(RAIL_SOURCE_DIR "/test/fuzz/regressions/fuzz_hwloc_xml/"
-                                                      "malformed-allowed-cpuset-hwloc-segv.xml",
-                                      "/", &g_t, g_err, sizeof(g_err)),
-                 -EINVAL);
-    CHECK_MSG(strstr(g_err, ":3: <object> allowed_cpuset is not a bitmap") != NULL, "%s", g_err);
+    static const struct {
+        const char *file, *why;
+    } k_crashers[] = {
+        {"pu-without-complete-cpuset-hwloc-segv.xml",
+         ":6: <object> has cpuset without complete_cpuset"},
+        {"allowed-cpuset-disjoint-hwloc-segv.xml",
+         ":3: the Machine's allowed_cpuset shares no processor"},
+        {"restricted-to-nothing-hwloc-segv.xml",
+         ":3: <object> cpuset is not within its complete_cpuset"},
+        {"malformed-allowed-cpuset-hwloc-segv.xml", ":3: <object> allowed_cpuset is not a bitmap"},
+    };
+    for (size_t i = 0; i < sizeof(k_crashers) / sizeof(k_crashers[0]); i++) {
+        char f[512];
+        snprintf(f, sizeof(f), "%s/test/fuzz/regressions/fuzz_hwloc_xml/%s", RAIL_SOURCE_DIR,
+                 k_crashers[i].file);
+        CHECK_EQ_INT(rail_topo_load_hwloc(f, "/", &g_t, g_err, sizeof(g_err)), -EINVAL);
+        CHECK_MSG(strstr(g_err, k_crashers[i].why) != NULL, "%s: %s", k_crashers[i].file, g_err);
+    }
     p = put_bytes("bridge.xml",
                   "<topology version=\"2.0\"><object type=\"Bridge\" bridge_type=\"1-1\" "
                   "depth=\"0\" bridge_pci=\"0000:[01-01]\"/></topology>",
