@@ -101,6 +101,17 @@ int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int n
     return 0;
 }
 
+bool rail_cts_fifo_news(const struct rail_cts_fifo *f, const uint8_t *fifo_mem)
+{
+    if (f->scan >= f->head + RAIL_FIFO_SLOTS)
+        return true; /* the shadow is full: absorbing retires resolved slots first */
+    unsigned slot = (unsigned)(f->scan % RAIL_FIFO_SLOTS);
+    const struct rail_cts *e =
+        (const struct rail_cts *)(fifo_mem + (size_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES);
+    return __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != f->scan + 1 - RAIL_FIFO_SLOTS &&
+           __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != 0;
+}
+
 struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uint32_t index,
                                        uint64_t *seq, unsigned *entry)
 {

@@ -64,6 +64,10 @@ int rail_cts_read(const uint8_t *p, uint64_t want, struct rail_cts *out);
  * resolved at once (it went eagerly). 0, or -EPROTO with the slot and the reason in err. */
 int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int nrails,
                          const struct rail_tagmap *sent, char *err, size_t errlen);
+/* Whether rail_cts_fifo_absorb has anything to do: the next slot to absorb was written (or
+ * overwritten by a later round) since the last call. One load of that slot's first sequence word;
+ * false means the shadow copy is already up to date. */
+bool rail_cts_fifo_news(const struct rail_cts_fifo *f, const uint8_t *fifo_mem);
 /* The unresolved entry for (tag, index) in [head, scan): *seq and *entry say where; NULL when it
  * has not been absorbed (yet). */
 struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uint32_t index,

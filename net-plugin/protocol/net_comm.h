@@ -27,6 +27,9 @@
 #define RAIL_RECV_SQ    96  /* send WRs per QP on the receiving side (CTS + credit) */
 #define RAIL_RECV_RQ    288 /* receive WRs per QP on the receiving side */
 #define RAIL_POLL_BATCH 16
+/* Receive WRs are posted again in batches off the completing call; the receiving side's RQs
+ * have this many spare entries for what is owed (net_recv.c, repost_owed). */
+#define RAIL_REPOST_BATCH 32
 
 /* ---- connections ---- */
 
@@ -42,6 +45,7 @@ struct rail_qp {
     int sq_out; /* signalled send WRs not yet completed */
     int sq_max;
     int rq_posted; /* receive WRs posted and not yet completed */
+    int rq_owed;   /* receive WRs consumed and not yet posted again (net_recv.c) */
 };
 
 /* One rail (physical port) of a connection. */
@@ -211,6 +215,7 @@ struct rail_recv_comm {
     size_t slot_stride;        /* RAIL_EAGER_HDR + eager_bytes */
     uint32_t peer_eager_limit; /* the sender sends messages up to this size eagerly */
     int ndeferred;             /* receives whose CTS is held back (they may come eagerly) */
+    bool owes;                 /* some QP has receive WRs to post again (rq_owed) */
     uint8_t deferred[RAIL_RECV_REQS];
     int nretry; /* receives whose clear-to-send must be written again (rail failure) */
     int nquery; /* queries of the sender not yet answered */

@@ -297,8 +297,8 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct ra
     r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
     rail_recv_init_state(r);
     for (int k = 0; k < nrails && rc == 0; k++)
-        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ, RAIL_RECV_RQ, err,
-                              errlen);
+        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ,
+                              RAIL_RECV_RQ + RAIL_REPOST_BATCH, err, errlen);
     if (rc == 0)
         rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
     if (rc == 0)

@@ -173,7 +173,7 @@ static int renew_qps(struct rail_comm *c, int rail, char *err, size_t errlen)
             return rc;
         rail_verbs_destroy_qp(l->qps[q].qp);
         l->qps[q].qp = qp;
-        l->qps[q].sq_out = l->qps[q].rq_posted = 0;
+        l->qps[q].sq_out = l->qps[q].rq_posted = l->qps[q].rq_owed = 0;
     }
     return 0;
 }

@@ -273,6 +273,43 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
     }
 }
 
+/* Posts the receive WRs owed on one QP. 0, or -errno after failing the rail or the comm. */
+static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
+{
+    struct rail_link *l = &r->base.link[rail];
+    int rc = rail_post_recvs(&r->base, rail, qp, l->qps[qp].rq_owed);
+    if (rc < 0) {
+        if (!rail_link_fail(&r->base, rail, "reposting a receive failed"))
+            rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,
+                           strerror(-rc));
+        return rc;
+    }
+    l->qps[qp].rq_owed = 0;
+    return 0;
+}
+
+/* Receive WRs consumed by completions are posted again here, from calls that complete nothing
+ * (a test that is not done, irecv), not on the way to reporting a completion: under a
+ * ping-pong that call is on the critical path. The RQs were sized with RAIL_REPOST_BATCH spare
+ * entries for what is owed, and on_wc posts a full batch itself. */
+static void repost_owed(struct rail_recv_comm *r)
+{
+    if (!r->owes)
+        return;
+    r->owes = false;
+    for (int rail = 0; rail < r->base.nrails; rail++) {
+        struct rail_link *l = &r->base.link[rail];
+        for (int qp = 0; qp < r->base.nqps; qp++) {
+            if (!l->qps || !l->qps[qp].rq_owed)
+                continue;
+            if (!(l->rj.up || l->rj.ready))
+                l->qps[qp].rq_owed = 0; /* a rejoin posts the whole queue again */
+            else if (repost_qp(r, rail, qp) < 0)
+                return;
+        }
+    }
+}
+
 void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc)
 {
     struct rail_link *l = &r->base.link[rail];
@@ -305,12 +342,11 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
         return;
     }
     if (l->rj.up || l->rj.ready) {
-        int rc = rail_post_recvs(&r->base, rail, qp, 1);
-        if (rc < 0 && !rail_link_fail(&r->base, rail, "reposting a receive failed")) {
-            rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,
-                           strerror(-rc));
+        l->qps[qp].rq_owed++;
+        r->owes = true;
+        /* Only a comm whose every call completes something gets here with a full batch. */
+        if (l->qps[qp].rq_owed >= RAIL_REPOST_BATCH && repost_qp(r, rail, qp) < 0)
             return;
-        }
     }
     struct rail_imm imm;
     if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
@@ -523,6 +559,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         match_unexpected(r, q, i);
     flush_deferred(r);
     send_credit(r);
+    repost_owed(r);
     *request = q;
     return 0;
 }
@@ -547,6 +584,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         return 0;
     }
     send_credit(r); /* not done yet: the caller polls anyway */
+    repost_owed(r);
     rail_comm_health(&r->base, true);
     return rail_comm_error(&r->base);
 }
