@@ -126,9 +126,38 @@ static bool duplicate_eager(struct rail_recv_comm *r, unsigned b)
     return false;
 }
 
+/* Entry *entry of q when q is live and waits for (tag, index). */
+static bool waits_for(const struct rail_recv_req *q, int32_t tag, uint32_t index, int *entry)
+{
+    if (!q->h.ops)
+        return false;
+    for (int i = 0; i < q->n; i++)
+        if (!q->e[i].done && q->e[i].tag == tag && q->e[i].tag_index == index) {
+            *entry = i;
+            return true;
+        }
+    return false;
+}
+
+/* The pending receive for (tag, index), NULL when none. (tag, index) names one entry, so the
+ * order of the search changes only its cost: the receives holding their clear-to-send back (the
+ * usual ones, in posting order) first, then every receive. */
+static struct rail_recv_req *eager_match(struct rail_recv_comm *r, int32_t tag, uint32_t index,
+                                         int *entry)
+{
+    for (int k = 0; k < r->ndeferred; k++)
+        if (waits_for(&r->reqs[r->deferred[k]], tag, index, entry))
+            return &r->reqs[r->deferred[k]];
+    for (int j = 0; j < RAIL_RECV_REQS; j++)
+        if (waits_for(&r->reqs[j], tag, index, entry))
+            return &r->reqs[j];
+    return NULL;
+}
+
 static void on_eager(struct rail_recv_comm *r, unsigned b)
 {
-    char err[160] = "";
+    char err[160];
+    err[0] = '\0';
     if ((int)b < r->ring.slots && r->base.failover && duplicate_eager(r, b))
         return;
     if (!rail_eager_ring_slot_free(&r->ring, b)) {
@@ -153,19 +182,13 @@ static void on_eager(struct rail_recv_comm *r, unsigned b)
                            h->tag_index);
         return;
     }
-    for (int k = 0; k < RAIL_RECV_REQS; k++) {
-        struct rail_recv_req *q = &r->reqs[k];
-        if (!q->h.ops)
-            continue;
-        for (int i = 0; i < q->n; i++) {
-            if (!q->e[i].done && q->e[i].tag == h->tag && q->e[i].tag_index == h->tag_index) {
-                deliver(r, b, q, i);
-                return;
-            }
-        }
-    }
-    rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) matches no pending receive",
-                   h->tag, h->tag_index);
+    int i;
+    struct rail_recv_req *q = eager_match(r, h->tag, h->tag_index, &i);
+    if (q)
+        deliver(r, b, q, i);
+    else
+        rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) matches no pending receive",
+                       h->tag, h->tag_index);
 }
 
 /* The receive of slot/entry still waiting for data, or NULL after failing the comm. */
@@ -571,7 +594,8 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
     int err;
 
     rail_comm_progress(&r->base);
-    flush_deferred(r);
+    /* Done first: the held-back receives (flush_deferred) are the business of the calls that
+     * complete nothing; req_free takes this one off their list. */
     if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
         err = q->error;
         if (!err && sizes)
@@ -583,6 +607,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         *done = 1;
         return 0;
     }
+    flush_deferred(r);
     send_credit(r); /* not done yet: the caller polls anyway */
     repost_owed(r);
     rail_comm_health(&r->base, true);
