@@ -334,6 +334,11 @@ void rail_send_init_state(struct rail_send_comm *s);
 void rail_recv_init_state(struct rail_recv_comm *r);
 /* net_ask.c: a query about slot/entry, whose message went on `rail`; answering the queries whose
  * rail is drained (called after each poll while any is open). */
+/* net_recv_eager.c: an eager arrival in bounce slot b; entry i of q against what arrived before
+ * it was posted; the batched credit write (also when the sender waits for it). */
+void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b);
+void rail_recv_match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i);
+void rail_recv_send_credit(struct rail_recv_comm *r);
 void rail_recv_on_ask(struct rail_recv_comm *r, unsigned slot, unsigned entry, unsigned rail);
 void rail_recv_answer(struct rail_recv_comm *r);
 /* A signalled RDMA WRITE of len bytes from the staging region (mr[2]) to the peer's FIFO region

@@ -10,9 +10,9 @@
  *     entry with the same (tag, index), or waits as "unexpected" until the irecv that posts it.
  * Eager payloads are copied out and their slot released; the released count goes back to the
  * sender (credit write, batched) so it may reuse the slots. A receive no larger than what the
- * sender sends eagerly holds its clear-to-send back (see flush_deferred): the message usually
- * comes eagerly and no CTS is ever written for it. Every peer-provided value (immediate, record,
- * header) is checked before use. */
+ * sender sends eagerly holds its clear-to-send back (see flush_deferred); eager arrivals are
+ * net_recv_eager.c: the message usually comes eagerly and no CTS is ever written for it. Every
+ * peer-provided value (immediate, record, header) is checked before use. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -51,144 +51,6 @@ static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
             undefer(r, k--);
     q->h.ops = NULL;
     r->free_list[r->nfree++] = idx;
-}
-
-static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
-{
-    return (struct rail_eager_hdr *)(r->bounce + (size_t)b * r->slot_stride);
-}
-
-/* Sends the freed count to the sender, in batches of half the slots, or at once when the sender
- * may be waiting for it; never with a credit write still in flight. */
-static void send_credit(struct rail_recv_comm *r)
-{
-    if (!rail_eager_ring_credit_due(&r->ring) || atomic_load(&r->base.error))
-        return;
-    int rail = rail_pick_up(&r->base, 0);
-    if (rail < 0)
-        return;
-    struct rail_link *l = &r->base.link[rail];
-    int qp = (int)(l->rr % (unsigned)r->base.nqps);
-    uint64_t *word = (uint64_t *)(r->staging + RAIL_STAGING_CREDIT_OFF);
-    if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
-        return; /* retried from the next progress call */
-    *word = r->ring.freed;
-    if (rail_recv_write(r, rail, qp, rail_wrid(RAIL_WR_CREDIT, rail, qp, 0), word, sizeof(*word),
-                        RAIL_CREDIT_OFF, "the eager credit") != 0)
-        return;
-    (void)rail_eager_ring_credit_posted(&r->ring);
-}
-
-/* Copies eager slot b into entry i of q and releases the slot. */
-static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *q, int i)
-{
-    const struct rail_eager_hdr *h = bounce_hdr(r, b);
-    struct rail_recv_entry *e = &q->e[i];
-
-    if (h->size > e->cap) {
-        RAIL_WARN(NCCL_NET, "eager message of %llu bytes (tag %d) for a %llu-byte receive buffer",
-                  (unsigned long long)h->size, e->tag, (unsigned long long)e->cap);
-        q->error = -EINVAL;
-    } else {
-        if (h->size)
-            memcpy(e->data, (const uint8_t *)h + RAIL_EAGER_HDR, h->size);
-        e->size = h->size;
-    }
-    e->done = true;
-    q->left--;
-    rail_eager_ring_consume(&r->ring, b);
-    /* A batch of credits is written by the next call on this comm, not on the way to
-     * completing this receive, unless the sender is out of slots and waits for it. */
-    if (rail_eager_ring_starved(&r->ring))
-        send_credit(r);
-}
-
-/* Matches entry i of q against eager messages that arrived before it was posted. */
-static void match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i)
-{
-    int b = rail_eager_ring_unexp_take(&r->ring, q->e[i].tag, q->e[i].tag_index);
-    if (b >= 0)
-        deliver(r, (unsigned)b, q, i);
-}
-
-/* With failover the sender writes an eager message again when the completion of its first
- * write was lost with a rail: a second arrival of a message already here or already released
- * is dropped. */
-static bool duplicate_eager(struct rail_recv_comm *r, unsigned b)
-{
-    const struct rail_eager_hdr *h = bounce_hdr(r, b);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (rail_eager_ring_duplicate(&r->ring, b, h->seq)) {
-        RAIL_TRACE(NCCL_NET, "dropped a re-sent eager message (slot %u, number %llu)", b,
-                   (unsigned long long)h->seq);
-        return true;
-    }
-    return false;
-}
-
-/* Entry *entry of q when q is live and waits for (tag, index). */
-static bool waits_for(const struct rail_recv_req *q, int32_t tag, uint32_t index, int *entry)
-{
-    if (!q->h.ops)
-        return false;
-    for (int i = 0; i < q->n; i++)
-        if (!q->e[i].done && q->e[i].tag == tag && q->e[i].tag_index == index) {
-            *entry = i;
-            return true;
-        }
-    return false;
-}
-
-/* The pending receive for (tag, index), NULL when none. (tag, index) names one entry, so the
- * order of the search changes only its cost: the receives holding their clear-to-send back (the
- * usual ones, in posting order) first, then every receive. */
-static struct rail_recv_req *eager_match(struct rail_recv_comm *r, int32_t tag, uint32_t index,
-                                         int *entry)
-{
-    for (int k = 0; k < r->ndeferred; k++)
-        if (waits_for(&r->reqs[r->deferred[k]], tag, index, entry))
-            return &r->reqs[r->deferred[k]];
-    for (int j = 0; j < RAIL_RECV_REQS; j++)
-        if (waits_for(&r->reqs[j], tag, index, entry))
-            return &r->reqs[j];
-    return NULL;
-}
-
-static void on_eager(struct rail_recv_comm *r, unsigned b)
-{
-    char err[160];
-    err[0] = '\0';
-    if ((int)b < r->ring.slots && r->base.failover && duplicate_eager(r, b))
-        return;
-    if (!rail_eager_ring_slot_free(&r->ring, b)) {
-        rail_comm_fail(&r->base, -EPROTO, "eager message into bounce slot %u (%d slots, state %d)",
-                       b, r->ring.slots, (int)b < r->ring.slots ? r->ring.state[b] : -1);
-        return;
-    }
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    const struct rail_eager_hdr *h = bounce_hdr(r, b);
-    if (rail_eager_hdr_check(h, r->eager_bytes, err, sizeof(err)) != 0 ||
-        !rail_eager_ring_in_window(&r->ring, b, h->seq)) {
-        rail_comm_fail(&r->base, -EPROTO,
-                       "bad eager message in slot %u (number %llu, %llu freed): %s", b,
-                       (unsigned long long)h->seq, (unsigned long long)r->ring.freed,
-                       err[0] ? err : "out of the credit window");
-        return;
-    }
-    rail_eager_ring_arrive(&r->ring, b);
-    if (h->tag_index >= rail_tagmap_get(&r->posted, h->tag)) {
-        if (rail_eager_ring_unexp_add(&r->ring, b, h->tag, h->tag_index) < 0)
-            rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", h->tag,
-                           h->tag_index);
-        return;
-    }
-    int i;
-    struct rail_recv_req *q = eager_match(r, h->tag, h->tag_index, &i);
-    if (q)
-        deliver(r, b, q, i);
-    else
-        rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) matches no pending receive",
-                       h->tag, h->tag_index);
 }
 
 /* The receive of slot/entry still waiting for data, or NULL after failing the comm. */
@@ -356,7 +218,7 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
         return;
     case RAIL_WR_CREDIT:
         rail_eager_ring_credit_done(&r->ring);
-        send_credit(r);
+        rail_recv_send_credit(r);
         return;
     case RAIL_WR_RECV:
         break;
@@ -379,7 +241,7 @@ void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc
         return;
     }
     if (imm.kind == RAIL_IMM_BOUNCE)
-        on_eager(r, imm.bounce);
+        rail_recv_on_eager(r, imm.bounce);
     else if (imm.kind == RAIL_IMM_DATA)
         on_direct(r, imm.slot, imm.entry, imm.size);
     else if (imm.kind == RAIL_IMM_ASK)
@@ -579,9 +441,9 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         }
     }
     for (int i = 0; i < n; i++)
-        match_unexpected(r, q, i);
+        rail_recv_match_unexpected(r, q, i);
     flush_deferred(r);
-    send_credit(r);
+    rail_recv_send_credit(r);
     repost_owed(r);
     *request = q;
     return 0;
@@ -608,7 +470,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         return 0;
     }
     flush_deferred(r);
-    send_credit(r); /* not done yet: the caller polls anyway */
+    rail_recv_send_credit(r); /* not done yet: the caller polls anyway */
     repost_owed(r);
     rail_comm_health(&r->base, true);
     return rail_comm_error(&r->base);

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Receiving side, eager messages: header + data landed in a bounce slot (immediate = slot).
+ * The arrival is checked (a re-sent duplicate dropped, slot state, header, credit window), then
+ * copied into the posted receive entry with the same (tag, index), or kept as unexpected until
+ * the irecv that posts it (rail_recv_match_unexpected). Released slots go back to the sender as
+ * a freed count (credit write, batched: rail_recv_send_credit). Slot bookkeeping is the pure
+ * eager ring (eager_ring.c). */
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+#include "protocol/net_comm.h"
+#include "protocol/net_data.h"
+#include "wire/net_wire.h"
+
+static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
+{
+    return (struct rail_eager_hdr *)(r->bounce + (size_t)b * r->slot_stride);
+}
+
+/* Sends the freed count to the sender, in batches of half the slots, or at once when the sender
+ * may be waiting for it; never with a credit write still in flight. */
+void rail_recv_send_credit(struct rail_recv_comm *r)
+{
+    if (!rail_eager_ring_credit_due(&r->ring) || atomic_load(&r->base.error))
+        return;
+    int rail = rail_pick_up(&r->base, 0);
+    if (rail < 0)
+        return;
+    struct rail_link *l = &r->base.link[rail];
+    int qp = (int)(l->rr % (unsigned)r->base.nqps);
+    uint64_t *word = (uint64_t *)(r->staging + RAIL_STAGING_CREDIT_OFF);
+    if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
+        return; /* retried from the next progress call */
+    *word = r->ring.freed;
+    if (rail_recv_write(r, rail, qp, rail_wrid(RAIL_WR_CREDIT, rail, qp, 0), word, sizeof(*word),
+                        RAIL_CREDIT_OFF, "the eager credit") != 0)
+        return;
+    (void)rail_eager_ring_credit_posted(&r->ring);
+}
+
+/* Copies eager slot b into entry i of q and releases the slot. */
+static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *q, int i)
+{
+    const struct rail_eager_hdr *h = bounce_hdr(r, b);
+    struct rail_recv_entry *e = &q->e[i];
+
+    if (h->size > e->cap) {
+        RAIL_WARN(NCCL_NET, "eager message of %llu bytes (tag %d) for a %llu-byte receive buffer",
+                  (unsigned long long)h->size, e->tag, (unsigned long long)e->cap);
+        q->error = -EINVAL;
+    } else {
+        if (h->size)
+            memcpy(e->data, (const uint8_t *)h + RAIL_EAGER_HDR, h->size);
+        e->size = h->size;
+    }
+    e->done = true;
+    q->left--;
+    rail_eager_ring_consume(&r->ring, b);
+    /* A batch of credits is written by the next call on this comm, not on the way to
+     * completing this receive, unless the sender is out of slots and waits for it. */
+    if (rail_eager_ring_starved(&r->ring))
+        rail_recv_send_credit(r);
+}
+
+/* Matches entry i of q against eager messages that arrived before it was posted. */
+void rail_recv_match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i)
+{
+    int b = rail_eager_ring_unexp_take(&r->ring, q->e[i].tag, q->e[i].tag_index);
+    if (b >= 0)
+        deliver(r, (unsigned)b, q, i);
+}
+
+/* With failover the sender writes an eager message again when the completion of its first
+ * write was lost with a rail: a second arrival of a message already here or already released
+ * is dropped. */
+static bool duplicate_eager(struct rail_recv_comm *r, unsigned b)
+{
+    const struct rail_eager_hdr *h = bounce_hdr(r, b);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (rail_eager_ring_duplicate(&r->ring, b, h->seq)) {
+        RAIL_TRACE(NCCL_NET, "dropped a re-sent eager message (slot %u, number %llu)", b,
+                   (unsigned long long)h->seq);
+        return true;
+    }
+    return false;
+}
+
+/* Entry *entry of q when q is live and waits for (tag, index). */
+static bool waits_for(const struct rail_recv_req *q, int32_t tag, uint32_t index, int *entry)
+{
+    if (!q->h.ops)
+        return false;
+    for (int i = 0; i < q->n; i++)
+        if (!q->e[i].done && q->e[i].tag == tag && q->e[i].tag_index == index) {
+            *entry = i;
+            return true;
+        }
+    return false;
+}
+
+/* The pending receive for (tag, index), NULL when none. (tag, index) names one entry, so the
+ * order of the search changes only its cost: the receives holding their clear-to-send back (the
+ * usual ones, in posting order) first, then every receive. */
+static struct rail_recv_req *eager_match(struct rail_recv_comm *r, int32_t tag, uint32_t index,
+                                         int *entry)
+{
+    for (int k = 0; k < r->ndeferred; k++)
+        if (waits_for(&r->reqs[r->deferred[k]], tag, index, entry))
+            return &r->reqs[r->deferred[k]];
+    for (int j = 0; j < RAIL_RECV_REQS; j++)
+        if (waits_for(&r->reqs[j], tag, index, entry))
+            return &r->reqs[j];
+    return NULL;
+}
+
+void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b)
+{
+    char err[160];
+    err[0] = '\0';
+    if ((int)b < r->ring.slots && r->base.failover && duplicate_eager(r, b))
+        return;
+    if (!rail_eager_ring_slot_free(&r->ring, b)) {
+        rail_comm_fail(&r->base, -EPROTO, "eager message into bounce slot %u (%d slots, state %d)",
+                       b, r->ring.slots, (int)b < r->ring.slots ? r->ring.state[b] : -1);
+        return;
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    const struct rail_eager_hdr *h = bounce_hdr(r, b);
+    if (rail_eager_hdr_check(h, r->eager_bytes, err, sizeof(err)) != 0 ||
+        !rail_eager_ring_in_window(&r->ring, b, h->seq)) {
+        rail_comm_fail(&r->base, -EPROTO,
+                       "bad eager message in slot %u (number %llu, %llu freed): %s", b,
+                       (unsigned long long)h->seq, (unsigned long long)r->ring.freed,
+                       err[0] ? err : "out of the credit window");
+        return;
+    }
+    rail_eager_ring_arrive(&r->ring, b);
+    if (h->tag_index >= rail_tagmap_get(&r->posted, h->tag)) {
+        if (rail_eager_ring_unexp_add(&r->ring, b, h->tag, h->tag_index) < 0)
+            rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", h->tag,
+                           h->tag_index);
+        return;
+    }
+    int i;
+    struct rail_recv_req *q = eager_match(r, h->tag, h->tag_index, &i);
+    if (q)
+        deliver(r, b, q, i);
+    else
+        rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) matches no pending receive",
+                       h->tag, h->tag_index);
+}
