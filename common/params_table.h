@@ -72,6 +72,8 @@ RAIL_PARAM(GID_INDEX, "NCCL_RAIL_GID_INDEX", STRING, "", 0, 0, NULL,
            "Per-HCA GID index overrides: mlx5_0:3,mlx5_1:5 (wins over NCCL_IB_GID_INDEX)")
 RAIL_PARAM(EAGER_MAX, "NCCL_RAIL_EAGER_MAX", INT, "8192", 0, 65536, NULL,
            "Largest message in bytes sent eagerly into pre-registered bounce buffers (0 disables)")
+RAIL_PARAM(EAGER_INLINE, "NCCL_RAIL_EAGER_INLINE", INT, "256", 0, 1024, NULL,
+           "Largest eager write in bytes (its 64-byte header + the payload) sent inline (IBV_SEND_INLINE) when the payload is in host memory: the bytes are copied into the work request when it is posted, so the HCA reads no local memory for it. 0 never; a device that refuses the size gets QPs without inline data (INFO line)")
 RAIL_PARAM(CUDA_LIBRARY, "NCCL_RAIL_CUDA_LIBRARY", STRING, "libcuda.so.1", 0, 0, NULL,
            "CUDA driver library the net plugin dlopens for GPU buffer queries (tests point it at a fake)")
 RAIL_PARAM(MEMLOCK_MIN_MB, "NCCL_RAIL_MEMLOCK_MIN_MB", INT, "64", 0, 1048576, NULL,

@@ -56,6 +56,8 @@ struct rail_link {
     struct ibv_mr *mr[3]; /* this end's registered control regions (see the comm types) */
     uint32_t peer_rkey1, peer_rkey2;
     int rq_depth;
+    int inline_want;       /* inline send bytes asked for this rail's QPs (0: none) */
+    int max_inline;        /* what every QP of this rail got (net_verbs.c) */
     struct rail_rejoin rj; /* up / ready / rejoin stage (rejoin.c, driven by net_rail_state.c) */
     unsigned rr;           /* rotation over this rail's QPs */
     int sl, tc;
@@ -146,6 +148,7 @@ struct rail_send_req {
         tp;           /* pieces (2PH: their states), the record or eager write (twophase.c) */
     uint8_t rec_rail; /* 2PH: the size record's rail; EAGER: the eager write's */
     bool striped;     /* more than one rail carried data */
+    bool host;        /* the source buffer is host memory: an eager write may go inline */
     bool too_big;
     uint8_t unsure, unsure_rail; /* PIPE: RAIL_UNSURE_*, the rail that failed under it */
     uintptr_t data;
@@ -293,7 +296,7 @@ uint64_t rail_coarse_ns(void);
 
 /* net_conn.c: per-rail resources. */
 int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,
-                     char *err, size_t errlen);
+                     int inline_want, char *err, size_t errlen);
 void rail_comm_destroy_links(struct rail_comm *c);
 int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count);
 

@@ -55,8 +55,8 @@ static int rail_setup(struct rail_flush *f, int i, struct rail_dev *d, char *err
     if (rc == 0)
         rc = rail_verbs_create_cq(d->ctx, FLUSH_REQS + 1, f, &fr->cq, d->name, err, errlen);
     if (rc == 0)
-        rc =
-            rail_verbs_create_qp(d->pd, fr->cq, FLUSH_REQS, 1, 1, f, &fr->qp, d->name, err, errlen);
+        rc = rail_verbs_create_qp(d->pd, fr->cq, FLUSH_REQS, 1, 1, NULL, f, &fr->qp, d->name, err,
+                                  errlen);
     if (rc < 0)
         return rc;
     struct rail_qp_path path = {

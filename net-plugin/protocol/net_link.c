@@ -41,7 +41,7 @@ static int min_int(int a, int b)
 }
 
 int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,
-                     char *err, size_t errlen)
+                     int inline_want, char *err, size_t errlen)
 {
     struct rail_link *l = &c->link[rail];
     int rc, cqe;
@@ -70,13 +70,23 @@ int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nq
     if (!l->qps)
         return -ENOMEM;
     int sge = dev->max_sge > 0 ? min_int(2, dev->max_sge) : 2;
+    l->inline_want = inline_want;
+    l->max_inline = inline_want;
     for (int q = 0; q < nqps; q++) {
-        rc = rail_verbs_create_qp(dev->pd, l->cq, sq, rq, sge, c, &l->qps[q].qp, dev->name, err,
-                                  errlen);
+        int got = inline_want;
+        rc = rail_verbs_create_qp(dev->pd, l->cq, sq, rq, sge, &got, c, &l->qps[q].qp, dev->name,
+                                  err, errlen);
         if (rc < 0)
             return rc;
         l->qps[q].sq_max = sq;
+        if (got < l->max_inline)
+            l->max_inline = got;
     }
+    if (l->max_inline < inline_want)
+        RAIL_INFO(NCCL_NET,
+                  "%s: QPs take %d bytes of inline data, not the %d asked for "
+                  "(NCCL_RAIL_EAGER_INLINE): larger eager writes are not inline",
+                  dev->name, l->max_inline, inline_want);
     l->rq_depth = rq;
     return 0;
 }
@@ -255,7 +265,8 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm
     s->base.group = g;
     rail_send_init_state(s);
     for (int r = 0; r < g->nrails && rc == 0; r++)
-        rc = rail_link_create(&s->base, r, g->rail[r], nqps, RAIL_SEND_SQ, 1, err, errlen);
+        rc = rail_link_create(&s->base, r, g->rail[r], nqps, RAIL_SEND_SQ, 1,
+                              (int)rail_param_int(RAIL_PARAM_EAGER_INLINE), err, errlen);
     if (rc == 0)
         rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
     if (rc == 0)
@@ -298,7 +309,7 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct ra
     rail_recv_init_state(r);
     for (int k = 0; k < nrails && rc == 0; k++)
         rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ,
-                              RAIL_RECV_RQ + RAIL_REPOST_BATCH, err, errlen);
+                              RAIL_RECV_RQ + RAIL_REPOST_BATCH, 0, err, errlen);
     if (rc == 0)
         rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
     if (rc == 0)

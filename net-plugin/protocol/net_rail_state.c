@@ -167,10 +167,13 @@ static int renew_qps(struct rail_comm *c, int rail, char *err, size_t errlen)
     int sge = d->max_sge > 0 && d->max_sge < 2 ? d->max_sge : 2;
     for (int q = 0; q < c->nqps; q++) {
         struct ibv_qp *qp = NULL;
-        int rc = rail_verbs_create_qp(d->pd, l->cq, l->qps[q].sq_max, l->rq_depth, sge, c, &qp,
-                                      d->name, err, errlen);
+        int got = l->inline_want;
+        int rc = rail_verbs_create_qp(d->pd, l->cq, l->qps[q].sq_max, l->rq_depth, sge, &got, c,
+                                      &qp, d->name, err, errlen);
         if (rc < 0)
             return rc;
+        if (got < l->max_inline)
+            l->max_inline = got; /* what every QP of the rail has */
         rail_verbs_destroy_qp(l->qps[q].qp);
         l->qps[q].qp = qp;
         l->qps[q].sq_out = l->qps[q].rq_posted = l->qps[q].rq_owed = 0;

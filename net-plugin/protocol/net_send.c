@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "nccl/nccl_net.h"
 #include "params.h"
 #include "protocol/net_comm.h"
 #include "protocol/net_data.h"
@@ -71,6 +72,7 @@ static struct rail_send_req *req_prepare(struct rail_send_comm *s, void *data, s
     q->size = size;
     rail_2ph_plan(&q->tp, 0);
     q->striped = q->too_big = false;
+    q->host = m->type == NCCL_PTR_HOST;
     for (int r = 0; r < s->base.nrails; r++)
         q->lkey[r] = m->lkey[r];
     return q;

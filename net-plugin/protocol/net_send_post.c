@@ -412,6 +412,10 @@ static int post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, int 
     wr.num_sge = q->size ? 2 : 1;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.imm_data = htonl(rail_imm_eager(q->bounce));
+    /* Inline: the provider copies header and payload into the work request now (a re-send after
+     * a rail failure copies them again: the buffer is NCCL's until this request completes). */
+    if (q->host && RAIL_EAGER_HDR + q->size <= (uint64_t)l->max_inline)
+        wr.send_flags |= IBV_SEND_INLINE;
     int rc = post(s, rail, qp, &wr, 1);
     if (rc == 0) {
         rail_2ph_record_posted(&q->tp);

@@ -29,8 +29,8 @@ int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, str
 }
 
 int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int recv_wr,
-                         int send_sge, void *qp_context, struct ibv_qp **qp, const char *dev,
-                         char *err, size_t errlen)
+                         int send_sge, int *max_inline, void *qp_context, struct ibv_qp **qp,
+                         const char *dev, char *err, size_t errlen)
 {
     struct ibv_qp_init_attr attr;
 
@@ -43,9 +43,17 @@ int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int 
     attr.cap.max_recv_wr = (uint32_t)recv_wr;
     attr.cap.max_send_sge = (uint32_t)send_sge;
     attr.cap.max_recv_sge = 1;
-    attr.cap.max_inline_data = 0;
+    attr.cap.max_inline_data = max_inline && *max_inline > 0 ? (uint32_t)*max_inline : 0;
     errno = 0;
     *qp = rail_ibv->create_qp(pd, &attr);
+    if (!*qp && attr.cap.max_inline_data) {
+        /* Providers refuse an inline size above their limit: inline data is an optimisation. */
+        attr.cap.max_inline_data = 0;
+        errno = 0;
+        *qp = rail_ibv->create_qp(pd, &attr);
+    }
+    if (max_inline)
+        *max_inline = *qp ? (int)attr.cap.max_inline_data : 0;
     if (!*qp) {
         char what[96];
         snprintf(what, sizeof(what), "ibv_create_qp(RC, %d send / %d recv WRs)", send_wr, recv_wr);

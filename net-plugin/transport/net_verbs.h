@@ -29,10 +29,12 @@ struct rail_qp_path {
 
 int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_cq **cq,
                          const char *dev, char *err, size_t errlen);
-/* RC QP with send and receive on cq, in RESET state. */
+/* RC QP with send and receive on cq, in RESET state. max_inline (NULL: none) asks for that many
+ * bytes of inline send data and gets what the QP has: a device that refuses the size gets a QP
+ * without inline data (*max_inline = 0) rather than no QP. */
 int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int recv_wr,
-                         int send_sge, void *qp_context, struct ibv_qp **qp, const char *dev,
-                         char *err, size_t errlen);
+                         int send_sge, int *max_inline, void *qp_context, struct ibv_qp **qp,
+                         const char *dev, char *err, size_t errlen);
 /* RESET -> INIT -> RTR -> RTS. */
 int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
                           const struct rail_qp_remote *remote, const char *dev, char *err,
