@@ -22,6 +22,23 @@ double nb_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+uint64_t nb_ticks(void)
+{
+#if defined(__x86_64__)
+    return __builtin_ia32_rdtsc();
+#else
+    return (uint64_t)(nb_now() * 1e9);
+#endif
+}
+
+static void count_call(struct peer *p, int kind, uint64_t t0)
+{
+    if (p->calls.on) {
+        p->calls.ticks[kind] += nb_ticks() - t0;
+        p->calls.n[kind]++;
+    }
+}
+
 int nb_fail(struct report *r, const char *fmt, ...)
 {
     va_list ap;
@@ -148,7 +165,9 @@ int nb_post_send(struct peer *p, void *sc, void *data, size_t size, void *mh, vo
     double end = nb_now() + p->o->timeout;
     *req = NULL;
     for (;;) {
+        uint64_t t0 = nb_ticks();
         int rc = nb_net_isend(&p->net, sc, data, size, TAG, mh, req);
+        count_call(p, NB_CALL_ISEND, t0);
         if (rc != 0)
             return nb_fail(r, "isend(%zu bytes) returned %d", size, rc);
         if (*req)
@@ -165,7 +184,9 @@ int nb_post_recv(struct peer *p, void *rc_, void *data, size_t size, void *mh, v
     double end = nb_now() + p->o->timeout;
     for (;;) {
         *req = (void *)NCCL_NET_OPTIONAL_RECV_COMPLETION; /* as NCCL may pass it */
+        uint64_t t0 = nb_ticks();
         int rc = nb_net_irecv(&p->net, rc_, data, size, TAG, mh, req);
+        count_call(p, NB_CALL_IRECV, t0);
         if (rc != 0)
             return nb_fail(r, "irecv(%zu bytes) returned %d", size, rc);
         if (*req == (void *)NCCL_NET_OPTIONAL_RECV_COMPLETION)
@@ -184,7 +205,12 @@ int nb_wait(struct peer *p, void *req, int *size, struct report *r)
     double end = 0;
     int done = 0;
     for (unsigned spins = 0;; spins++) {
+        uint64_t t0 = nb_ticks();
         int rc = nb_net_test(&p->net, req, &done, size);
+        count_call(p,
+                   size ? (done ? NB_CALL_RECV_DONE : NB_CALL_RECV_IDLE)
+                        : (done ? NB_CALL_SEND_DONE : NB_CALL_SEND_IDLE),
+                   t0);
         if (rc != 0)
             return nb_fail(r, "test returned %d", rc);
         if (done)

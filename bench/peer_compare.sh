@@ -16,6 +16,8 @@
 #             "NIC" is kernel work on the guest's vCPUs, and two QPs buy the same concurrency
 #             as two rails, which shows where the ceiling is)
 #   ourslat   netbench 8 B latency on rail A
+#   ourslat0  ourslat with NCCL_RAIL_EAGER_INLINE=0 (the eager write not inline)
+#   baselat   ourslat with the plugin given by --base
 #   fo1/fo0   netbench 8 B latency on the dual-rail device as a one-piece rendezvous message
 #             (NCCL_RAIL_EAGER_MAX=0: data + record, the shape failover used to make two-phase),
 #             NCCL_RAIL_FAILOVER=1 / 0
@@ -27,8 +29,9 @@
 #
 # Options: --rounds N (5)  --bw-iters N (16)  --lat-iters N (1000)  --build DIR (build; also
 #          $RAIL_BUILD_DIR)  --peer SO (also $PEER_PLUGIN; none: the peer columns are skipped)
-#          --base SO (for base2)  --tests "T1 T2 ..." (only these, in this order; default: all
-#          of the above but ours2w and base2; ratios whose tests did not run print n/a)
+#          --base SO (for base2, baselat)  --tests "T1 T2 ..." (only these, in this order;
+#          default: all of the above but ours2w, base2, ourslat0 and baselat; ratios whose tests
+#          did not run print n/a)
 # The peer is built outside the tree, e.g. Mellanox nccl-rdma-sharp-plugins (autotools,
 # --with-cuda=... --without-ucx --without-sharp): --peer /path/lib/libnccl-net.so
 set -uo pipefail
@@ -120,6 +123,8 @@ run_one() { # test name -> its figure on stdout (empty when it failed)
   ours2) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" bw ;;
   ours2w) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" bw NCCL_RAIL_STRIPE_MIN=1073741824 ;;
   base2) nb "$base" "$groups" "$a0+$b0" "$a1+$b1" bw ;;
+  baselat) nb "$base" "$singles" "$a0" "$a1" lat ;;
+  ourslat0) nb "$ours" "$singles" "$a0" "$a1" lat NCCL_RAIL_EAGER_INLINE=0 ;;
   ours1q2) nb "$ours" "$singles" "$a0" "$a1" bw NCCL_IB_QPS_PER_CONNECTION=2 ;;
   ourslat) nb "$ours" "$singles" "$a0" "$a1" lat ;;
   fo1) nb "$ours" "$groups" "$a0+$b0" "$a1+$b1" lat NCCL_RAIL_FAILOVER=1 NCCL_RAIL_EAGER_MAX=0 ;;
@@ -147,7 +152,7 @@ tests="raw1 ours1 raw2 ours2 ours1q2 rawlat ourslat fo1 fo0"
 [ -n "$peer" ] && tests="raw1 ours1 peer1 raw2 ours2 peer2 ours1q2 rawlat ourslat peerlat fo1 fo0"
 if [ -n "$only" ]; then
   for t in $only; do
-    known=" raw1 raw2 rawlat ours1 ours2 ours2w base2 ours1q2 ourslat fo1 fo0 peer1 peer2 peerlat "
+    known=" raw1 raw2 rawlat ours1 ours2 ours2w base2 ours1q2 ourslat ourslat0 baselat fo1 fo0 peer1 peer2 peerlat "
     case $known in
     *" $t "*) ;;
     *)
@@ -159,8 +164,8 @@ if [ -n "$only" ]; then
       echo "peer_compare: test $t needs --peer" >&2
       exit 2
     fi
-    if [ "$t" = base2 ] && [ ! -f "$base" ]; then
-      echo "peer_compare: test base2 needs --base with an existing plugin" >&2
+    if [[ $t == base* ]] && [ ! -f "$base" ]; then
+      echo "peer_compare: test $t needs --base with an existing plugin" >&2
       exit 2
     fi
   done
@@ -170,7 +175,7 @@ echo "peer_compare: $rounds rounds; bw 4194304 B x $bw_iters, 8 in flight; lat 8
 echo "  ours $ours"
 echo "  peer ${peer:-(none: peer columns skipped)}"
 [ -n "$base" ] && echo "  base $base"
-declare -A V=()
+declare -A V=() CALLS=()
 for ((r = 1; r <= rounds; r++)); do
   order=$tests
   ((r % 2)) || order=$(printf '%s\n' $tests | tac | tr '\n' ' ')
@@ -178,16 +183,31 @@ for ((r = 1; r <= rounds; r++)); do
   for t in $order; do
     v=$(run_one "$t")
     V[$t]+="${v:-x} "
+    # netbench's latency runs also print the mean cost of each plugin call in the pinger
+    if [[ $t == *lat* && $t != rawlat && -n $v ]] && c=$(grep -m1 '^netbench calls ' "$scratch/nb"); then
+      for kv in ${c#netbench calls }; do CALLS[$t.${kv%%=*}]+="${kv#*=} "; done
+    fi
     line+=" $t=${v:-failed}"
   done
   echo "$line"
 done
 declare -A M=()
-for t in raw1 raw2 rawlat ours1 ours2 ours2w base2 ours1q2 ourslat fo1 fo0 peer1 peer2 peerlat; do M[$t]=n/a; done
+for t in raw1 raw2 rawlat ours1 ours2 ours2w base2 ours1q2 ourslat ourslat0 baselat fo1 fo0 peer1 peer2 peerlat; do M[$t]=n/a; done
 for t in $tests; do M[$t]=$(printf '%s\n' ${V[$t]} | median); done
 
 echo "== medians over $rounds rounds (MB/s = 2^20 B/s; latency one-way us)"
 for t in $tests; do printf '  %-8s %s\n' "$t" "${M[$t]}"; done
+if [ ${#CALLS[@]} -gt 0 ]; then
+  echo "== plugin calls in the pinger's latency rounds (mean ns per call, median over rounds;" \
+    "isend includes the post's system call, which under SoftRoCE runs the packet exchange)"
+  for t in $tests; do
+    line=''
+    for f in isend_ns irecv_ns recv_test_done_ns recv_test_idle_ns send_test_done_ns; do
+      [ -n "${CALLS[$t.$f]:-}" ] && line+=" $f=$(printf '%s\n' ${CALLS[$t.$f]} | median)"
+    done
+    [ -n "$line" ] && printf '  %-8s%s\n' "$t" "$line"
+  done
+fi
 pr() { [ -n "$peer" ] && echo "$1" || echo "skipped"; }
 echo "== table (ratios of the medians, one boot)"
 echo "| | nccl-rail | peer |"
@@ -198,6 +218,10 @@ echo "| two rails ÷ one rail | $(ratio "${M[ours2]}" "${M[ours1]}") | $(pr "$(r
   echo "| two rails, whole messages round-robin ÷ one rail | $(ratio "${M[ours2w]}" "${M[ours1]}") (ours2w ÷ ours2 $(ratio "${M[ours2w]}" "${M[ours2]}")) | — |"
 [[ " $tests " == *" base2 "* ]] &&
   echo "| two rails, MB/s, ours ÷ --base build | $(ratio "${M[ours2]}" "${M[base2]}") | — |"
+[[ " $tests " == *" baselat "* ]] &&
+  echo "| 8 B latency, ours ÷ --base build | $(ratio "${M[ourslat]}" "${M[baselat]}") (${M[baselat]} us) | — |"
+[[ " $tests " == *" ourslat0 "* ]] &&
+  echo "| 8 B latency, ours ÷ ours without inline eager writes | $(ratio "${M[ourslat]}" "${M[ourslat0]}") (${M[ourslat0]} us) | — |"
 echo "| two rails, MB/s, ours ÷ peer | $(pr "$(ratio "${M[ours2]}" "${M[peer2]:-}")") | — |"
 echo "| 8 B one-way latency ÷ ib_write_lat | $(ratio "${M[ourslat]}" "${M[rawlat]}") (${M[ourslat]} us) | $(pr "$(ratio "${M[peerlat]:-}" "${M[rawlat]}") (${M[peerlat]:-} us)") |"
 echo "| raw verbs: two ib_write_bw at once ÷ one | $(ratio "${M[raw2]}" "${M[raw1]}") | (emulator ceiling) |"
