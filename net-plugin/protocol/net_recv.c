@@ -158,15 +158,18 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
     }
 }
 
-/* Posts the receive WRs owed on one QP. 0, or -errno after failing the rail or the comm. */
+/* Posts the receive WRs owed on one QP. 0 when posted or when the failure failed only the rail
+ * (failover: its QPs are made again with full receive queues when it rejoins), -errno after
+ * failing the comm. */
 static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
 {
     struct rail_link *l = &r->base.link[rail];
     int rc = rail_post_recvs(&r->base, rail, qp, l->qps[qp].rq_owed);
     if (rc < 0) {
-        if (!rail_link_fail(&r->base, rail, "reposting a receive failed"))
-            rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,
-                           strerror(-rc));
+        if (rail_link_fail(&r->base, rail, "reposting a receive failed"))
+            return 0;
+        rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,
+                       strerror(-rc));
         return rc;
     }
     l->qps[qp].rq_owed = 0;
