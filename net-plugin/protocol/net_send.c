@@ -198,7 +198,7 @@ static int try_send(struct rail_send_comm *s, void *data, size_t size, int tag,
 /* The post comes first: completions are polled only when the message could not go (they may
  * return what it was missing: a bounce slot, send-queue room, a request), and the health check
  * runs after the doorbell. Under a ping-pong the isend is on the critical path and the rest
- * is not (bench/README.md, "Where the latency goes"). */
+ * is not (bench/README.md, boots D and E). */
 static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int tag, void *mhandle,
                          void **request)
 {
