@@ -197,10 +197,8 @@ for ((r = 1; r <= rounds; r++)); do
   done
   echo "$line"
 done
-declare -A M=()
-for t in raw1 raw2 rawlat ours1 ours2 ours2w base2 ours1q2 ourslat ourslat0 baselat fo1 fo0 peer1 peer2 peerlat; do M[$t]=n/a; done
-declare -A B=()
-for t in raw1 raw2 rawlat ours1 ours2 ours2w base2 ours1q2 ourslat ourslat0 baselat fo1 fo0 peer1 peer2 peerlat; do B[$t]=n/a; done
+declare -A M=() B=() # medians, best rounds
+for t in raw1 raw2 rawlat ours1 ours2 ours2w base2 ours1q2 ourslat ourslat0 baselat fo1 fo0 peer1 peer2 peerlat; do M[$t]=n/a B[$t]=n/a; done
 for t in $tests; do
   M[$t]=$(printf '%s\n' ${V[$t]} | median)
   B[$t]=$(printf '%s\n' ${V[$t]} | best "$t")

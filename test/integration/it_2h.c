@@ -278,10 +278,22 @@ static size_t k_big[MAXN];
 #define CUT_ATTEMPTS 3
 #define CUT_AFTER    (8u << 20) /* bytes on rail 0 before the cut: 1/8 of its half of the batch */
 
+/* Polls m until rail 0 has carried CUT_AFTER bytes since a0 (its tx counter before the
+ * batch), an error, the batch's end or 120 s; 0 when the bytes went. The cut scenarios cut then,
+ * not at the first completion: the sender may complete its messages in any order (the first one
+ * can be done near the end of the batch), while the bytes on rail 0 show the data moving. */
+static int wait_rail0_carried(struct h2 *h, struct batch *m, unsigned long long a0)
+{
+    double end = it_now() + 120.0;
+    while (poll_batch(h, m) && !m->nerr && it_tx_bytes("rail0") - a0 < CUT_AFTER && it_now() < end)
+        ;
+    return m->nerr || it_tx_bytes("rail0") - a0 < CUT_AFTER;
+}
+
 /* One attempt. Rank 0 ends it with 'R' (a verdict) or 'A' (*again: every send had completed
- * before the cut landed, so nothing was in flight and the attempt showed nothing: the batch
- * lasts about a second, and a stalled vCPU or a slow console on a loaded host can outlast it).
- * Both ranks restore the link and close the comms either way. */
+ * before the cut landed, so nothing was in flight and the attempt showed nothing: a stalled vCPU
+ * or a slow console on a loaded host can outlast the transfer). Both ranks restore the link and
+ * close the comms either way. */
 static int cut_rail_once(struct h2 *h, int *again)
 {
     void *sc = NULL, *rc = NULL;
@@ -310,13 +322,7 @@ static int cut_rail_once(struct h2 *h, int *again)
     unsigned long long a0 = it_tx_bytes("rail0");
     if (it_ctl_wait(h->ctl, 'P') || post_sends(h, sc, &m, k_big, n, 3000))
         return 1;
-    /* The cut goes once rail 0 has carried CUT_AFTER bytes of the batch, not at the first
-     * completion: the sender may complete its messages in any order (the first one can be done
-     * near the end of the batch), while the bytes on rail 0 show that the data is moving. */
-    double end = it_now() + 120.0;
-    while (poll_batch(h, &m) && !m.nerr && it_tx_bytes("rail0") - a0 < CUT_AFTER && it_now() < end)
-        ;
-    if (m.nerr || it_tx_bytes("rail0") - a0 < CUT_AFTER)
+    if (wait_rail0_carried(h, &m, a0))
         return it_fail("rail0 carried %llu of the %u bytes it waits for before the cut (%d "
                        "errors, %d of %d sends done)",
                        it_tx_bytes("rail0") - a0, CUT_AFTER, m.nerr, m.ndone, n);
@@ -401,10 +407,7 @@ static int sc_cut_both(struct h2 *h)
         unsigned long long a0 = it_tx_bytes("rail0");
         if (it_ctl_wait(h->ctl, 'P') || post_sends(h, sc, &m, k_big, n, 4000))
             return 1;
-        double end = it_now() + 120.0; /* as in cut_rail: once rail 0 has carried CUT_AFTER */
-        while (poll_batch(h, &m) && !m.nerr && it_tx_bytes("rail0") - a0 < CUT_AFTER &&
-               it_now() < end)
-            ;
+        (void)wait_rail0_carried(h, &m, a0); /* cut anyway: an error shows below */
         host_request("link 0 off");
         host_request("link 1 off");
         double t0 = it_now();
