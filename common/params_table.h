@@ -45,7 +45,7 @@ RAIL_PARAM(IB_SL, "NCCL_IB_SL", INT, "-1", -1, 15, NULL, "InfiniBand service lev
 RAIL_PARAM(IB_TC, "NCCL_IB_TC", INT, "-1", -1, 255, NULL, "Traffic class (-1: 0)")
 RAIL_PARAM(IB_PKEY, "NCCL_IB_PKEY", INT, "0", 0, 65535, NULL, "Partition key index")
 RAIL_PARAM(IB_QPS_PER_CONNECTION, "NCCL_IB_QPS_PER_CONNECTION", INT, "1", 1, 128, NULL,
-           "Queue pairs per connection on each rail")
+           "Data queue pairs per connection on each rail (a multi-rail send side adds one control QP per rail)")
 RAIL_PARAM(IB_SPLIT_DATA_ON_QPS, "NCCL_IB_SPLIT_DATA_ON_QPS", BOOL, "0", 0, 1, NULL,
            "1 splits every message over all QPs; 0 rotates messages over QPs")
 RAIL_PARAM(SOCKET_IFNAME, "NCCL_SOCKET_IFNAME", STRING, "", 0, 0, NULL,

@@ -173,8 +173,12 @@ struct rail_send_comm {
     int nfree;
     uint16_t free_list[RAIL_SEND_REQS];
     struct rail_stripe sched;
-    uint64_t max_chunk;                     /* smallest max_msg over the rails */
-    bool split_qps;                         /* NCCL_IB_SPLIT_DATA_ON_QPS */
+    uint64_t max_chunk; /* smallest max_msg over the rails */
+    bool split_qps;     /* NCCL_IB_SPLIT_DATA_ON_QPS */
+    int ndata;          /* data QPs per rail: QPs 0..ndata-1 */
+    /* Index of each rail's control QP (two-phase size records, queries, eager writes: never
+     * queued behind bulk data), or -1: none (they rotate over the data QPs). */
+    int ctl_qp;
     int npending;                           /* requests with chunks waiting to be (re)posted */
     int n2ph;                               /* two-phase or unsure requests not yet done */
     int nunsure;                            /* PIPE requests asking the receiver (unsure) */

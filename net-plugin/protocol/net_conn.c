@@ -141,7 +141,7 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     memset(m, 0, sizeof(*m));
     m->nonce = h->nonce;
     m->nrails = s->base.nrails;
-    m->nqps = nqps;
+    m->nqps = s->base.nqps; /* data QPs and the control QP alike */
     m->sl = st->sl;
     m->tc = st->tc;
     m->addr1 = (uintptr_t)s->fifo;
@@ -306,9 +306,11 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     st->comm = NULL;
     rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
     rail_comm_stats_open(c);
-    RAIL_INFO(NCCL_NET, "send comm %p: %s -> %s, %d rail(s) x %d QP(s), eager <= %u bytes%s",
-              (void *)c, d->name, c->peer, c->nrails, c->nqps,
-              ((struct rail_send_comm *)c)->eager_limit, c->failover ? ", failover on" : "");
+    const struct rail_send_comm *sc = (const struct rail_send_comm *)c;
+    RAIL_INFO(NCCL_NET, "send comm %p: %s -> %s, %d rail(s) x %d data QP(s)%s, eager <= %u bytes%s",
+              (void *)c, d->name, c->peer, c->nrails, sc->ndata,
+              sc->ctl_qp >= 0 ? " + 1 control QP" : "", sc->eager_limit,
+              c->failover ? ", failover on" : "");
     rail_handle_stage_set(handle, 0);
     state_free(st);
     *send_comm = c;

@@ -260,12 +260,18 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm
         return -ENOMEM;
     s->base.ops = &rail_send_comm_ops;
     s->base.nrails = g->nrails;
-    s->base.nqps = nqps;
+    /* Over several rails a message may be striped: its size record is written once every piece
+     * has completed, and on a data QP it would queue behind the pieces of the messages posted
+     * since. Each rail then gets one QP more for records, queries and eager writes (the peer
+     * needs nothing to know: it serves every QP alike). Not at the QP limit of the wire. */
+    s->ndata = nqps;
+    s->ctl_qp = g->nrails > 1 && nqps < RAIL_MAX_QPS ? nqps : -1;
+    s->base.nqps = nqps + (s->ctl_qp >= 0);
     s->base.fd = -1;
     s->base.group = g;
     rail_send_init_state(s);
     for (int r = 0; r < g->nrails && rc == 0; r++)
-        rc = rail_link_create(&s->base, r, g->rail[r], nqps, RAIL_SEND_SQ, 1,
+        rc = rail_link_create(&s->base, r, g->rail[r], s->base.nqps, RAIL_SEND_SQ, 1,
                               (int)rail_param_int(RAIL_PARAM_EAGER_INLINE), err, errlen);
     if (rc == 0)
         rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);

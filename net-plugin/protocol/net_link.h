@@ -28,8 +28,9 @@ int rail_link_connect_one(struct rail_comm *c, int rail, const struct rail_meta_
 int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl, int tc, char *err,
                       size_t errlen);
 
-/* A send comm over every rail of g with nqps QPs each: FIFO/credit region (mr[0], remotely
- * writable) and the per-request local sources (mr[1]). */
+/* A send comm over every rail of g with nqps data QPs each (plus one control QP per rail when g
+ * has several rails: base.nqps counts it): FIFO/credit region (mr[0], remotely writable) and the
+ * per-request local sources (mr[1]). */
 int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
                           size_t errlen);
 /* A receive comm: size records (mr[0]) and eager bounce slots (mr[1]), both remotely

@@ -13,7 +13,9 @@
  *     ever written again into a buffer the receiver may have handed back to NCCL;
  *   - two-phase (striped over several rails): the
  *     data pieces are written on their rails first; only when every piece has completed here
- *     (acknowledged by the peer's HCA) is the size record written, on any rail that is up.
+ *     (acknowledged by the peer's HCA) is the size record written, on any rail that is up, on
+ *     that rail's control QP when the comm has one (multi-rail): on a data QP it would queue
+ *     behind the pieces of every message posted since.
  *     A piece whose rail fails before it completed is written again on a surviving rail; its
  *     bytes then land twice at the same place, which is harmless because the receiver does not
  *     own the message before the record arrives. A record whose completion was lost is written
@@ -69,6 +71,13 @@ static void fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wri
     wr->wr.rdma.rkey = rkey;
 }
 
+/* Where a size record, query or eager write goes: the rail's control QP, or without one the
+ * next data QP. */
+static int ctl_qp(struct rail_send_comm *s, struct rail_link *l)
+{
+    return s->ctl_qp >= 0 ? s->ctl_qp : (int)(l->rr++ % (unsigned)s->ndata);
+}
+
 static int req_index(const struct rail_send_comm *s, const struct rail_send_req *q)
 {
     return (int)(q - s->reqs);
@@ -92,12 +101,12 @@ static uint64_t record_addr(const struct rail_send_comm *s, const struct rail_se
 static int cut_pieces(struct rail_send_comm *s, struct rail_send_req *q,
                       const struct rail_stripe_chunk *sc, int nsc)
 {
-    const struct rail_piece_cfg cfg = {s->base.nqps, s->split_qps, s->max_chunk};
+    const struct rail_piece_cfg cfg = {s->ndata, s->split_qps, s->max_chunk};
     struct rail_piece pc[RAIL_REQ_CHUNKS];
     int n = 0;
     for (int i = 0; i < nsc; i++) {
         struct rail_link *l = &s->base.link[sc[i].rail];
-        unsigned qp0 = l->rr++ % (unsigned)s->base.nqps;
+        unsigned qp0 = l->rr++ % (unsigned)s->ndata;
         int m = rail_pieces_cut(&cfg, &sc[i], qp0, pc, RAIL_REQ_CHUNKS - n);
         if (m < 0)
             return m;
@@ -137,7 +146,7 @@ static int post_record_as(struct rail_send_comm *s, struct rail_send_req *q, int
                           unsigned chunk, uint32_t imm)
 {
     struct rail_link *l = &s->base.link[rail];
-    int qp = (int)(l->rr++ % (unsigned)s->base.nqps);
+    int qp = ctl_qp(s, l);
     if (sq_room(l, qp) < 1)
         return 1;
     struct ibv_sge sge = {(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
@@ -264,8 +273,8 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
         if (q->ch[k].qp < 8)
             need[q->ch[k].rail][q->ch[k].qp]++;
     for (int r = 0; r < s->base.nrails; r++)
-        for (int p = 0; p < 8 && p < s->base.nqps; p++)
-            if (need[r][p] && sq_room(&s->base.link[r], p) < need[r][p] + 1)
+        for (int p = 0; p < 8 && p < s->ndata; p++)
+            if (need[r][p] && sq_room(&s->base.link[r], p) < need[r][p] + (s->ctl_qp < 0))
                 return 1;
     q->kind = RAIL_SREQ_2PH;
     if (q->striped)
@@ -398,7 +407,7 @@ static void ask_done(struct rail_send_comm *s, struct rail_send_req *q, int rail
 static int post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, int rail)
 {
     struct rail_link *l = &s->base.link[rail];
-    int qp = (int)(l->rr++ % (unsigned)s->base.nqps);
+    int qp = ctl_qp(s, l);
     if (sq_room(l, qp) < 1)
         return 1;
     uint8_t *hdr = s->local + (size_t)req_index(s, q) * RAIL_LOCAL_STRIDE + 64;
@@ -561,7 +570,7 @@ void rail_send_retry(struct rail_send_comm *s)
             if (rail < 0)
                 return;
             struct rail_link *l = &s->base.link[rail];
-            int qp = (int)(l->rr++ % (unsigned)s->base.nqps);
+            int qp = (int)(l->rr++ % (unsigned)s->ndata);
             if (sq_room(l, qp) < 1)
                 continue;
             c->rail = (uint8_t)rail;

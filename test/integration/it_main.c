@@ -206,7 +206,7 @@ static const struct it_scenario k_scenarios[] = {
     {.name = "vf2_post_recv",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
-     .recv_env = "NCCL_RAIL_FAULT=post_recv:dev=rxe1,after=320"},
+     .recv_env = "NCCL_RAIL_FAULT=post_recv:dev=rxe1,after=640"},
     {.name = "vf2_wc_retry",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
@@ -257,6 +257,7 @@ static const struct it_scenario k_scenarios[] = {
      .send_side = it_mr_onepiece_send,
      .env = "NCCL_IB_TIMEOUT=12",
      .env2 = "NCCL_IB_RETRY_CNT=3"},
+    {.name = "mr_record_ahead", .recv_side = it_mr_record_recv, .send_side = it_mr_record_send},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
 

@@ -102,6 +102,9 @@ int it_links_restore(struct it_side *s);
 /* it_onepiece.c */
 int it_mr_onepiece_recv(struct it_side *s);
 int it_mr_onepiece_send(struct it_side *s);
+/* it_record.c */
+int it_mr_record_recv(struct it_side *s);
+int it_mr_record_send(struct it_side *s);
 
 /* it_vfault.c: injected verbs faults (NCCL_RAIL_FAULT; fault-injection builds only) */
 int it_vf_recv(struct it_side *s);
