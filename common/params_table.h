@@ -82,6 +82,8 @@ RAIL_PARAM(STRIPE_MIN, "NCCL_RAIL_STRIPE_MIN", INT, "131072", 0, 1073741824, NUL
            "Messages smaller than this many bytes go whole to one rail (round-robin); from this size up they are split over the rails on 128-byte boundaries (docs/striping.md)")
 RAIL_PARAM(STRIPE_POLICY, "NCCL_RAIL_STRIPE_POLICY", ENUM, "adaptive", 0, 0, "equal|weighted|adaptive",
            "How a striped message is shared between rails: equally, by rail speed, or by each rail's measured completion throughput")
+RAIL_PARAM(CONTROL_QP, "NCCL_RAIL_CONTROL_QP", BOOL, "1", 0, 1, NULL,
+           "1: each rail of a multi-rail send comm gets a QP of its own for size records, queries and eager writes, so a striped message's record does not queue behind later messages' data (one QP more per rail at both ends). 0: they rotate over the data QPs (fewer QPs)")
 RAIL_PARAM(FAILOVER, "NCCL_RAIL_FAILOVER", BOOL, "1", 0, 1, NULL,
            "1: a multi-rail connection survives losing rails (work in flight is re-sent on the others, a rail whose port comes back rejoins); costs one completion round trip per rendezvous message before its size record. 0: any rail error fails the connection. Set it the same on every rank")
 RAIL_PARAM(RAILS, "NCCL_RAIL_RAILS", STRING, "", 0, 0, NULL,

@@ -263,9 +263,11 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm
     /* Over several rails a message may be striped: its size record is written once every piece
      * has completed, and on a data QP it would queue behind the pieces of the messages posted
      * since. Each rail then gets one QP more for records, queries and eager writes (the peer
-     * needs nothing to know: it serves every QP alike). Not at the QP limit of the wire. */
+     * needs nothing to know: it serves every QP alike). Not at the QP limit of the wire, nor
+     * with NCCL_RAIL_CONTROL_QP=0. */
     s->ndata = nqps;
-    s->ctl_qp = g->nrails > 1 && nqps < RAIL_MAX_QPS ? nqps : -1;
+    s->ctl_qp =
+        g->nrails > 1 && nqps < RAIL_MAX_QPS && rail_param_bool(RAIL_PARAM_CONTROL_QP) ? nqps : -1;
     s->base.nqps = nqps + (s->ctl_qp >= 0);
     s->base.fd = -1;
     s->base.group = g;

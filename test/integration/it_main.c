@@ -258,6 +258,10 @@ static const struct it_scenario k_scenarios[] = {
      .env = "NCCL_IB_TIMEOUT=12",
      .env2 = "NCCL_IB_RETRY_CNT=3"},
     {.name = "mr_record_ahead", .recv_side = it_mr_record_recv, .send_side = it_mr_record_send},
+    {.name = "mr_record_ahead_off",
+     .recv_side = it_mr_record_recv,
+     .send_side = it_mr_record_send,
+     .env = "NCCL_RAIL_CONTROL_QP=0"},
 };
 #define NSCENARIOS (int)(sizeof(k_scenarios) / sizeof(k_scenarios[0]))
 

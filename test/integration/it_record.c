@@ -6,8 +6,10 @@
  * the large message has landed already. A record written on a data QP arrives only after the
  * pieces posted before it on that QP, the large message's piece of that rail among them; on the
  * rail's control QP it goes right after the small message's own pieces completed, while the
- * large one has only begun. Every message must also arrive byte-exact. Runs only on rail groups
- * in the fabric VM as root (passes with a note otherwise). */
+ * large one has only begun. Every message must also arrive byte-exact, and the send comm's INFO
+ * line must name the control QP. mr_record_ahead_off: NCCL_RAIL_CONTROL_QP=0, no control QP in
+ * that line, the share printed but not asserted. Runs only on rail groups in the fabric VM as
+ * root (passes with a note otherwise). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,22 @@ static int landed_pct(const uint8_t *buf, size_t size)
         n += w != poison;
     }
     return (int)(n * 100 / (size / 8));
+}
+
+/* Whether the comm runs with a control QP: NCCL_RAIL_CONTROL_QP unset or 1. */
+static int control_qp_on(void)
+{
+    const char *v = getenv("NCCL_RAIL_CONTROL_QP");
+    return !v || strcmp(v, "0") != 0;
+}
+
+/* The send comm's INFO line ("... x 1 data QP(s) + 1 control QP ..."): 1 with, 0 without, -1 not
+ * seen. */
+static int g_ctl_seen = -1;
+static void send_comm_line(ncclDebugLogLevel level, const char *msg)
+{
+    if (level == NCCL_LOG_INFO && strstr(msg, "send comm ") && strstr(msg, " data QP(s)"))
+        g_ctl_seen = strstr(msg, "+ 1 control QP") != NULL;
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -109,9 +127,9 @@ int it_mr_record_recv(struct it_side *s)
         int median = pct[npct / 2];
         fprintf(stderr,
                 "[recv] median share of the large message landed when the small one "
-                "before it completed: %d %%\n",
-                median);
-        if (median >= MAX_MEDIAN_PCT)
+                "before it completed: %d %%%s\n",
+                median, control_qp_on() ? "" : " (no control QP: not asserted)");
+        if (median >= MAX_MEDIAN_PCT && control_qp_on())
             err = it_fail("when a small striped message completed, a median %d %% of the large one "
                           "after it had landed already (want < %d %%): its size record waited "
                           "behind later data",
@@ -131,8 +149,18 @@ int it_mr_record_send(struct it_side *s)
     if (!it_mr_applicable(s))
         return 0;
     memset(b, 0, sizeof(b));
-    if (it_connect(p, s->dev, s->ctl, &sc))
+    g_it_log_hook = send_comm_line;
+    int rc = it_connect(p, s->dev, s->ctl, &sc);
+    g_it_log_hook = NULL;
+    if (rc)
         return 1;
+    if (g_ctl_seen != control_qp_on())
+        err = it_fail("the send comm's INFO line %s, want %s (NCCL_RAIL_CONTROL_QP=%s)",
+                      g_ctl_seen < 0   ? "was not seen"
+                      : g_ctl_seen > 0 ? "names a control QP"
+                                       : "names no control QP",
+                      control_qp_on() ? "one" : "none",
+                      getenv("NCCL_RAIL_CONTROL_QP") ? getenv("NCCL_RAIL_CONTROL_QP") : "unset");
     for (int i = 0; i < NP && !err; i++)
         err = it_buf_alloc(p, sc, &b[i], size_of(i));
     for (int batch = 0; batch < BATCHES && !err; batch++) {
