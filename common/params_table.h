@@ -47,7 +47,7 @@ RAIL_PARAM(IB_PKEY, "NCCL_IB_PKEY", INT, "0", 0, 65535, NULL, "Partition key ind
 RAIL_PARAM(IB_QPS_PER_CONNECTION, "NCCL_IB_QPS_PER_CONNECTION", INT, "1", 1, 128, NULL,
            "Data queue pairs per connection on each rail (a multi-rail send side adds one control QP per rail)")
 RAIL_PARAM(IB_SPLIT_DATA_ON_QPS, "NCCL_IB_SPLIT_DATA_ON_QPS", BOOL, "0", 0, 1, NULL,
-           "1 splits every message over all QPs; 0 rotates messages over QPs")
+           "1 splits every message over all data QPs of its rail; 0 rotates messages over them")
 RAIL_PARAM(SOCKET_IFNAME, "NCCL_SOCKET_IFNAME", STRING, "", 0, 0, NULL,
            "Interface(s) for the out-of-band TCP exchange, NCCL syntax")
 RAIL_PARAM(IB_ROCE_VERSION_NUM, "NCCL_IB_ROCE_VERSION_NUM", INT, "2", 1, 2, NULL,
