@@ -73,7 +73,7 @@ static void fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wri
 
 /* Where a size record, query or eager write goes: the rail's control QP, or without one the
  * next data QP. */
-static int ctl_qp(struct rail_send_comm *s, struct rail_link *l)
+static int control_qp(struct rail_send_comm *s, struct rail_link *l)
 {
     return s->ctl_qp >= 0 ? s->ctl_qp : (int)(l->rr++ % (unsigned)s->ndata);
 }
@@ -146,7 +146,7 @@ static int post_record_as(struct rail_send_comm *s, struct rail_send_req *q, int
                           unsigned chunk, uint32_t imm)
 {
     struct rail_link *l = &s->base.link[rail];
-    int qp = ctl_qp(s, l);
+    int qp = control_qp(s, l);
     if (sq_room(l, qp) < 1)
         return 1;
     struct ibv_sge sge = {(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
@@ -407,7 +407,7 @@ static void ask_done(struct rail_send_comm *s, struct rail_send_req *q, int rail
 static int post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, int rail)
 {
     struct rail_link *l = &s->base.link[rail];
-    int qp = ctl_qp(s, l);
+    int qp = control_qp(s, l);
     if (sq_room(l, qp) < 1)
         return 1;
     uint8_t *hdr = s->local + (size_t)req_index(s, q) * RAIL_LOCAL_STRIDE + 64;

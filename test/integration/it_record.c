@@ -78,7 +78,7 @@ int it_mr_record_recv(struct it_side *s)
     struct it_plugin *p = s->p;
     struct it_buf b[NP];
     void *rc, *req[NP];
-    int pct[BATCHES * NP], npct = 0, err = 0;
+    int pct[BATCHES * NP / 2], npct = 0, err = 0;
     if (!it_mr_applicable(s))
         return 0;
     memset(b, 0, sizeof(b));
@@ -154,13 +154,13 @@ int it_mr_record_send(struct it_side *s)
     g_it_log_hook = NULL;
     if (rc)
         return 1;
+    const char *knob = getenv("NCCL_RAIL_CONTROL_QP");
     if (g_ctl_seen != control_qp_on())
         err = it_fail("the send comm's INFO line %s, want %s (NCCL_RAIL_CONTROL_QP=%s)",
                       g_ctl_seen < 0   ? "was not seen"
                       : g_ctl_seen > 0 ? "names a control QP"
                                        : "names no control QP",
-                      control_qp_on() ? "one" : "none",
-                      getenv("NCCL_RAIL_CONTROL_QP") ? getenv("NCCL_RAIL_CONTROL_QP") : "unset");
+                      control_qp_on() ? "one" : "none", knob ? knob : "unset");
     for (int i = 0; i < NP && !err; i++)
         err = it_buf_alloc(p, sc, &b[i], size_of(i));
     for (int batch = 0; batch < BATCHES && !err; batch++) {
