@@ -41,6 +41,28 @@ void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b)
     }
 }
 
+int rail_eager_ring_poll_slot(struct rail_eager_ring *g)
+{
+    if (g->slots == 0)
+        return -1;
+    for (;;) {
+        if (g->poll_seq < g->freed) /* released meanwhile: they came by completion */
+            g->poll_seq = g->freed;
+        if (g->poll_seq >= g->freed + (uint64_t)g->slots)
+            return -1;
+        unsigned b = (unsigned)(g->poll_seq % (uint64_t)g->slots);
+        if (g->state[b] == RAIL_BOUNCE_EMPTY)
+            return (int)b;
+        g->poll_seq++;
+    }
+}
+
+void rail_eager_ring_poll_found(struct rail_eager_ring *g, unsigned b)
+{
+    rail_eager_ring_arrive(g, b);
+    g->poll_seq++;
+}
+
 int rail_eager_ring_unexp_add(struct rail_eager_ring *g, unsigned b, int32_t tag, uint32_t index)
 {
     for (int k = 0; k < g->nunexp; k++)

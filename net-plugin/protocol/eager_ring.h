@@ -37,6 +37,7 @@ struct rail_eager_ring {
     uint64_t credit_acked;    /* the value of the last credit write that completed */
     uint64_t credit_inflight; /* the value of the credit write in flight */
     bool credit_busy;
+    uint64_t poll_seq; /* the next message whose image slot is polled (rail_eager_ring_poll_slot) */
     int nunexp;
     struct rail_eager_unexp unexp[RAIL_EAGER_SLOTS];
 };
@@ -58,6 +59,16 @@ void rail_eager_ring_arrive(struct rail_eager_ring *g, unsigned b);
 /* The message of slot b was copied out: releases it and every consumed slot after the last
  * release, in ring order. */
 void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b);
+
+/* ---- flagged images (found by polling, wire/eager_image.h) ----
+ * The receiver looks for them in message order, from the oldest message not seen yet: its slot
+ * is empty until it arrives (either way), and no message lies beyond freed + slots, where the
+ * sender has no credit. A slot found ARRIVED got its message by completion and is passed over. */
+
+/* The slot whose image slot should hold message poll_seq next, or -1: none can be there. */
+int rail_eager_ring_poll_slot(struct rail_eager_ring *g);
+/* Message poll_seq was found complete in slot b (the one poll_slot returned): it arrives. */
+void rail_eager_ring_poll_found(struct rail_eager_ring *g, unsigned b);
 
 /* ---- unexpected messages (arrived before their receive) ---- */
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The eager credit ring (protocol/eager_ring.c) without verbs: chosen cases (in-order release,
- * credit batches, a lost credit write, duplicates, the unexpected list, the sender's room), then a
- * simulated stream of thousands of messages through a ring of RAIL_EAGER_SLOTS slots (hundreds of
- * wrap-arounds): seeded random delivery order, receives consuming out of order, with failover
- * duplicate copies and writes lost with their rail, credit writes lost or landed. After every
- * step: no slot is reused before its release, the credit never exceeds what was sent nor the ring
- * size, and at the end every message was delivered exactly once. */
+ * credit batches, a lost credit write, duplicates, the unexpected list, the poll cursor of flagged
+ * images, the sender's room), then a simulated stream of thousands of messages through a ring of
+ * RAIL_EAGER_SLOTS slots (hundreds of wrap-arounds): seeded random delivery order, receives
+ * consuming out of order, messages by completion and flagged images found by polling mixed, with
+ * failover duplicate copies and writes lost with their rail, credit writes lost or landed. After
+ * every step: no slot is reused before its release, the credit never exceeds what was sent nor the
+ * ring size, and at the end every message was delivered exactly once. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -81,6 +82,37 @@ static void chosen(void)
         CHECK_EQ_INT(rail_eager_ring_unexp_add(&g, (unsigned)k, 1, (uint32_t)k), 0);
     CHECK_EQ_INT(rail_eager_ring_unexp_add(&g, 0, 2, 0), -ENOSPC);
 
+    /* The poll cursor for flagged images passes over messages that came by completion, even
+     * when nobody consumed them yet, and stops at the end of the credit window. */
+    rail_eager_ring_init(&g, 4);
+    CHECK_EQ_INT(rail_eager_ring_poll_slot(&g), 0);
+    rail_eager_ring_arrive(&g, 0); /* message 0 by completion, its receive not posted */
+    CHECK_EQ_INT(rail_eager_ring_poll_slot(&g), 1);
+    CHECK_EQ_INT(g.poll_seq, 1);
+    rail_eager_ring_poll_found(&g, 1);
+    CHECK_EQ_INT(g.state[1], RAIL_BOUNCE_ARRIVED);
+    CHECK_EQ_INT(rail_eager_ring_poll_slot(&g), 2);
+    rail_eager_ring_consume(&g, 1); /* not released: 0 comes first */
+    CHECK_EQ_INT(rail_eager_ring_poll_slot(&g), 2);
+    rail_eager_ring_arrive(&g, 2);
+    CHECK_EQ_INT(rail_eager_ring_poll_slot(&g), 3);
+    rail_eager_ring_poll_found(&g, 3);
+    CHECK_EQ_INT(rail_eager_ring_poll_slot(&g), -1); /* message 4 needs slot 0 released */
+    rail_eager_ring_consume(&g, 0);
+    CHECK_EQ_INT(g.freed, 2);
+    CHECK_EQ_INT(rail_eager_ring_poll_slot(&g), 0); /* message 4 */
+    CHECK_EQ_INT(g.poll_seq, 4);
+    /* Messages that came by completion and were released before the cursor got there. */
+    rail_eager_ring_init(&g, 4);
+    for (unsigned k = 0; k < 3; k++) {
+        rail_eager_ring_arrive(&g, k);
+        rail_eager_ring_consume(&g, k);
+    }
+    CHECK_EQ_INT(rail_eager_ring_poll_slot(&g), 3);
+    CHECK_EQ_INT(g.poll_seq, 3);
+    rail_eager_ring_init(&g, 0);
+    CHECK_EQ_INT(rail_eager_ring_poll_slot(&g), -1); /* no eager path */
+
     /* The sender's view. */
     CHECK_EQ_INT(rail_eager_sender_room(0, 0, 16), 1);
     CHECK_EQ_INT(rail_eager_sender_room(16, 0, 16), 0);
@@ -114,6 +146,10 @@ struct sim {
     /* network */
     struct ev fl[MAXF];
     int nfl;
+    bool images;                    /* some messages go as flagged images, found by polling */
+    uint8_t image[NMSG];            /* message k goes as an image */
+    uint64_t img[RAIL_EAGER_SLOTS]; /* image slot memory: 1 + the message last written there */
+    int found;                      /* images found by polling */
     /* receiver */
     uint8_t delivered[NMSG];
     uint8_t arrived_pending[NMSG]; /* arrived, not consumed yet */
@@ -157,10 +193,54 @@ static void check_invariants(struct sim *s)
     }
 }
 
+/* A fresh arrival (by completion or found by polling) into slot b. */
+static bool fresh_ok(struct sim *s, uint64_t seq, unsigned b)
+{
+    if (!rail_eager_ring_slot_free(&s->g, b) || !rail_eager_ring_in_window(&s->g, b, seq) ||
+        s->delivered[seq] || s->arrived_pending[seq]) {
+        fprintf(stderr, "message %llu into slot %u refused or seen twice\n",
+                (unsigned long long)seq, b);
+        return false;
+    }
+    /* Independent of the core's own slot state: the slot's previous occupant must have been
+     * consumed by the receiver before the sender could write this message into it. */
+    if (seq >= (uint64_t)s->g.slots && !s->delivered[seq - (uint64_t)s->g.slots]) {
+        fprintf(stderr, "message %llu overwrote slot %u before message %llu was consumed\n",
+                (unsigned long long)seq, b, (unsigned long long)(seq - (uint64_t)s->g.slots));
+        return false;
+    }
+    return true;
+}
+
+/* The receiver polls the image slots the way net_recv_eager.c does: a slot holds message
+ * poll_seq when its memory carries that message's flag (here: 1 + its number). */
+static void poll_images(struct sim *s)
+{
+    int b;
+    while ((b = rail_eager_ring_poll_slot(&s->g)) >= 0) {
+        uint64_t seq = s->g.poll_seq;
+        if ((unsigned)b != seq % (uint64_t)s->g.slots || s->img[b] != seq + 1)
+            return; /* not here yet (or a wrong slot: the check below never runs then) */
+        if (!s->image[seq] || !fresh_ok(s, seq, (unsigned)b)) {
+            s->bad++;
+            return;
+        }
+        rail_eager_ring_poll_found(&s->g, (unsigned)b);
+        if (rail_eager_ring_unexp_add(&s->g, (unsigned)b, tag_of(seq), (uint32_t)(seq / NTAG)))
+            s->bad++;
+        s->arrived_pending[seq] = 1;
+        s->found++;
+    }
+}
+
 static void on_data(struct sim *s, uint64_t seq)
 {
     unsigned b = (unsigned)(seq % (uint64_t)s->g.slots);
     s->busy[b]--;
+    if (s->image[seq]) { /* lands in its image slot: no completion at the receiver */
+        s->img[b] = seq + 1;
+        return;
+    }
     if (s->failover && rail_eager_ring_duplicate(&s->g, b, seq)) {
         /* Only a copy of a message that already arrived may be dropped. */
         if (!(s->delivered[seq] || s->arrived_pending[seq]))
@@ -169,18 +249,7 @@ static void on_data(struct sim *s, uint64_t seq)
         return;
     }
     /* A fresh message: its slot must have been released (no reuse before release). */
-    if (!rail_eager_ring_slot_free(&s->g, b) || !rail_eager_ring_in_window(&s->g, b, seq) ||
-        s->delivered[seq] || s->arrived_pending[seq]) {
-        fprintf(stderr, "message %llu into slot %u refused or seen twice\n",
-                (unsigned long long)seq, b);
-        s->bad++;
-        return;
-    }
-    /* Independent of the core's own slot state: the slot's previous occupant must have been
-     * consumed by the receiver before the sender could write this message into it. */
-    if (seq >= (uint64_t)s->g.slots && !s->delivered[seq - (uint64_t)s->g.slots]) {
-        fprintf(stderr, "message %llu overwrote slot %u before message %llu was consumed\n",
-                (unsigned long long)seq, b, (unsigned long long)(seq - (uint64_t)s->g.slots));
+    if (!fresh_ok(s, seq, b)) {
         s->bad++;
         return;
     }
@@ -219,6 +288,7 @@ static void step(struct sim *s)
     if (room > 0 && s->posted < NMSG && !s->busy[s->posted % (uint64_t)s->g.slots] &&
         rnd(s, 4) != 0) {
         s->busy[s->posted % (uint64_t)s->g.slots]++;
+        s->image[s->posted] = s->images && rnd(s, 2) == 0;
         inflight(s, EV_DATA, s->posted++);
     }
     /* Network: one write in flight, picked at random, lands (or is lost with its rail). */
@@ -252,19 +322,22 @@ static void step(struct sim *s)
         }
     }
     if (rnd(s, 2) == 0)
+        poll_images(s);
+    if (rnd(s, 2) == 0)
         consume_one(s);
     if (rail_eager_ring_credit_due(&s->g))
         inflight(s, EV_CREDIT, rail_eager_ring_credit_posted(&s->g));
     check_invariants(s);
 }
 
-static void stream(uint32_t seed, bool failover, int slots)
+static void stream(uint32_t seed, bool failover, int slots, bool images)
 {
     static struct sim sim; /* large: not on the stack */
     struct sim *s = &sim;
     memset(s, 0, sizeof(*s));
     s->seed = seed;
     s->failover = failover;
+    s->images = images;
     rail_eager_ring_init(&s->g, slots);
     long steps = 0;
     while ((s->g.freed < NMSG || s->nfl) && steps < 40L * NMSG && s->bad == 0) {
@@ -282,16 +355,21 @@ static void stream(uint32_t seed, bool failover, int slots)
               seed, failover, slots, once, NMSG, (unsigned long long)s->g.freed, steps);
     if (failover)
         CHECK_MSG(s->dup_dropped > 0, "seed %u: no duplicate was exercised", seed);
+    if (images)
+        CHECK_MSG(s->found > NMSG / 4, "seed %u: only %d images found", seed, s->found);
 }
 
 int main(void)
 {
     chosen();
     for (uint32_t seed = 1; seed <= 12; seed++) {
-        stream(seed, false, RAIL_EAGER_SLOTS);
-        stream(seed * 7919u, true, RAIL_EAGER_SLOTS);
+        stream(seed, false, RAIL_EAGER_SLOTS, seed % 2 == 0);
+        stream(seed * 7919u, true, RAIL_EAGER_SLOTS, seed % 2 == 0);
+        stream(seed * 104729u, true, RAIL_EAGER_SLOTS, true);
     }
-    stream(5, true, 1); /* one slot: every credit is due at once */
-    stream(6, false, 3);
+    stream(5, true, 1, false); /* one slot: every credit is due at once */
+    stream(6, false, 3, false);
+    stream(7, true, 1, true);
+    stream(8, true, 3, true);
     return check_report("test_eager_ring");
 }

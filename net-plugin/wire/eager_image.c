@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Flagged eager images: encoding on the sender, polling and copy-out on the receiver (layout
+ * and the reasoning behind it in eager_image.h). */
+#include "wire/eager_image.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+uint32_t rail_image_flag(uint64_t seq)
+{
+    return (uint32_t)seq | 0x80000000u;
+}
+
+size_t rail_image_bytes(uint32_t size)
+{
+    return ((size_t)RAIL_IMAGE_HDR_WORDS + (size + 3u) / 4u) * 8u;
+}
+
+uint64_t rail_image_region_off(int slots, uint64_t slot_stride)
+{
+    return ((uint64_t)slots * slot_stride + 63u) & ~(uint64_t)63u;
+}
+
+static uint64_t word(uint32_t value, uint32_t flag)
+{
+    return (uint64_t)flag << 32 | value;
+}
+
+static uint64_t load(const void *img, size_t i)
+{
+    return __atomic_load_n((const uint64_t *)img + i, __ATOMIC_RELAXED);
+}
+
+void rail_image_encode(void *dst, uint64_t seq, int32_t tag, uint32_t tag_index,
+                       const void *payload, uint32_t size)
+{
+    uint64_t *w = dst;
+    const uint8_t *p = payload;
+    uint32_t flag = rail_image_flag(seq);
+
+    w[0] = word(size, flag);
+    w[1] = word((uint32_t)tag, flag);
+    w[2] = word(tag_index, flag);
+    for (uint32_t off = 0, i = RAIL_IMAGE_HDR_WORDS; off < size; off += 4, i++) {
+        uint32_t v = 0;
+        memcpy(&v, p + off, size - off < 4 ? size - off : 4);
+        w[i] = word(v, flag);
+    }
+}
+
+int rail_image_peek(const void *img, uint64_t seq, uint32_t max_size, struct rail_image_info *out,
+                    char *err, size_t errlen)
+{
+    uint32_t flag = rail_image_flag(seq);
+    uint64_t h[RAIL_IMAGE_HDR_WORDS];
+
+    for (size_t i = 0; i < RAIL_IMAGE_HDR_WORDS; i++) {
+        h[i] = load(img, i);
+        if ((uint32_t)(h[i] >> 32) != flag)
+            return 0;
+    }
+    uint32_t size = (uint32_t)h[0];
+    if (size > max_size || size > RAIL_IMAGE_MAX_PAYLOAD) {
+        snprintf(err, errlen, "flagged eager message of %u bytes (at most %u)", size,
+                 max_size < RAIL_IMAGE_MAX_PAYLOAD ? max_size : RAIL_IMAGE_MAX_PAYLOAD);
+        return -EPROTO;
+    }
+    size_t n = rail_image_bytes(size) / 8;
+    for (size_t i = RAIL_IMAGE_HDR_WORDS; i < n; i++)
+        if ((uint32_t)(load(img, i) >> 32) != flag)
+            return 0;
+    out->size = size;
+    out->tag = (int32_t)(uint32_t)h[1];
+    out->tag_index = (uint32_t)h[2];
+    return 1;
+}
+
+void rail_image_copy(const void *img, uint32_t size, void *dst)
+{
+    uint8_t *d = dst;
+    for (uint32_t off = 0, i = RAIL_IMAGE_HDR_WORDS; off < size; off += 4, i++) {
+        uint32_t v = (uint32_t)load(img, i);
+        memcpy(d + off, &v, size - off < 4 ? size - off : 4);
+    }
+}
