@@ -73,7 +73,9 @@ RAIL_PARAM(GID_INDEX, "NCCL_RAIL_GID_INDEX", STRING, "", 0, 0, NULL,
 RAIL_PARAM(EAGER_MAX, "NCCL_RAIL_EAGER_MAX", INT, "8192", 0, 65536, NULL,
            "Largest message in bytes sent eagerly into pre-registered bounce buffers (0 disables)")
 RAIL_PARAM(EAGER_INLINE, "NCCL_RAIL_EAGER_INLINE", INT, "256", 0, 1024, NULL,
-           "Largest eager write in bytes (its 64-byte header + the payload) sent inline (IBV_SEND_INLINE) when the payload is in host memory: the bytes are copied into the work request when it is posted, so the HCA reads no local memory for it. 0 never; a device that refuses the size gets QPs without inline data (INFO line)")
+           "Largest eager write in bytes (its 64-byte header + the payload, or a flagged image: 24 bytes + twice the payload rounded up to 8) sent inline (IBV_SEND_INLINE) when the payload is in host memory: the bytes are copied into the work request when it is posted, so the HCA reads no local memory for it. 0 never; a device that refuses the size gets QPs without inline data (INFO line)")
+RAIL_PARAM(EAGER_POLL_MAX, "NCCL_RAIL_EAGER_POLL_MAX", INT, "256", 0, 512, NULL,
+           "Largest eager message in bytes from host memory written as a flagged image (8-byte words of 4 payload bytes and a 4-byte flag, as NCCL's LL protocol) that the receiver finds by polling memory: no receive work request, no completion, so less latency, for twice the bytes on the wire. 0 never (every eager message is a write with immediate)")
 RAIL_PARAM(CUDA_LIBRARY, "NCCL_RAIL_CUDA_LIBRARY", STRING, "libcuda.so.1", 0, 0, NULL,
            "CUDA driver library the net plugin dlopens for GPU buffer queries (tests point it at a fake)")
 RAIL_PARAM(MEMLOCK_MIN_MB, "NCCL_RAIL_MEMLOCK_MIN_MB", INT, "64", 0, 1048576, NULL,

@@ -19,6 +19,7 @@
 #include "wire/net_tagmap.h"
 #include "rails/stripe.h"
 #include "transport/net_devices.h"
+#include "wire/eager_image.h"
 #include "wire/net_wire.h"
 
 #define RAIL_SEND_REQS  256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
@@ -77,6 +78,9 @@ struct rail_comm_ops {
     struct rail_stripe *(*sched)(struct rail_comm *c);
     /* After the QPs are connected: the kind's own rail setup (NULL: none). */
     int (*setup_rails)(struct rail_comm *c, char *err, size_t errlen);
+    /* Before the completions are polled: what arrives without one (NULL: nothing; receive: the
+     * flagged eager images). */
+    void (*poll)(struct rail_comm *c);
     void (*on_wc)(struct rail_comm *c, int rail, const struct ibv_wc *wc);
     /* After each poll: work that a failed rail lost goes again. */
     void (*retry)(struct rail_comm *c);
@@ -149,6 +153,7 @@ struct rail_send_req {
     uint8_t rec_rail; /* 2PH: the size record's rail; EAGER: the eager write's */
     bool striped;     /* more than one rail carried data */
     bool host;        /* the source buffer is host memory: an eager write may go inline */
+    bool polled;      /* EAGER: written as a flagged image (wire/eager_image.h) */
     bool too_big;
     uint8_t unsure, unsure_rail; /* PIPE: RAIL_UNSURE_*, the rail that failed under it */
     uintptr_t data;
@@ -163,13 +168,16 @@ struct rail_send_req {
 struct rail_send_comm {
     struct rail_comm base;
     uint8_t *fifo;            /* mr[0]: FIFO + credit word, written by the receiver */
-    uint8_t *local;           /* mr[1]: per-request size record and eager header sources */
+    uint8_t *local;           /* mr[1]: per-request size record and eager header sources, then the
+                               * flagged image of each bounce slot (RAIL_LOCAL_IMAGES_OFF) */
     struct rail_cts_fifo cts; /* shadow copy of the FIFO (cts_fifo.c) */
     struct rail_tagmap sent;  /* messages sent per tag */
     uint64_t eager_posted;
     int eager_slots;
     uint32_t eager_bytes; /* receiver's bounce payload size */
     uint32_t eager_limit; /* min(bounce size, NCCL_RAIL_EAGER_MAX) */
+    uint32_t poll_max;    /* eager messages up to this size from host memory go as flagged
+                           * images: min(eager_limit, NCCL_RAIL_EAGER_POLL_MAX) */
     int nfree;
     uint16_t free_list[RAIL_SEND_REQS];
     struct rail_stripe sched;
@@ -213,8 +221,17 @@ struct rail_recv_req {
 struct rail_recv_comm {
     struct rail_comm base;
     uint8_t *records; /* mr[0]: size records written by the sender */
-    uint8_t *bounce;  /* mr[1]: eager bounce slots written by the sender (NULL: no eager) */
-    uint8_t *staging; /* mr[2]: CTS staging per request, then the credit word */
+    uint8_t *bounce;  /* mr[1]: eager bounce slots written by the sender (NULL: no eager),
+                       * then as many image slots (rail_image_region_off) */
+    uint8_t *images;  /* the image slots, polled (NULL: no eager) */
+    bool polled[RAIL_EAGER_SLOTS]; /* the message in bounce slot b came as an image */
+    /* Size of the message in bounce slot b as checked when it arrived (the peer could rewrite
+     * the slot since: never read again from there). */
+    uint32_t msg_size[RAIL_EAGER_SLOTS];
+    bool repoll; /* a message came by completion: images behind it may be found now */
+    /* Bytes of the largest image seen in image slot b: zeroed at each delivery from b. */
+    uint16_t image_hw[RAIL_EAGER_SLOTS];
+    uint8_t *staging;            /* mr[2]: CTS staging per request, then the credit word */
     struct rail_cts_tail fifo;   /* FIFO slots taken, and by which receive (cts_fifo.c) */
     struct rail_tagmap posted;   /* receive entries posted per tag */
     struct rail_eager_ring ring; /* bounce slot states, credit (eager_ring.c) */
@@ -242,6 +259,8 @@ struct rail_recv_comm {
 #define RAIL_STAGING_ANSWER_OFF (RAIL_STAGING_CREDIT_OFF + 64) /* query answers (sources) */
 #define RAIL_STAGING_SIZE       (RAIL_STAGING_ANSWER_OFF + RAIL_ANSWER_BYTES)
 #define RAIL_LOCAL_STRIDE       128 /* per send request: record at 0, eager header at 64 */
+#define RAIL_LOCAL_IMAGES_OFF   ((size_t)RAIL_SEND_REQS * RAIL_LOCAL_STRIDE)
+#define RAIL_LOCAL_SIZE         (RAIL_LOCAL_IMAGES_OFF + (size_t)RAIL_EAGER_SLOTS * RAIL_IMAGE_STRIDE)
 
 /* Memory handle returned by regMr. */
 struct rail_mr {
@@ -317,8 +336,11 @@ void rail_comm_health(struct rail_comm *c, bool want_peer);
 /* The comm's sticky error (WARNs once per comm when first returned). */
 int rail_comm_error(struct rail_comm *c);
 
-/* net_data.c: completion polling for either comm kind. */
+/* net_data.c: completion polling for either comm kind: what arrives without a completion
+ * (ops->poll), the CQs, re-sends, and the listed send comms of other threads. */
 int rail_comm_progress(struct rail_comm *c);
+/* The same without ops->poll (its caller just did it). */
+int rail_comm_progress_cqs(struct rail_comm *c);
 /* A two-phase message needs its sender's completions polled before its size record goes out.
  * NCCL keeps testing its sends, but a caller may wait on a receive without touching the send
  * comm: such a send comm is listed, and every comm's progress (any thread) also polls the listed
@@ -344,6 +366,8 @@ void rail_recv_init_state(struct rail_recv_comm *r);
 /* net_recv_eager.c: an eager arrival in bounce slot b; entry i of q against what arrived before
  * it was posted; the batched credit write (also when the sender waits for it). */
 void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b);
+/* The flagged eager images that landed since the last call (net_recv_eager.c). */
+void rail_recv_poll_images(struct rail_recv_comm *r);
 void rail_recv_match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i);
 void rail_recv_send_credit(struct rail_recv_comm *r);
 void rail_recv_on_ask(struct rail_recv_comm *r, unsigned slot, unsigned entry, unsigned rail);
@@ -374,10 +398,9 @@ void rail_ctl_free(struct rail_comm *c);
 /* First rail that is up, starting the search at `from` (round-robin); -1 when none. */
 int rail_pick_up(struct rail_comm *c, unsigned from);
 
-/* net_send_post.c: posting of rendezvous/eager messages and their re-sending. */
+/* net_send_post.c: posting of rendezvous messages, and re-sending (eager: net_send_eager.h). */
 /* 0 posted, 1 no room or no rail up yet (nothing posted: NCCL calls again), -errno. */
 int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q);
-int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q);
 void rail_send_retry(struct rail_send_comm *s);
 /* net_recv.c: clear-to-send writes lost with a failed rail, again (a lost credit write goes again
  * from the next send_credit, test() calls it). */

@@ -208,6 +208,8 @@ static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
                     s->eager_limit = s->eager_slots && mine > 0 ? (uint32_t)mine : 0;
                     if (s->eager_limit > s->eager_bytes)
                         s->eager_limit = s->eager_bytes;
+                    long long poll = rail_param_int(RAIL_PARAM_EAGER_POLL_MAX);
+                    s->poll_max = poll < s->eager_limit ? (uint32_t)poll : s->eager_limit;
                     rc = rail_ready_encode(st->tx.buf, sizeof(st->tx.buf));
                     st->tx.len = rc > 0 ? (size_t)rc : 0;
                     st->tx.off = 0;
@@ -307,9 +309,11 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
     rail_comm_stats_open(c);
     const struct rail_send_comm *sc = (const struct rail_send_comm *)c;
-    RAIL_INFO(NCCL_NET, "send comm %p: %s -> %s, %d rail(s) x %d data QP(s)%s, eager <= %u bytes%s",
+    RAIL_INFO(NCCL_NET,
+              "send comm %p: %s -> %s, %d rail(s) x %d data QP(s)%s, eager <= %u bytes "
+              "(flagged images <= %u)%s",
               (void *)c, d->name, c->peer, c->nrails, sc->ndata,
-              sc->ctl_qp >= 0 ? " + 1 control QP" : "", sc->eager_limit,
+              sc->ctl_qp >= 0 ? " + 1 control QP" : "", sc->eager_limit, sc->poll_max,
               c->failover ? ", failover on" : "");
     rail_handle_stage_set(handle, 0);
     state_free(st);

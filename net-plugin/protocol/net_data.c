@@ -61,7 +61,7 @@ void rail_send_help_unlist(struct rail_send_comm *s)
     pthread_mutex_unlock(&g_help_lock);
 }
 
-static int poll_comm(struct rail_comm *c);
+static int poll_comm(struct rail_comm *c, bool mem);
 
 /* Polls the listed send comms nobody is inside right now. */
 static void help_others(const struct rail_comm *self)
@@ -76,7 +76,7 @@ static void help_others(const struct rail_comm *self)
             !atomic_compare_exchange_strong_explicit(&s->busy, &expected, 1, memory_order_acquire,
                                                      memory_order_relaxed))
             continue;
-        (void)poll_comm(&s->base);
+        (void)poll_comm(&s->base, true);
         rail_send_leave(s);
     }
     pthread_mutex_unlock(&g_help_lock);
@@ -84,15 +84,24 @@ static void help_others(const struct rail_comm *self)
 
 int rail_comm_progress(struct rail_comm *c)
 {
-    int rc = poll_comm(c);
+    int rc = poll_comm(c, true);
     help_others(c);
     return rc;
 }
 
-static int poll_comm(struct rail_comm *c)
+int rail_comm_progress_cqs(struct rail_comm *c)
+{
+    int rc = poll_comm(c, false);
+    help_others(c);
+    return rc;
+}
+
+static int poll_comm(struct rail_comm *c, bool mem)
 {
     struct ibv_wc wc[RAIL_POLL_BATCH];
 
+    if (mem && c->ops->poll)
+        c->ops->poll(c);
     for (int r = 0; r < c->nrails; r++) {
         struct rail_link *l = &c->link[r];
         for (;;) {

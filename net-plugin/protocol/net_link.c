@@ -280,10 +280,9 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm
     if (rc == 0)
         rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION, true, err, errlen);
     if (rc == 0)
-        rc = rail_region_alloc((size_t)RAIL_SEND_REQS * RAIL_LOCAL_STRIDE, &s->local);
+        rc = rail_region_alloc(RAIL_LOCAL_SIZE, &s->local);
     if (rc == 0)
-        rc = rail_region_reg(&s->base, 1, s->local, (size_t)RAIL_SEND_REQS * RAIL_LOCAL_STRIDE,
-                             false, err, errlen);
+        rc = rail_region_reg(&s->base, 1, s->local, RAIL_LOCAL_SIZE, false, err, errlen);
     if (rc < 0) {
         if (rc == -ENOMEM && !err[0])
             snprintf(err, errlen, "out of memory for the send comm");
@@ -323,10 +322,14 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct ra
     if (rc == 0)
         rc = rail_region_reg(&r->base, 0, r->records, RAIL_RECORDS_SIZE, true, err, errlen);
     if (rc == 0 && r->ring.slots) {
-        size_t len = (size_t)r->ring.slots * r->slot_stride;
+        /* The bounce slots, then the image slots (wire/eager_image.h). */
+        uint64_t img = rail_image_region_off(r->ring.slots, r->slot_stride);
+        size_t len = (size_t)img + (size_t)r->ring.slots * RAIL_IMAGE_STRIDE;
         rc = rail_region_alloc(len, &r->bounce);
-        if (rc == 0)
+        if (rc == 0) {
+            r->images = r->bounce + img;
             rc = rail_region_reg(&r->base, 1, r->bounce, len, true, err, errlen);
+        }
     }
     if (rc == 0)
         rc = rail_region_alloc(RAIL_STAGING_SIZE, &r->staging);

@@ -458,7 +458,12 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
     struct rail_recv_comm *r = (struct rail_recv_comm *)q->h.comm;
     int err;
 
-    rail_comm_progress(&r->base);
+    /* A message that came as a flagged image completes the receive without a completion poll:
+     * the CQs are left to the next call, like the work below. */
+    if (q->left > 0)
+        rail_recv_poll_images(r);
+    if (q->left > 0 || q->cts_pending)
+        rail_comm_progress_cqs(&r->base);
     /* Done first: the held-back receives (flush_deferred) are the business of the calls that
      * complete nothing; req_free takes this one off their list. */
     if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
@@ -492,6 +497,11 @@ static struct rail_stripe *recv_sched(struct rail_comm *c)
     return NULL; /* the receiver does not stripe: the sender places the pieces */
 }
 
+static void recv_poll(struct rail_comm *c)
+{
+    rail_recv_poll_images(recv_of(c));
+}
+
 static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
 {
     rail_recv_on_wc(recv_of(c), rail, wc);
@@ -499,6 +509,8 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
 
 static void recv_retry(struct rail_comm *c)
 {
+    if (recv_of(c)->repoll) /* the cursor may have waited for a message that just came */
+        rail_recv_poll_images(recv_of(c));
     if (recv_of(c)->nretry)
         rail_recv_retry(recv_of(c));
     if (recv_of(c)->nquery && !atomic_load(&c->error))
@@ -521,6 +533,7 @@ const struct rail_comm_ops rail_recv_comm_ops = {
     .drives_rejoin = false,
     .sched = recv_sched,
     .setup_rails = NULL,
+    .poll = recv_poll,
     .on_wc = recv_on_wc,
     .retry = recv_retry,
     .quiesce = NULL,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Receiving side, eager messages: header + data landed in a bounce slot (immediate = slot).
+/* Receiving side, eager messages: header + data landed in a bounce slot (immediate = slot), or
+ * a flagged image landed in the slot's image slot, found by polling (wire/eager_image.h).
  * The arrival is checked (a re-sent duplicate dropped, slot state, header, credit window), then
  * copied into the posted receive entry with the same (tag, index), or kept as unexpected until
  * the irecv that posts it (rail_recv_match_unexpected). Released slots go back to the sender as
@@ -39,23 +40,43 @@ void rail_recv_send_credit(struct rail_recv_comm *r)
     (void)rail_eager_ring_credit_posted(&r->ring);
 }
 
+static uint8_t *image_of(const struct rail_recv_comm *r, unsigned b)
+{
+    return r->images + (size_t)b * RAIL_IMAGE_STRIDE;
+}
+
+/* Zeroes every word an image may have used in image slot b (wire/eager_image.h: no stale image
+ * may outlive the slot's next delivery); `bytes`: the image just delivered from it, or 0. */
+static void clear_image(struct rail_recv_comm *r, unsigned b, size_t bytes)
+{
+    if (bytes > r->image_hw[b])
+        r->image_hw[b] = (uint16_t)bytes;
+    if (r->image_hw[b])
+        memset(image_of(r, b), 0, r->image_hw[b]);
+}
+
 /* Copies eager slot b into entry i of q and releases the slot. */
 static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *q, int i)
 {
     const struct rail_eager_hdr *h = bounce_hdr(r, b);
     struct rail_recv_entry *e = &q->e[i];
+    uint64_t size = r->msg_size[b];
 
-    if (h->size > e->cap) {
+    if (size > e->cap) {
         RAIL_WARN(NCCL_NET, "eager message of %llu bytes (tag %d) for a %llu-byte receive buffer",
-                  (unsigned long long)h->size, e->tag, (unsigned long long)e->cap);
+                  (unsigned long long)size, e->tag, (unsigned long long)e->cap);
         q->error = -EINVAL;
     } else {
-        if (h->size)
-            memcpy(e->data, (const uint8_t *)h + RAIL_EAGER_HDR, h->size);
-        e->size = h->size;
+        if (size && r->polled[b])
+            rail_image_copy(image_of(r, b), (uint32_t)size, e->data);
+        else if (size)
+            memcpy(e->data, (const uint8_t *)h + RAIL_EAGER_HDR, size);
+        e->size = size;
     }
     e->done = true;
     q->left--;
+    clear_image(r, b, r->polled[b] ? rail_image_bytes((uint32_t)size) : 0);
+    r->polled[b] = false;
     rail_eager_ring_consume(&r->ring, b);
     /* A batch of credits is written by the next call on this comm, not on the way to
      * completing this receive, unless the sender is out of slots and waits for it. */
@@ -114,6 +135,24 @@ static struct rail_recv_req *eager_match(struct rail_recv_comm *r, int32_t tag, 
     return NULL;
 }
 
+/* Slot b (checked, now ARRIVED) holds (tag, index): delivered to its receive, or kept as
+ * unexpected when that receive was not posted yet. */
+static void arrived(struct rail_recv_comm *r, unsigned b, int32_t tag, uint32_t index)
+{
+    if (index >= rail_tagmap_get(&r->posted, tag)) {
+        if (rail_eager_ring_unexp_add(&r->ring, b, tag, index) < 0)
+            rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", tag, index);
+        return;
+    }
+    int i;
+    struct rail_recv_req *q = eager_match(r, tag, index, &i);
+    if (q)
+        deliver(r, b, q, i);
+    else
+        rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) matches no pending receive",
+                       tag, index);
+}
+
 void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b)
 {
     char err[160];
@@ -126,27 +165,43 @@ void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b)
         return;
     }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    const struct rail_eager_hdr *h = bounce_hdr(r, b);
-    if (rail_eager_hdr_check(h, r->eager_bytes, err, sizeof(err)) != 0 ||
-        !rail_eager_ring_in_window(&r->ring, b, h->seq)) {
+    /* Read once: the peer could rewrite the slot after the checks. */
+    const struct rail_eager_hdr h = *bounce_hdr(r, b);
+    if (rail_eager_hdr_check(&h, r->eager_bytes, err, sizeof(err)) != 0 ||
+        !rail_eager_ring_in_window(&r->ring, b, h.seq)) {
         rail_comm_fail(&r->base, -EPROTO,
                        "bad eager message in slot %u (number %llu, %llu freed): %s", b,
-                       (unsigned long long)h->seq, (unsigned long long)r->ring.freed,
+                       (unsigned long long)h.seq, (unsigned long long)r->ring.freed,
                        err[0] ? err : "out of the credit window");
         return;
     }
     rail_eager_ring_arrive(&r->ring, b);
-    if (h->tag_index >= rail_tagmap_get(&r->posted, h->tag)) {
-        if (rail_eager_ring_unexp_add(&r->ring, b, h->tag, h->tag_index) < 0)
-            rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", h->tag,
-                           h->tag_index);
-        return;
+    r->msg_size[b] = (uint32_t)h.size; /* at most eager_bytes */
+    r->repoll = true;
+    arrived(r, b, h.tag, h.tag_index);
+}
+
+/* Flagged images, in message order (the cursor: eager_ring.c). */
+void rail_recv_poll_images(struct rail_recv_comm *r)
+{
+    int b;
+    r->repoll = false;
+    while (!atomic_load(&r->base.error) && (b = rail_eager_ring_poll_slot(&r->ring)) >= 0) {
+        struct rail_image_info in;
+        char err[160];
+        uint64_t seq = r->ring.poll_seq;
+        int rc =
+            rail_image_peek(image_of(r, (unsigned)b), seq, r->eager_bytes, &in, err, sizeof(err));
+        if (rc == 0)
+            return; /* not (all) here yet */
+        if (rc < 0) {
+            rail_comm_fail(&r->base, -EPROTO, "bad eager image in slot %d (number %llu): %s", b,
+                           (unsigned long long)seq, err);
+            return;
+        }
+        rail_eager_ring_poll_found(&r->ring, (unsigned)b);
+        r->polled[b] = true;
+        r->msg_size[b] = in.size;
+        arrived(r, (unsigned)b, in.tag, in.tag_index);
     }
-    int i;
-    struct rail_recv_req *q = eager_match(r, h->tag, h->tag_index, &i);
-    if (q)
-        deliver(r, b, q, i);
-    else
-        rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) matches no pending receive",
-                       h->tag, h->tag_index);
 }

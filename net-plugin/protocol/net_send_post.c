@@ -31,61 +31,14 @@
 #include "log.h"
 #include "protocol/net_comm.h"
 #include "protocol/net_pieces.h"
+#include "protocol/net_send_eager.h"
+#include "protocol/net_send_wr.h"
 #include "protocol/net_telemetry.h"
 #include "transport/net_verbs.h"
 
-static int sq_room(const struct rail_link *l, int qp)
-{
-    return l->qps[qp].sq_max - l->qps[qp].sq_out;
-}
-
-static int post(struct rail_send_comm *s, int rail, int qp, struct ibv_send_wr *wr, int nwr)
-{
-    struct rail_link *l = &s->base.link[rail];
-    int rc = rail_verbs_post_send(l->qps[qp].qp, wr);
-    if (rc < 0) {
-        /* A QP already moved to the error state refuses posts on some providers: that is the
-         * rail's failure, not the comm's. */
-        char why[160];
-        snprintf(why, sizeof(why), "ibv_post_send on QP %#x failed: %s", l->qps[qp].qp->qp_num,
-                 strerror(-rc));
-        if (s->base.failover && rail_link_fail(&s->base, rail, why))
-            return 1;
-        rail_comm_fail(&s->base, rc, "%s: %s", l->dev->name, why);
-        return rc;
-    }
-    l->qps[qp].sq_out += nwr;
-    return 0;
-}
-
-static void fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wrid, uint64_t raddr,
-                       uint32_t rkey)
-{
-    memset(wr, 0, sizeof(*wr));
-    wr->wr_id = wrid;
-    wr->sg_list = sge;
-    wr->num_sge = 1;
-    wr->opcode = IBV_WR_RDMA_WRITE;
-    wr->send_flags = IBV_SEND_SIGNALED;
-    wr->wr.rdma.remote_addr = raddr;
-    wr->wr.rdma.rkey = rkey;
-}
-
-/* Where a size record, query or eager write goes: the rail's control QP, or without one the
- * next data QP. */
-static int control_qp(struct rail_send_comm *s, struct rail_link *l)
-{
-    return s->ctl_qp >= 0 ? s->ctl_qp : (int)(l->rr++ % (unsigned)s->ndata);
-}
-
-static int req_index(const struct rail_send_comm *s, const struct rail_send_req *q)
-{
-    return (int)(q - s->reqs);
-}
-
 static struct rail_record *record_of(struct rail_send_comm *s, struct rail_send_req *q)
 {
-    return (struct rail_record *)(s->local + (size_t)req_index(s, q) * RAIL_LOCAL_STRIDE);
+    return (struct rail_record *)(s->local + (size_t)rail_send_req_index(s, q) * RAIL_LOCAL_STRIDE);
 }
 
 static uint64_t record_addr(const struct rail_send_comm *s, const struct rail_send_req *q)
@@ -127,10 +80,11 @@ static int post_piece(struct rail_send_comm *s, struct rail_send_req *q, int k)
     struct rail_send_chunk *c = &q->ch[k];
     struct ibv_sge sge = {q->data + c->off, (uint32_t)c->len, q->lkey[c->rail]};
     struct ibv_send_wr wr;
-    fill_write(&wr, &sge, rail_wrid(RAIL_WR_DATA, c->rail, c->qp, req_index(s, q) | k << 16),
-               q->raddr + c->off, q->rkey[c->rail]);
+    rail_send_fill_write(
+        &wr, &sge, rail_wrid(RAIL_WR_DATA, c->rail, c->qp, rail_send_req_index(s, q) | k << 16),
+        q->raddr + c->off, q->rkey[c->rail]);
     c->post_ns = q->striped ? rail_now_ns() : 0;
-    int rc = post(s, c->rail, c->qp, &wr, 1);
+    int rc = rail_send_post_wr(s, c->rail, c->qp, &wr, 1);
     if (rc == 0) {
         rail_2ph_piece_posted(&q->tp, k);
         rail_tel_stripe(&s->base, c->rail, c->len);
@@ -146,16 +100,17 @@ static int post_record_as(struct rail_send_comm *s, struct rail_send_req *q, int
                           unsigned chunk, uint32_t imm)
 {
     struct rail_link *l = &s->base.link[rail];
-    int qp = control_qp(s, l);
-    if (sq_room(l, qp) < 1)
+    int qp = rail_send_control_qp(s, l);
+    if (rail_send_sq_room(l, qp) < 1)
         return 1;
     struct ibv_sge sge = {(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
     struct ibv_send_wr wr;
-    fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, req_index(s, q) | chunk << 16),
-               record_addr(s, q), l->peer_rkey1);
+    rail_send_fill_write(&wr, &sge,
+                         rail_wrid(RAIL_WR_LAST, rail, qp, rail_send_req_index(s, q) | chunk << 16),
+                         record_addr(s, q), l->peer_rkey1);
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.imm_data = htonl(imm);
-    return post(s, rail, qp, &wr, 1);
+    return rail_send_post_wr(s, rail, qp, &wr, 1);
 }
 
 static int post_record(struct rail_send_comm *s, struct rail_send_req *q, int rail)
@@ -189,20 +144,21 @@ static void record_now(struct rail_send_comm *s, struct rail_send_req *q, int pr
 static int post_pipelined(struct rail_send_comm *s, struct rail_send_req *q)
 {
     struct rail_send_chunk *c0 = &q->ch[0];
-    int rail = c0->rail, qp = c0->qp, idx = req_index(s, q);
+    int rail = c0->rail, qp = c0->qp, idx = rail_send_req_index(s, q);
     struct rail_link *l = &s->base.link[rail];
     size_t nbytes = q->too_big ? 0 : q->size;
 
     if (q->tp.n == 1 && nbytes > 0 && nbytes <= RAIL_IMM_DIRECT_MAX) {
-        if (sq_room(l, qp) < 1)
+        if (rail_send_sq_room(l, qp) < 1)
             return 1;
         struct ibv_sge sge = {q->data, (uint32_t)nbytes, q->lkey[rail]};
         struct ibv_send_wr wr;
-        fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, idx), q->raddr, q->rkey[rail]);
+        rail_send_fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, idx), q->raddr,
+                             q->rkey[rail]);
         wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         wr.imm_data = htonl(
             rail_imm_direct((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry, (uint32_t)nbytes));
-        int rc = post(s, rail, qp, &wr, 1);
+        int rc = rail_send_post_wr(s, rail, qp, &wr, 1);
         if (rc == 0) {
             q->wrs_left = 1;
             rail_tel_stripe(&s->base, rail, nbytes);
@@ -212,21 +168,21 @@ static int post_pipelined(struct rail_send_comm *s, struct rail_send_req *q)
     struct ibv_send_wr wr[RAIL_REQ_CHUNKS + 1];
     struct ibv_sge sge[RAIL_REQ_CHUNKS + 1];
     int n = nbytes ? q->tp.n : 0;
-    if (sq_room(l, qp) < n + 1)
+    if (rail_send_sq_room(l, qp) < n + 1)
         return 1;
     for (int k = 0; k < n; k++) {
         sge[k] = (struct ibv_sge){q->data + q->ch[k].off, (uint32_t)q->ch[k].len, q->lkey[rail]};
-        fill_write(&wr[k], &sge[k], rail_wrid(RAIL_WR_DATA, rail, qp, idx), q->raddr + q->ch[k].off,
-                   q->rkey[rail]);
+        rail_send_fill_write(&wr[k], &sge[k], rail_wrid(RAIL_WR_DATA, rail, qp, idx),
+                             q->raddr + q->ch[k].off, q->rkey[rail]);
         wr[k].next = &wr[k + 1];
     }
     sge[n] =
         (struct ibv_sge){(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
-    fill_write(&wr[n], &sge[n], rail_wrid(RAIL_WR_LAST, rail, qp, idx), record_addr(s, q),
-               l->peer_rkey1);
+    rail_send_fill_write(&wr[n], &sge[n], rail_wrid(RAIL_WR_LAST, rail, qp, idx), record_addr(s, q),
+                         l->peer_rkey1);
     wr[n].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr[n].imm_data = htonl(rail_imm_rdv((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry));
-    int rc = post(s, rail, qp, wr, n + 1);
+    int rc = rail_send_post_wr(s, rail, qp, wr, n + 1);
     if (rc == 0) {
         q->wrs_left = n + 1;
         rail_tel_stripe(&s->base, rail, nbytes);
@@ -274,7 +230,7 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
             need[q->ch[k].rail][q->ch[k].qp]++;
     for (int r = 0; r < s->base.nrails; r++)
         for (int p = 0; p < 8 && p < s->ndata; p++)
-            if (need[r][p] && sq_room(&s->base.link[r], p) < need[r][p] + (s->ctl_qp < 0))
+            if (need[r][p] && rail_send_sq_room(&s->base.link[r], p) < need[r][p] + (s->ctl_qp < 0))
                 return 1;
     q->kind = RAIL_SREQ_2PH;
     if (q->striped)
@@ -402,52 +358,6 @@ static void ask_done(struct rail_send_comm *s, struct rail_send_req *q, int rail
         q->error = -EIO;
 }
 
-/* ---- eager ---- */
-
-static int post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, int rail)
-{
-    struct rail_link *l = &s->base.link[rail];
-    int qp = control_qp(s, l);
-    if (sq_room(l, qp) < 1)
-        return 1;
-    uint8_t *hdr = s->local + (size_t)req_index(s, q) * RAIL_LOCAL_STRIDE + 64;
-    struct ibv_sge sge[2] = {{(uintptr_t)hdr, RAIL_EAGER_HDR, l->mr[1]->lkey},
-                             {q->data, (uint32_t)q->size, q->lkey[rail]}};
-    struct ibv_send_wr wr;
-    fill_write(&wr, sge, rail_wrid(RAIL_WR_LAST, rail, qp, req_index(s, q) | RAIL_CHUNK_REC << 16),
-               s->base.peer_addr2 +
-                   (uint64_t)q->bounce * (RAIL_EAGER_HDR + (uint64_t)s->eager_bytes),
-               l->peer_rkey2);
-    wr.num_sge = q->size ? 2 : 1;
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.imm_data = htonl(rail_imm_eager(q->bounce));
-    /* Inline: the provider copies header and payload into the work request now (a re-send after
-     * a rail failure copies them again: the buffer is NCCL's until this request completes). */
-    if (q->host && RAIL_EAGER_HDR + q->size <= (uint64_t)l->max_inline)
-        wr.send_flags |= IBV_SEND_INLINE;
-    int rc = post(s, rail, qp, &wr, 1);
-    if (rc == 0) {
-        rail_2ph_record_posted(&q->tp);
-        q->rec_rail = (uint8_t)rail;
-    }
-    return rc;
-}
-
-int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q)
-{
-    int rail = rail_pick_up(&s->base, s->base.rr++);
-    if (rail < 0)
-        return atomic_load(&s->base.error) ? atomic_load(&s->base.error) : 1;
-    q->kind = RAIL_SREQ_EAGER;
-    int rc = post_eager_on(s, q, rail);
-    if (rc == 0) {
-        s->bounce_busy[q->bounce] = 1;
-        rail_tel_msg(&s->base, rail);
-        rail_tel_stripe(&s->base, rail, q->size);
-    }
-    return rc;
-}
-
 /* ---- completions ---- */
 
 static void piece_done(struct rail_send_comm *s, struct rail_send_req *q, int k, int rail)
@@ -463,22 +373,10 @@ static void piece_done(struct rail_send_comm *s, struct rail_send_req *q, int k,
         record_now(s, q, rail);
 }
 
-/* An eager message whose write failed with its rail got there anyway when the receiver has
- * already returned its bounce slot: it is done and nothing is sent again. */
-static bool eager_returned(struct rail_send_comm *s, struct rail_send_req *q)
-{
-    if (q->kind != RAIL_SREQ_EAGER ||
-        __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE) <= q->seq)
-        return false;
-    rail_2ph_record_settled(&q->tp);
-    s->bounce_busy[q->bounce] = 0;
-    return true;
-}
-
 static void item_failed(struct rail_send_comm *s, struct rail_send_req *q, int k)
 {
     if (k == RAIL_CHUNK_REC) {
-        if (!eager_returned(s, q) && rail_2ph_record_failed(&q->tp))
+        if (!rail_send_eager_returned(s, q) && rail_2ph_record_failed(&q->tp))
             s->npending++;
         return;
     }
@@ -571,7 +469,7 @@ void rail_send_retry(struct rail_send_comm *s)
                 return;
             struct rail_link *l = &s->base.link[rail];
             int qp = (int)(l->rr++ % (unsigned)s->ndata);
-            if (sq_room(l, qp) < 1)
+            if (rail_send_sq_room(l, qp) < 1)
                 continue;
             c->rail = (uint8_t)rail;
             c->qp = (uint8_t)qp;
@@ -583,14 +481,15 @@ void rail_send_retry(struct rail_send_comm *s)
         }
         if (q->tp.rec != RAIL_CH_PENDING)
             continue;
-        if (eager_returned(s, q)) { /* returned by the receiver meanwhile */
+        if (rail_send_eager_returned(s, q)) { /* returned by the receiver meanwhile */
             s->npending--;
             continue;
         }
         int rail = rail_pick_up(&s->base, q->rec_rail + 1u);
         if (rail < 0)
             return;
-        int rc = q->kind == RAIL_SREQ_EAGER ? post_eager_on(s, q, rail) : post_record(s, q, rail);
+        int rc = q->kind == RAIL_SREQ_EAGER ? rail_send_post_eager_on(s, q, rail)
+                                            : post_record(s, q, rail);
         if (rc < 0)
             return;
         if (rc == 0)

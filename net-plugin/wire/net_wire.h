@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RAIL_WIRE_MAGIC   0x4c494152u /* "RAIL" little-endian */
-#define RAIL_WIRE_VERSION 3 /* 2: direct rendezvous writes (RAIL_IMM_DIRECT); 3: queries */
+#define RAIL_WIRE_MAGIC 0x4c494152u /* "RAIL" little-endian */
+/* 2: direct rendezvous writes (RAIL_IMM_DIRECT); 3: queries; 4: flagged eager images
+ * (wire/eager_image.h). */
+#define RAIL_WIRE_VERSION 4
 
 /* Limits shared by both ends of a connection (a peer announcing more is rejected). */
 #define RAIL_MAX_RAILS     8   /* rails (physical ports) one connection may stripe over */

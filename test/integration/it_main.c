@@ -25,6 +25,14 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_sizes_recv,
      .send_side = it_sizes_send,
      .env = "NCCL_RAIL_EAGER_MAX=0"},
+    /* No flagged image at all with NCCL_RAIL_EAGER_POLL_MAX=0, not even of a 0-byte message: in
+     * fault builds every plain write of image size on the sender fails on every rail (a
+     * failure of the connection); other builds ignore the rule with a WARN. */
+    {.name = "sizes_no_images",
+     .recv_side = it_sizes_recv,
+     .send_side = it_sizes_send,
+     .env = "NCCL_RAIL_EAGER_POLL_MAX=0",
+     .send_env = "NCCL_RAIL_FAULT=post_send:op=write,max=1048,count=0"},
     {.name = "sizes_4qps",
      .recv_side = it_sizes_recv,
      .send_side = it_sizes_send,
@@ -197,6 +205,17 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
      .send_env = "NCCL_RAIL_FAULT=post_send:dev=rxe0,op=write_imm,min=1024,max=8192"},
+    /* flagged eager images (the 0- and 1-byte messages: plain writes of 24 and 32 bytes): a
+     * refused post, and one that landed but reports an error, so the copy sent again on the
+     * other rail lands on a message the receiver may already have taken */
+    {.name = "vf2_eager_image",
+     .recv_side = it_vf_recv,
+     .send_side = it_vf_send,
+     .send_env = "NCCL_RAIL_FAULT=post_send:dev=rxe0,op=write,max=1048"},
+    {.name = "vf2_eager_image_wc",
+     .recv_side = it_vf_recv,
+     .send_side = it_vf_send,
+     .send_env = "NCCL_RAIL_FAULT=wc_retry:dev=rxe0,op=write,max=1048"},
     {.name = "vf2_cts",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,

@@ -59,6 +59,8 @@ static const struct vf_case k_cases[] = {
     /* dual-rail with failover: one rail's fault fails over, byte-exact */
     {"vf2_post_send", VF_DUAL, 's', VF_OK, "rail 0 (rxe0) failed", 0},
     {"vf2_eager", VF_DUAL, 's', VF_OK, "rail 0 (rxe0) failed", 0},
+    {"vf2_eager_image", VF_DUAL, 's', VF_OK, "rail 0 (rxe0) failed", 0},
+    {"vf2_eager_image_wc", VF_DUAL, 's', VF_OK, "transport retry counter exceeded", 0},
     {"vf2_cts", VF_DUAL, 'r', VF_OK, "rail 0 (rxe1) failed", 0},
     {"vf2_post_recv", VF_DUAL, 'r', VF_OK, "rail 0 (rxe1) failed", 0},
     {"vf2_wc_retry", VF_DUAL, 's', VF_OK, "transport retry counter exceeded", 0},

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Work requests of a send comm: posting one (a refused post fails its rail or the comm), the
+ * RDMA WRITE template, send-queue room, and which QP carries records and eager writes. */
+#include "protocol/net_send_wr.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "transport/net_verbs.h"
+
+int rail_send_sq_room(const struct rail_link *l, int qp)
+{
+    return l->qps[qp].sq_max - l->qps[qp].sq_out;
+}
+
+int rail_send_post_wr(struct rail_send_comm *s, int rail, int qp, struct ibv_send_wr *wr, int nwr)
+{
+    struct rail_link *l = &s->base.link[rail];
+    int rc = rail_verbs_post_send(l->qps[qp].qp, wr);
+    if (rc < 0) {
+        /* A QP already moved to the error state refuses posts on some providers: that is the
+         * rail's failure, not the comm's. */
+        char why[160];
+        snprintf(why, sizeof(why), "ibv_post_send on QP %#x failed: %s", l->qps[qp].qp->qp_num,
+                 strerror(-rc));
+        if (s->base.failover && rail_link_fail(&s->base, rail, why))
+            return 1;
+        rail_comm_fail(&s->base, rc, "%s: %s", l->dev->name, why);
+        return rc;
+    }
+    l->qps[qp].sq_out += nwr;
+    return 0;
+}
+
+void rail_send_fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wrid,
+                          uint64_t raddr, uint32_t rkey)
+{
+    memset(wr, 0, sizeof(*wr));
+    wr->wr_id = wrid;
+    wr->sg_list = sge;
+    wr->num_sge = 1;
+    wr->opcode = IBV_WR_RDMA_WRITE;
+    wr->send_flags = IBV_SEND_SIGNALED;
+    wr->wr.rdma.remote_addr = raddr;
+    wr->wr.rdma.rkey = rkey;
+}
+
+/* Where a size record, query or eager write goes: the rail's control QP, or without one the
+ * next data QP. */
+int rail_send_control_qp(struct rail_send_comm *s, struct rail_link *l)
+{
+    return s->ctl_qp >= 0 ? s->ctl_qp : (int)(l->rr++ % (unsigned)s->ndata);
+}
+
+int rail_send_req_index(const struct rail_send_comm *s, const struct rail_send_req *q)
+{
+    return (int)(q - s->reqs);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Work requests of a send comm (net_send_wr.c), shared by the rendezvous and eager senders. */
+#ifndef NCCL_RAIL_NET_SEND_WR_H
+#define NCCL_RAIL_NET_SEND_WR_H
+
+#include "protocol/net_comm.h"
+
+/* Free entries of the send queue of QP qp of rail l. */
+int rail_send_sq_room(const struct rail_link *l, int qp);
+/* Posts wr (nwr WRs) on QP qp of rail: 0 posted, 1 refused and the rail failed over (failover),
+ * -errno after failing the comm. */
+int rail_send_post_wr(struct rail_send_comm *s, int rail, int qp, struct ibv_send_wr *wr, int nwr);
+/* A signalled RDMA WRITE of one SGE to (raddr, rkey). */
+void rail_send_fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wrid,
+                          uint64_t raddr, uint32_t rkey);
+/* Where a size record, query or eager write goes: the rail's control QP, or without one the
+ * next data QP. */
+int rail_send_control_qp(struct rail_send_comm *s, struct rail_link *l);
+int rail_send_req_index(const struct rail_send_comm *s, const struct rail_send_req *q);
+
+#endif
