@@ -41,26 +41,33 @@ void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b)
     }
 }
 
+static void poll_advance(struct rail_eager_ring *g)
+{
+    g->poll_seq++;
+    g->poll_b = g->poll_b + 1 == g->slots ? 0 : g->poll_b + 1;
+}
+
 int rail_eager_ring_poll_slot(struct rail_eager_ring *g)
 {
     if (g->slots == 0)
         return -1;
     for (;;) {
-        if (g->poll_seq < g->freed) /* released meanwhile: they came by completion */
+        if (g->poll_seq < g->freed) { /* released meanwhile: they came by completion */
             g->poll_seq = g->freed;
+            g->poll_b = (int)(g->freed % (uint64_t)g->slots);
+        }
         if (g->poll_seq >= g->freed + (uint64_t)g->slots)
             return -1;
-        unsigned b = (unsigned)(g->poll_seq % (uint64_t)g->slots);
-        if (g->state[b] == RAIL_BOUNCE_EMPTY)
-            return (int)b;
-        g->poll_seq++;
+        if (g->state[g->poll_b] == RAIL_BOUNCE_EMPTY)
+            return g->poll_b;
+        poll_advance(g);
     }
 }
 
 void rail_eager_ring_poll_found(struct rail_eager_ring *g, unsigned b)
 {
     rail_eager_ring_arrive(g, b);
-    g->poll_seq++;
+    poll_advance(g);
 }
 
 int rail_eager_ring_unexp_add(struct rail_eager_ring *g, unsigned b, int32_t tag, uint32_t index)

@@ -38,6 +38,7 @@ struct rail_eager_ring {
     uint64_t credit_inflight; /* the value of the credit write in flight */
     bool credit_busy;
     uint64_t poll_seq; /* the next message whose image slot is polled (rail_eager_ring_poll_slot) */
+    int poll_b;        /* poll_seq % slots, kept without a division on the polling path */
     int nunexp;
     struct rail_eager_unexp unexp[RAIL_EAGER_SLOTS];
 };

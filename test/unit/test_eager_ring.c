@@ -219,6 +219,12 @@ static void poll_images(struct sim *s)
     int b;
     while ((b = rail_eager_ring_poll_slot(&s->g)) >= 0) {
         uint64_t seq = s->g.poll_seq;
+        if ((uint64_t)b != seq % (uint64_t)s->g.slots) {
+            fprintf(stderr, "poll cursor at message %llu names slot %d\n", (unsigned long long)seq,
+                    b);
+            s->bad++;
+            return;
+        }
         if ((unsigned)b != seq % (uint64_t)s->g.slots || s->img[b] != seq + 1)
             return; /* not here yet (or a wrong slot: the check below never runs then) */
         if (!s->image[seq] || !fresh_ok(s, seq, (unsigned)b)) {
