@@ -133,22 +133,7 @@ static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag
         return 0;
     q->bounce = b;
     q->seq = s->eager_posted;
-    /* Small enough and readable here: a flagged image the receiver polls for, built once (a
-     * re-send after a rail failure writes the same bytes). Else header + payload, WITH IMM. */
-    q->polled = s->poll_max > 0 && q->host && size <= s->poll_max;
-    if (q->polled) {
-        rail_image_encode(s->local + RAIL_LOCAL_IMAGES_OFF + (size_t)b * RAIL_IMAGE_STRIDE, q->seq,
-                          tag, index, data, (uint32_t)size);
-    } else {
-        struct rail_eager_hdr *h =
-            (struct rail_eager_hdr *)(s->local + (size_t)(q - s->reqs) * RAIL_LOCAL_STRIDE + 64);
-        memset(h, 0, sizeof(*h));
-        h->tag = tag;
-        h->tag_index = index;
-        h->size = size;
-        h->seq = s->eager_posted;
-    }
-    int rc = rail_send_post_eager(s, q);
+    int rc = rail_send_post_eager(s, q, tag, index);
     if (rc != 0) {
         req_free(s, q);
         return rc < 0 ? rc : 0;

@@ -5,9 +5,21 @@
 #include "protocol/net_send_eager.h"
 
 #include <arpa/inet.h>
+#include <string.h>
 
 #include "protocol/net_send_wr.h"
 #include "protocol/net_telemetry.h"
+
+/* Where q's sources live in the local region: its header (per request), its image (per slot). */
+static uint8_t *header_src(struct rail_send_comm *s, const struct rail_send_req *q)
+{
+    return s->local + (size_t)rail_send_req_index(s, q) * RAIL_LOCAL_STRIDE + 64;
+}
+
+static uint8_t *image_src(struct rail_send_comm *s, const struct rail_send_req *q)
+{
+    return s->local + RAIL_LOCAL_IMAGES_OFF + (size_t)q->bounce * RAIL_IMAGE_STRIDE;
+}
 
 /* A flagged image (wire/eager_image.h): a plain write into the receiver's image slot, found
  * there by polling; inline when it fits. */
@@ -16,9 +28,7 @@ static int post_image_on(struct rail_send_comm *s, struct rail_send_req *q, int 
     struct rail_link *l = &s->base.link[rail];
     uint32_t len = (uint32_t)rail_image_bytes((uint32_t)q->size);
     uint64_t off = rail_image_region_off(s->eager_slots, RAIL_EAGER_HDR + (uint64_t)s->eager_bytes);
-    struct ibv_sge sge = {
-        (uintptr_t)(s->local + RAIL_LOCAL_IMAGES_OFF + (size_t)q->bounce * RAIL_IMAGE_STRIDE), len,
-        l->mr[1]->lkey};
+    struct ibv_sge sge = {(uintptr_t)image_src(s, q), len, l->mr[1]->lkey};
     struct ibv_send_wr wr;
     rail_send_fill_write(
         &wr, &sge,
@@ -29,22 +39,11 @@ static int post_image_on(struct rail_send_comm *s, struct rail_send_req *q, int 
     return rail_send_post_wr(s, rail, qp, &wr, 1);
 }
 
-int rail_send_post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, int rail)
+/* Header + payload, WITH IMM into the receiver's bounce slot. */
+static int post_header_on(struct rail_send_comm *s, struct rail_send_req *q, int rail, int qp)
 {
     struct rail_link *l = &s->base.link[rail];
-    int qp = rail_send_control_qp(s, l);
-    if (rail_send_sq_room(l, qp) < 1)
-        return 1;
-    if (q->polled) {
-        int rc = post_image_on(s, q, rail, qp);
-        if (rc == 0) {
-            rail_2ph_record_posted(&q->tp);
-            q->rec_rail = (uint8_t)rail;
-        }
-        return rc;
-    }
-    uint8_t *hdr = s->local + (size_t)rail_send_req_index(s, q) * RAIL_LOCAL_STRIDE + 64;
-    struct ibv_sge sge[2] = {{(uintptr_t)hdr, RAIL_EAGER_HDR, l->mr[1]->lkey},
+    struct ibv_sge sge[2] = {{(uintptr_t)header_src(s, q), RAIL_EAGER_HDR, l->mr[1]->lkey},
                              {q->data, (uint32_t)q->size, q->lkey[rail]}};
     struct ibv_send_wr wr;
     rail_send_fill_write(
@@ -59,7 +58,16 @@ int rail_send_post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, i
      * a rail failure copies them again: the buffer is NCCL's until this request completes). */
     if (q->host && RAIL_EAGER_HDR + q->size <= (uint64_t)l->max_inline)
         wr.send_flags |= IBV_SEND_INLINE;
-    int rc = rail_send_post_wr(s, rail, qp, &wr, 1);
+    return rail_send_post_wr(s, rail, qp, &wr, 1);
+}
+
+int rail_send_post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, int rail)
+{
+    struct rail_link *l = &s->base.link[rail];
+    int qp = rail_send_control_qp(s, l);
+    if (rail_send_sq_room(l, qp) < 1)
+        return 1;
+    int rc = q->polled ? post_image_on(s, q, rail, qp) : post_header_on(s, q, rail, qp);
     if (rc == 0) {
         rail_2ph_record_posted(&q->tp);
         q->rec_rail = (uint8_t)rail;
@@ -67,8 +75,23 @@ int rail_send_post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, i
     return rc;
 }
 
-int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q)
+int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q, int32_t tag,
+                         uint32_t index)
 {
+    /* Small enough and readable here: a flagged image the receiver polls for, built once (a
+     * re-send after a rail failure writes the same bytes). Else header + payload, WITH IMM. */
+    q->polled = s->poll_max > 0 && q->host && q->size <= s->poll_max;
+    if (q->polled) {
+        rail_image_encode(image_src(s, q), q->seq, tag, index, (const void *)q->data,
+                          (uint32_t)q->size);
+    } else {
+        struct rail_eager_hdr *h = (struct rail_eager_hdr *)header_src(s, q);
+        memset(h, 0, sizeof(*h));
+        h->tag = tag;
+        h->tag_index = index;
+        h->size = q->size;
+        h->seq = q->seq;
+    }
     int rail = rail_pick_up(&s->base, s->base.rr++);
     if (rail < 0)
         return atomic_load(&s->base.error) ? atomic_load(&s->base.error) : 1;
