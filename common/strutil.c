@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,4 +84,43 @@ int rail_parse_long(const char *s, int base, long lo, long hi, long *out)
     }
     errno = saved_errno;
     return rc;
+}
+
+int rail_parse_decimal(const char *s, double lo, double hi, double *out)
+{
+    const char *p = s;
+    char *end;
+    size_t digits = 0;
+    double v;
+    int saved_errno = errno;
+
+    if (!s)
+        return -EINVAL;
+    for (; isdigit((unsigned char)*p); p++)
+        digits++;
+    if (*p == '.')
+        for (p++; isdigit((unsigned char)*p); p++)
+            digits++;
+    if (!digits)
+        return -EINVAL;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!isdigit((unsigned char)*p))
+            return -EINVAL;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p)
+        return -EINVAL;
+    errno = 0;
+    v = strtod(s, &end);
+    errno = saved_errno;
+    if (end != p)
+        return -EINVAL;
+    if (!isfinite(v) || v < lo || v > hi)
+        return -ERANGE;
+    *out = v;
+    return 0;
 }

@@ -32,4 +32,10 @@ int rail_parse_digits(const char *s, size_t n, size_t max_digits, uint64_t max, 
  * trailing characters, overflow or out of range. */
 int rail_parse_long(const char *s, int base, long lo, long hi, long *out);
 
+/* The whole string s as a plain decimal number: digits with at most one '.', then optionally
+ * an exponent (e/E, a sign, digits); no sign in front, no blanks, no hex floats, no "inf" or
+ * "nan". The value must be finite and in [lo, hi]. 0 with *out set, or -EINVAL (-ERANGE when
+ * the syntax is fine but the value is outside [lo, hi]); *out is untouched on failure. */
+int rail_parse_decimal(const char *s, double lo, double hi, double *out);
+
 #endif

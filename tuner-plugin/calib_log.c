@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +71,34 @@ int rail_calib_algo_from_name(const char *s, size_t n)
 int rail_calib_proto_from_name(const char *s, size_t n)
 {
     return name_lookup(s, n, NCCL_NUM_PROTOCOLS, rail_proto_name, rail_rules_proto_str);
+}
+
+/* ---- numbers ---- */
+
+int rail_calib_bytes_parse(const char *s, uint64_t *out, char *why, size_t whylen)
+{
+    char q[48];
+    rail_quote(q, sizeof(q), s, strlen(s));
+    if (rail_parse_digits(s, strlen(s), 16, RAIL_CALIB_MAX_BYTES, out) != 0)
+        return rail_fail(why, whylen, "'%s' is not a byte count in [1, 2^50]", q);
+    if (*out == 0)
+        return rail_fail(why, whylen,
+                         "'0': a size of 0 bytes cannot be calibrated (times are interpolated "
+                         "in log(size))");
+    return 0;
+}
+
+int rail_calib_time_parse(const char *s, double *out, char *why, size_t whylen)
+{
+    char q[48];
+    int rc = rail_parse_decimal(s, RAIL_CALIB_MIN_TIME_US, RAIL_CALIB_MAX_TIME_US, out);
+    rail_quote(q, sizeof(q), s, strlen(s));
+    if (rc == -ERANGE)
+        return rail_fail(why, whylen, "'%s' is outside [%g, %g] us: not a measurement", q,
+                         RAIL_CALIB_MIN_TIME_US, RAIL_CALIB_MAX_TIME_US);
+    if (rc < 0)
+        return rail_fail(why, whylen, "'%s' is not a positive plain decimal number", q);
+    return 0;
 }
 
 /* ---- parser state ---- */
@@ -299,16 +326,17 @@ static int add_point(struct parser *p, uint64_t bytes, double t)
 
 static int data_line(struct parser *p, char *copy)
 {
-    char *tok[MAX_TOKENS + 1], *end;
+    char *tok[MAX_TOKENS + 1], why[160];
     uint64_t bytes;
     double t;
     int n = tokenize(copy, tok, MAX_TOKENS), rc;
 
     if (n == 0)
         return 0;
-    if (!isdigit((unsigned char)tok[0][0])) {
-        /* NCCL INFO lines and other program output mixed into the log are not data, but a test
-         * failure is not a measurement either. */
+    if (!isdigit((unsigned char)tok[0][0]) || strchr(tok[0], ':')) {
+        /* NCCL INFO lines ("host:pid:tid [dev] NCCL INFO ...", whatever the host name starts
+         * with) and other program output mixed into the log are not data, but a test failure is
+         * not a measurement either. */
         for (int i = 0; i < n && i < MAX_TOKENS; i++) /* n is MAX_TOKENS + 1 on overflow */
             if (strcmp(tok[i], "failure") == 0 || strcmp(tok[i], "FAILED") == 0)
                 return perr(p, "nccl-tests reported a failure");
@@ -321,12 +349,10 @@ static int data_line(struct parser *p, char *copy)
         return rc;
     if (n < p->ncols)
         return perr(p, "truncated table row: %d columns, the header has %d", n, p->ncols);
-    if (rail_parse_digits(tok[0], strlen(tok[0]), 16, RAIL_CALIB_MAX_BYTES, &bytes) != 0)
-        return perr(p, "size '%s' is not a byte count", tok[0]);
-    errno = 0;
-    t = strtod(tok[p->time_col], &end);
-    if (*end || errno || !isfinite(t) || t <= 0.0)
-        return perr(p, "out-of-place time '%s' is not a positive number", tok[p->time_col]);
+    if (rail_calib_bytes_parse(tok[0], &bytes, why, sizeof(why)) != 0)
+        return perr(p, "size %s", why);
+    if (rail_calib_time_parse(tok[p->time_col], &t, why, sizeof(why)) != 0)
+        return perr(p, "out-of-place time %s", why);
     if (p->wrong_col > 0 && strcmp(tok[p->wrong_col], "0") != 0 &&
         strcmp(tok[p->wrong_col], "N/A") != 0)
         return perr(p, "the run reported %s wrong results", tok[p->wrong_col]);

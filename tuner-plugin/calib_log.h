@@ -10,7 +10,10 @@
  *    present and different is an error;
  *  - ranks and nodes: the "#  Rank N Group G Pid P on HOST device D ..." lines (distinct HOSTs =
  *    nodes);
- *  - times: the out-of-place "time" column of the result table (located from its header line).
+ *  - times: the out-of-place "time" column of the result table (located from its header line);
+ *    sizes are byte counts > 0, times plain decimals in [RAIL_CALIB_MIN_TIME_US, ..._MAX_TIME_US];
+ *  - NCCL's own log lines ("host:pid:tid [dev] NCCL INFO ...", the host name may start with a
+ *    digit) are not table rows.
  * A second table in the same file (a repeated run) is accepted when its shape and pair are the
  * same (the faster time of a repeated size is kept); anything else is "mixed shapes in one file".
  * Every error is "name:line: reason" (or "name: reason" for the file as a whole). */
@@ -24,6 +27,10 @@
 #define RAIL_CALIB_MAX_RANKS  (1 << 20) /* Rank lines per run */
 #define RAIL_CALIB_MAX_LINE   4096      /* characters per line */
 #define RAIL_CALIB_MAX_BYTES  (1ull << 50)
+/* A measured time in µs: 1 ns .. 1000 s. Written in plain decimal (nccl-tests' own format):
+ * no hex floats, no "inf"/"nan"; 1e308 or 1e-300 is not a measurement. */
+#define RAIL_CALIB_MIN_TIME_US 1e-3
+#define RAIL_CALIB_MAX_TIME_US 1e9
 
 struct rail_calib_point {
     uint64_t bytes;
@@ -54,5 +61,9 @@ int rail_calib_log_parse(const char *buf, size_t len, const char *name,
 int rail_calib_coll_from_name(const char *s, size_t n);
 int rail_calib_algo_from_name(const char *s, size_t n);
 int rail_calib_proto_from_name(const char *s, size_t n);
+
+/* A size or a time as both file formats take them: 0, or -EINVAL with the reason in why. */
+int rail_calib_bytes_parse(const char *s, uint64_t *out, char *why, size_t whylen);
+int rail_calib_time_parse(const char *s, double *out, char *why, size_t whylen);
 
 #endif

@@ -2,7 +2,6 @@
 #include "calibration.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +67,7 @@ static int parse_int(const char *s, long lo, long hi, int *out)
 
 static int parse_row(char *line, struct rail_calib_row *r, char *why, size_t whylen)
 {
-    char *f[8], *end;
+    char *f[8], num[160];
     int n = split(line, f, 7);
     uint64_t bytes;
 
@@ -90,13 +89,11 @@ static int parse_row(char *line, struct rail_calib_row *r, char *why, size_t why
                          "nranks '%.20s' / nnodes '%.20s' are not a whole number of "
                          "ranks per node",
                          f[3], f[4]);
-    if (rail_parse_digits(f[5], strlen(f[5]), 16, RAIL_CALIB_MAX_BYTES, &bytes) != 0)
-        return rail_fail(why, whylen, "bytes '%.40s' is not a byte count", f[5]);
+    if (rail_calib_bytes_parse(f[5], &bytes, num, sizeof(num)) != 0)
+        return rail_fail(why, whylen, "bytes %s", num);
+    if (rail_calib_time_parse(f[6], &r->time_us, num, sizeof(num)) != 0)
+        return rail_fail(why, whylen, "time_us %s", num);
     r->bytes = bytes;
-    errno = 0;
-    r->time_us = strtod(f[6], &end);
-    if (!*f[6] || *end || errno || !isfinite(r->time_us) || r->time_us <= 0.0)
-        return rail_fail(why, whylen, "time_us '%.40s' is not a positive number", f[6]);
     return 0;
 }
 

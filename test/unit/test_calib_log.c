@@ -245,7 +245,7 @@ static void test_malformed(void)
     CHECK_ERR(parse(text, "all_gather.log", &h), ":15: nccl-tests reported a failure");
     snprintf(text, sizeof(text), "%s%s", k_hdr,
              "8 2 float sum -1 -4 0.00 0.00 0 20.1 0.00 0.00 0\n");
-    CHECK_ERR(parse(text, "all_gather.log", &h), "time '-4' is not a positive number");
+    CHECK_ERR(parse(text, "all_gather.log", &h), "time '-4' is not a positive");
     memcpy(text, "# x\0yz\n", 7);
     CHECK_ERR(rail_calib_log_parse(text, 7, "all_gather.log", &h, &g_run, g_err, sizeof(g_err)),
               ":1: NUL byte");
@@ -256,6 +256,45 @@ static void test_malformed(void)
     CHECK_ERR(parse("", "all_gather.log", &h), "no '#  Rank");
     CHECK_ERR(parse(join(k_hdr, k_rows, NULL), "alltoall.log", &(struct rail_calib_hint){-1, 1, 1}),
               "cannot tell the collective");
+}
+
+/* Issue 22: sizes > 0, times plain decimals in [1e-3, 1e9] us; NCCL INFO lines of hosts whose
+ * names start with a digit are log lines, not table rows. */
+static void test_hostile_numbers(void)
+{
+    struct rail_calib_hint h = {-1, NCCL_ALGO_RING, NCCL_PROTO_LL};
+    static const struct {
+        const char *row, *err;
+    } bad[] = {
+        {"0 0 float sum -1 20.5 0.00 0.00 0 20.1 0.00 0.00 0\n",
+         ":12: size '0': a size of 0 bytes cannot be calibrated"},
+        {"8 2 float sum -1 1e308 0.00 0.00 0 20.1 0.00 0.00 0\n",
+         ":12: out-of-place time '1e308' is outside"},
+        {"8 2 float sum -1 1e-300 0.00 0.00 0 20.1 0.00 0.00 0\n",
+         ":12: out-of-place time '1e-300' is outside"},
+        {"8 2 float sum -1 0x1.4p4 0.00 0.00 0 20.1 0.00 0.00 0\n",
+         ":12: out-of-place time '0x1.4p4' is not a positive plain decimal"},
+        {"8 2 float sum -1 infinity 0.00 0.00 0 20.1 0.00 0.00 0\n",
+         ":12: out-of-place time 'infinity' is not"},
+    };
+    char text[16384];
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(text, sizeof(text), "%s%s", k_hdr, bad[i].row);
+        CHECK_ERR(parse(text, "all_gather.log", &h), bad[i].err);
+    }
+    /* NCCL's own lines from hosts named 10-0-0-1 or 4node, before and inside the table. */
+    snprintf(text, sizeof(text),
+             "10-0-0-1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n%s"
+             "4node:99:99 [1] NCCL INFO comm 0x5 rank 1 nRanks 4 nNodes 2 - Init COMPLETE\n%s"
+             "10-0-0-1:1234:1250 [0] NCCL INFO comm 0x5 rank 0 nranks 4 - Destroy COMPLETE\n",
+             k_hdr, k_rows);
+    CHECK_EQ_INT(parse(text, "all_gather.log", &h), 0);
+    CHECK_EQ_INT(g_run.npoints, 3);
+    CHECK_EQ_INT(g_run.nranks, 4);
+    /* ... and a failure reported on such a line is still a failure. */
+    snprintf(text, sizeof(text), "%s%s10-0-0-1:1234:1234 [0] NCCL WARN Test failure\n", k_hdr,
+             k_rows);
+    CHECK_ERR(parse(text, "all_gather.log", &h), ":15: nccl-tests reported a failure");
 }
 
 static double now_s(void)
@@ -372,6 +411,7 @@ int main(void)
     test_sources_of_pair_and_collective();
     test_partial_and_repeated();
     test_malformed();
+    test_hostile_numbers();
     test_long_text_line();
     test_io_bounds();
     return check_report("test_calib_log");

@@ -165,6 +165,31 @@ static void test_predict(void)
     }
 }
 
+/* Issue 22: numbers are checked where they enter. A 0-byte row used to reach log(0) and make
+ * the slower pair win; 1e308, 1e-300 and hex floats used to pass as times. */
+static void test_hostile_numbers(void)
+{
+    CHECK_ERR(HDR "AllGather,Ring,Simple,8,8,0,5\n",
+              ":2: bytes '0': a size of 0 bytes cannot be calibrated");
+    CHECK_ERR(HDR "AllGather,Ring,Simple,8,8,1024,1e308\n", ":2: time_us '1e308' is outside");
+    CHECK_ERR(HDR "AllGather,Ring,Simple,8,8,1024,1e-300\n", ":2: time_us '1e-300' is outside");
+    CHECK_ERR(HDR "AllGather,Ring,Simple,8,8,1024,0x1p4\n",
+              ":2: time_us '0x1p4' is not a positive plain decimal number");
+    CHECK_ERR(HDR "AllGather,Ring,Simple,8,8,1024,inf\n", ":2: time_us 'inf' is not");
+    CHECK_ERR(HDR "AllGather,Ring,Simple,8,8,1024,+5\n", ":2: time_us '+5' is not");
+    CHECK_ERR(HDR "AllGather,Ring,Simple,8,8,1024,5e\n", ":2: time_us '5e' is not");
+    CHECK_ERR(HDR "AllGather,Ring,Simple,8,8,1024,.\n", ":2: time_us '.' is not");
+    CHECK_ERR(HDR "AllGather,Ring,Simple,8,8,1024,1e400\n", ":2: time_us '1e400' is outside");
+    CHECK_ERR(HDR "AllGather,Ring,Simple,8,8,2251799813685248,5\n", ":2: bytes '2251799813685248'");
+    /* What nccl-tests and rail_calib_write print still parses. */
+    CHECK_EQ_INT(parse(HDR
+                       "AllGather,Ring,Simple,8,8,1,0.001\nAllGather,Ring,Simple,8,8,2,1.5e2\n"
+                       "AllGather,Ring,Simple,8,8,4,1000000000\nAllGather,Ring,Simple,8,8,8,.5\n"),
+                 0);
+    CHECK_EQ_INT(g_cal.n, 4);
+    CHECK_NEAR(g_cal.rows[1].time_us, 150.0, 1e-9);
+}
+
 /* Per series at most 32 node counts and 256 sizes per node count: prediction cost is bounded. */
 static void test_limits(void)
 {
@@ -186,6 +211,7 @@ int main(void)
 {
     test_limits();
     test_parse();
+    test_hostile_numbers();
     test_roundtrip();
     test_predict();
     rail_calib_free(&g_cal);
