@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strutil.h"
+
 static _Atomic(ncclDebugLogger_t) g_logger;
 static atomic_int g_stderr_level = -1; /* -1: not decided yet */
 
@@ -43,6 +45,7 @@ void rail_log(ncclDebugLogLevel level, unsigned long flags, const char *file, in
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    rail_text_sanitize(msg); /* messages quote input: no escape sequences, valid UTF-8 */
     if (logger) {
         /* The message is already formatted: hand it over as a plain "%s" argument so that
          * nothing in it is ever interpreted as a format again. */

@@ -11,8 +11,10 @@
 
 static void set_err_v(char *err, size_t errlen, const char *fmt, va_list ap)
 {
-    if (err && errlen)
+    if (err && errlen) {
         vsnprintf(err, errlen, fmt, ap);
+        rail_text_sanitize(err);
+    }
 }
 
 void rail_set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -84,6 +86,51 @@ int rail_parse_long(const char *s, int base, long lo, long hi, long *out)
     }
     errno = saved_errno;
     return rc;
+}
+
+/* Length of the well-formed UTF-8 character at s (2..4), 0 when it is not one. */
+static size_t utf8_char(const unsigned char *s)
+{
+    unsigned c = s[0], cp;
+    size_t n;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, cp = c & 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+        return 0; /* overlong, out of range, a surrogate, or a C1 control */
+    return n;
+}
+
+size_t rail_text_sanitize(char *s)
+{
+    size_t replaced = 0;
+    unsigned char *p = (unsigned char *)s;
+    while (p && *p) {
+        size_t n;
+        if (*p >= 0x20 && *p < 0x7f) {
+            p++;
+            continue;
+        }
+        n = *p >= 0x80 ? utf8_char(p) : 0;
+        if (n) {
+            p += n;
+            continue;
+        }
+        *p++ = '?';
+        replaced++;
+    }
+    return replaced;
 }
 
 int rail_parse_decimal(const char *s, double lo, double hi, double *out)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 /* printf into err[0..errlen) (truncated, always NUL-terminated); nothing when err is NULL or
- * errlen is 0. */
+ * errlen is 0. The result is safe text (rail_text_sanitize): messages quote input. */
 void rail_set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -22,6 +22,13 @@ void rail_clear_err(char *err, size_t errlen);
  * characters, each one isprint() rejects shown as '?', then "..." when s was longer. s may hold
  * NULs (n counts). NULL s or outlen < 4 give "" (nothing is written for outlen 0). */
 void rail_quote(char *out, size_t outlen, const char *s, size_t n);
+
+/* In place: every byte that is not printable ASCII or part of a well-formed UTF-8 character
+ * becomes '?', and so does every control character (C0, DEL, and the C1 range U+0080..U+009F,
+ * which terminals read as escape sequences). Text from input files then reaches a terminal, a
+ * log line or a JSON document as valid UTF-8 without escape sequences. Returns the number of
+ * bytes replaced. NULL: 0. */
+size_t rail_text_sanitize(char *s);
 
 /* s[0..n) as a plain decimal number: 1..max_digits digits and nothing else (no sign, no blanks),
  * value at most max (no overflow whatever max is). 0 with *out set, or -EINVAL (*out untouched). */

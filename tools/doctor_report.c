@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "doctor_deploy.h"
+#include "strutil.h"
 #include "version.h"
 
 const char *doctor_sev_name(enum doctor_sev s)
@@ -60,6 +61,11 @@ void doctor_add(struct doctor_report *r, const char *id, enum doctor_sev sev, co
     va_start(ap, fmt);
     vsnprintf(f->message, sizeof(f->message), fmt, ap);
     va_end(ap);
+    /* Findings quote file contents (sysfs values, configuration lines, library names): what
+     * reaches the terminal or the JSON is valid UTF-8 without control characters. */
+    rail_text_sanitize(f->subject);
+    rail_text_sanitize(f->fix);
+    rail_text_sanitize(f->message);
 }
 
 int doctor_count(const struct doctor_report *r, enum doctor_sev sev)
@@ -138,6 +144,7 @@ static const char *nic_label(const struct rail_topo *t, int n, char *buf, size_t
         snprintf(buf, len, "%s:%d", t->nics[n].name, t->nics[n].port);
     else
         snprintf(buf, len, "%s", t->nics[n].name);
+    rail_text_sanitize(buf);
     return buf;
 }
 
@@ -158,6 +165,7 @@ static void print_matrix(FILE *f, const struct rail_topo *t)
         int best = rail_topo_gpu_best_path(t, g);
         char row[64];
         snprintf(row, sizeof(row), "GPU%d %s[%d]", g, t->gpus[g].busid, t->gpus[g].numa);
+        rail_text_sanitize(row);
         fprintf(f, "%-22s", row);
         for (int n = 0; n < t->n_nics; n++) {
             char cell[16];
@@ -199,9 +207,13 @@ void doctor_print_table(FILE *f, const struct doctor_ctx *c, const struct doctor
 
 /* ---- JSON ---- */
 
+/* json-c copies bytes as they are: a string from input goes in sanitized (valid UTF-8). */
 static void put_str(json_object *o, const char *k, const char *v)
 {
-    json_object_object_add(o, k, v ? json_object_new_string(v) : json_object_new_null());
+    char *copy = v ? strdup(v) : NULL;
+    rail_text_sanitize(copy);
+    json_object_object_add(o, k, copy ? json_object_new_string(copy) : json_object_new_null());
+    free(copy);
 }
 
 static json_object *topo_json(const struct rail_topo *t)

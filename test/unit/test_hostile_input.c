@@ -348,9 +348,23 @@ static void test_sysfs_root_param(void)
     rail_log_set_logger(NULL);
 }
 
+/* Issue 22: a WARN that quotes input (a topology name, an invalid value) reaches NCCL's log
+ * without terminal escapes and as valid UTF-8. */
+static void test_log_lines_are_clean(void)
+{
+    rail_log_set_logger(capture);
+    warns_reset();
+    RAIL_WARN(NCCL_INIT, "device '%s'", "mlx5_0\x1b]0;owned\x07\xff");
+    CHECK_MSG(strstr(g_warn_text, "device 'mlx5_0?]0;owned?"
+                                  "?'") != NULL,
+              "%s", g_warn_text);
+    rail_log_set_logger(NULL);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(g_dir) != NULL);
+    test_log_lines_are_clean();
     test_safe_file();
     test_sysfs_root();
     test_nccl_xml_files();

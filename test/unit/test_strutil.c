@@ -124,9 +124,50 @@ static void test_parse_long(void)
     CHECK_EQ_INT(errno, EAGAIN);
 }
 
+/* Issue 22: text from input reaches terminals and JSON without escape sequences and as valid
+ * UTF-8; rail_set_err (every parser's message) applies it. */
+static void test_sanitize(void)
+{
+    static const struct {
+        const char *in, *out;
+        size_t replaced;
+    } cases[] = {
+        {"plain text 123", "plain text 123", 0},
+        {"\x1b[31mred\x1b[0m", "?[31mred?[0m", 2},
+        {"\x1b]0;title\x07", "?]0;title?", 2},
+        {"a\tb\nc\rd\x7f", "a?b?c?d?", 4},
+        {"\xc2\x9b"
+         "31m",
+         "??31m", 2}, /* C1 CSI, UTF-8 encoded */
+        {"\x9b"
+         "31m",
+         "?31m", 1}, /* C1 CSI, 8-bit */
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+         0},
+        {"\xff\xfe", "??", 2},
+        {"\xc0\xaf", "??", 2},               /* overlong '/' */
+        {"\xed\xa0\x80", "???", 3},          /* a surrogate */
+        {"\xf4\x90\x80\x80", "????", 4},     /* above U+10FFFF */
+        {"ab\xe2\x82", "ab??", 2},           /* cut short at the end */
+        {"\xc2\xa0nbsp", "\xc2\xa0nbsp", 0}, /* U+00A0: printable */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "%s", cases[i].in);
+        size_t n = rail_text_sanitize(buf);
+        CHECK_MSG(strcmp(buf, cases[i].out) == 0 && n == cases[i].replaced, "case %zu: '%s' %zu", i,
+                  buf, n);
+    }
+    CHECK_EQ_INT(rail_text_sanitize(NULL), 0);
+    char err[64];
+    rail_set_err(err, sizeof(err), "bad '%s'", "\x1b[2J\xff");
+    CHECK_EQ_STR(err, "bad '?[2J?'");
+}
+
 int main(void)
 {
     test_set_err();
+    test_sanitize();
     test_quote();
     test_parse_digits();
     test_parse_long();

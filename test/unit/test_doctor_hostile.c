@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* nccl-rail doctor on hostile snapshots (issue 22): what a snapshot's files say reaches the table
+ * and the JSON as valid UTF-8 without control characters. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "doctor.h"
+#include "tmpfiles.h"
+
+#define SYSFS RAIL_FIXTURES "/sysfs/"
+
+static char g_tmp[256];
+static char *g_no_env[] = {NULL};
+
+/* A copy of a fixture tree under g_tmp/name; returns its path. */
+static const char *copy_fixture(const char *fixture, const char *name)
+{
+    static char dst[512];
+    char cmd[1200];
+    snprintf(dst, sizeof(dst), "%s/%s", g_tmp, name);
+    snprintf(cmd, sizeof(cmd), "cp -a '%s%s' '%s'", SYSFS, fixture, dst);
+    CHECK_MSG(system(cmd) == 0, "%s", cmd);
+    return dst;
+}
+
+static void put_at(const char *root, const char *rel, const char *text)
+{
+    char p[1024];
+    snprintf(p, sizeof(p), "%s%s", root, rel);
+    unlink(p);
+    tmp_put(p, text);
+}
+
+/* Valid UTF-8 with no control character but '\n' (the JSON's own line breaks). */
+static bool clean_text(const char *s, const char **bad)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        int n = *p < 0x80                  ? 0
+                : *p >= 0xc2 && *p <= 0xdf ? 1
+                : *p >= 0xe0 && *p <= 0xef ? 2
+                : *p >= 0xf0 && *p <= 0xf4 ? 3
+                                           : -1;
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || n < 0 || (*p == 0xc2 && p[1] < 0xa0)) {
+            *bad = (const char *)p;
+            return false;
+        }
+        for (int i = 1; i <= n; i++)
+            if ((p[i] & 0xc0) != 0x80) {
+                *bad = (const char *)p;
+                return false;
+            }
+        p += n;
+    }
+    return true;
+}
+
+/* Terminal escapes (ESC, the 8-bit CSI as C1 U+009B) and bytes that are not UTF-8 in sysfs
+ * values and in a configuration file: the findings, the table and the JSON quote them as '?'. */
+static void test_output_is_clean_text(void)
+{
+    const char *root = copy_fixture("doctor-roce", "escapes");
+    struct doctor_ctx c = {.root = root, .env = {.vars = g_no_env}, .home = "/home/u"};
+    struct doctor_report r;
+    const char *bad = NULL;
+    char *json, *table = NULL;
+    size_t tlen = 0;
+    FILE *f;
+
+    put_at(root, "/sys/class/infiniband/mlx5_0/ports/1/rate",
+           "100 Gb/sec (4X EDR)\x1b]0;owned\x07\x1b[2J\xc2\x9b"
+           "31m\xff\xfe\n");
+    put_at(root, "/etc/nccl.conf", "NCCL_ALGO=Ring\x1b[31m\xc3\x28\nNCCL_RAIL_\x1b[2Jx=1\n");
+    doctor_report_init(&r);
+    doctor_run(&c, &r);
+    const struct doctor_finding *x = doctor_find(&r, "rdma.port", "mlx5_0:1");
+    CHECK_MSG(x && strstr(x->message, "(4X EDR)?]0;owned??[2J??31m??") != NULL, "%s", x ? x->message : "none");
+    for (int i = 0; i < r.n; i++) {
+        CHECK_MSG(clean_text(r.f[i].message, &bad), "%s: byte 0x%02x in '%s'", r.f[i].id,
+                  (unsigned char)*bad, r.f[i].message);
+        CHECK_MSG(clean_text(r.f[i].subject, &bad), "%s: subject", r.f[i].id);
+        CHECK_MSG(clean_text(r.f[i].fix, &bad), "%s: fix", r.f[i].id);
+    }
+    json = doctor_json(&c, &r);
+    CHECK(json && clean_text(json, &bad));
+    CHECK(json && strstr(json, "\\u001b") == NULL);
+    f = open_memstream(&table, &tlen);
+    CHECK(f != NULL);
+    if (f) {
+        doctor_print_table(f, &c, &r);
+        fclose(f);
+        CHECK_MSG(clean_text(table, &bad), "table byte 0x%02x", (unsigned char)*bad);
+    }
+    free(table);
+    free(json);
+    doctor_report_free(&r);
+    doctor_ctx_release(&c);
+}
+
+int main(void)
+{
+    snprintf(g_tmp, sizeof(g_tmp), "/tmp/rail-doctor-hostile-XXXXXX");
+    CHECK(mkdtemp(g_tmp) != NULL);
+    test_output_is_clean_text();
+    tmp_remove_tree(g_tmp);
+    return check_report("test_doctor_hostile");
+}
