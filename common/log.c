@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "params.h"
 #include "strutil.h"
 
 static _Atomic(ncclDebugLogger_t) g_logger;
@@ -22,15 +23,20 @@ void rail_log_set_stderr_level(ncclDebugLogLevel level)
     atomic_store(&g_stderr_level, (int)level);
 }
 
+/* NCCL_RAIL_LOG_STDERR through the parameter parser, like every knob: an invalid value is one
+ * WARN naming it. The level is WARN while the knob is read, so that WARN prints (and does not
+ * come back here). */
 static int stderr_level(void)
 {
-    int lvl = atomic_load(&g_stderr_level);
-    if (lvl < 0) {
-        const char *env = getenv("NCCL_RAIL_LOG_STDERR");
-        lvl = (env && strcmp(env, "1") == 0) ? NCCL_LOG_INFO : NCCL_LOG_WARN;
-        atomic_store(&g_stderr_level, lvl);
-    }
-    return lvl;
+    int lvl = atomic_load(&g_stderr_level), undecided = -1;
+    if (lvl >= 0)
+        return lvl;
+    if (!atomic_compare_exchange_strong(&g_stderr_level, &undecided, NCCL_LOG_WARN))
+        return atomic_load(&g_stderr_level);
+    lvl = rail_param_bool(RAIL_PARAM_LOG_STDERR) ? NCCL_LOG_INFO : NCCL_LOG_WARN;
+    undecided = NCCL_LOG_WARN; /* rail_log_set_stderr_level meanwhile wins */
+    atomic_compare_exchange_strong(&g_stderr_level, &undecided, lvl);
+    return atomic_load(&g_stderr_level);
 }
 
 void rail_log(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,

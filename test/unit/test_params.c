@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "log.h"
@@ -112,6 +114,56 @@ static void test_env(void)
     rail_log_set_logger(NULL);
 }
 
+/* stderr of a child that logs one INFO line with NCCL_RAIL_LOG_STDERR=value (NULL: unset). */
+static void child_stderr(const char *value, char *out, size_t len)
+{
+    int p[2];
+    size_t got = 0;
+    ssize_t n;
+    pid_t pid;
+    out[0] = '\0';
+    if (pipe(p) != 0 || (pid = fork()) < 0) {
+        CHECK(0);
+        return;
+    }
+    if (pid == 0) {
+        dup2(p[1], 2);
+        if (value)
+            setenv("NCCL_RAIL_LOG_STDERR", value, 1);
+        else
+            unsetenv("NCCL_RAIL_LOG_STDERR");
+        RAIL_INFO(NCCL_INIT, "hello");
+        _exit(0);
+    }
+    close(p[1]);
+    while (got + 1 < len && (n = read(p[0], out + got, len - 1 - got)) > 0)
+        got += (size_t)n;
+    out[got] = '\0';
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+}
+
+/* Issue 22: NCCL_RAIL_LOG_STDERR goes through the parameter parser like every knob; it used to
+ * be compared with "1" and anything else was silently "off". */
+static void test_log_stderr_knob(void)
+{
+    char out[1024];
+    child_stderr("yes", out, sizeof(out));
+    CHECK_MSG(strstr(out, "WARN RAIL NCCL_RAIL_LOG_STDERR='yes' is invalid") != NULL &&
+                  !strstr(out, "hello"),
+              "%s", out);
+    child_stderr("2", out, sizeof(out));
+    CHECK_MSG(strstr(out, "NCCL_RAIL_LOG_STDERR='2' is invalid (out of range)") != NULL, "%s", out);
+    child_stderr("1", out, sizeof(out));
+    CHECK_MSG(strstr(out, "INFO RAIL hello") != NULL && !strstr(out, "WARN"), "%s", out);
+    child_stderr(" 1 ", out, sizeof(out)); /* what the parser accepts for every knob */
+    CHECK_MSG(strstr(out, "INFO RAIL hello") != NULL, "%s", out);
+    child_stderr("0", out, sizeof(out));
+    CHECK_EQ_STR(out, "");
+    child_stderr(NULL, out, sizeof(out));
+    CHECK_EQ_STR(out, "");
+}
+
 static void test_markdown(void)
 {
     size_t need = rail_params_markdown(NULL, 0);
@@ -143,6 +195,7 @@ static void test_result_map(void)
 
 int main(void)
 {
+    test_log_stderr_knob(); /* first: the stderr level is decided once per process */
     test_table();
     test_parse_int();
     test_env();
