@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -203,4 +205,145 @@ const char *rail_file_compression(const void *data, size_t len)
         if (len >= fmts[i].n && memcmp(data, fmts[i].magic, fmts[i].n) == 0)
             return fmts[i].name;
     return NULL;
+}
+
+/* ---- writing ---- */
+
+/* What path is: 0 absent, 1 a regular file (*mode set), or -EINVAL with its kind. */
+static int out_target(const char *path, mode_t *mode, const char **kind)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (S_ISLNK(st.st_mode)) {
+        *kind = "a symbolic link";
+        return -EINVAL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        *kind = mode_kind(st.st_mode);
+        return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+    }
+    *mode = st.st_mode & 07777;
+    return 1;
+}
+
+static int out_fail(const char *path, const char *kind, int rc, char *err, size_t errlen)
+{
+    if (kind)
+        rail_set_err(err, errlen, "%s: not a regular file (%s); refused, left unchanged", path,
+                     kind);
+    else
+        rail_set_err(err, errlen, "%s: %s", path, strerror(-rc));
+    return rc;
+}
+
+/* stdio on the descriptor, keeping the errno of the first failed write. */
+static ssize_t out_write(void *cookie, const char *buf, size_t n)
+{
+    struct rail_file_out *o = cookie;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = write(o->fd, buf + done, n - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            if (!o->err)
+                o->err = k < 0 ? errno : EIO;
+            return done ? (ssize_t)done : -1;
+        }
+        done += (size_t)k;
+    }
+    return (ssize_t)n;
+}
+
+int rail_file_out_open(struct rail_file_out *o, const char *path, char *err, size_t errlen)
+{
+    static const cookie_io_functions_t io = {.write = out_write};
+    const char *kind = NULL, *slash;
+    mode_t mode = 0;
+    int rc;
+
+    memset(o, 0, sizeof(*o));
+    o->fd = -1;
+    if (!path || !*path)
+        return out_fail("(no path)", NULL, -ENOENT, err, errlen);
+    if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path))
+        return out_fail(path, NULL, -ENAMETOOLONG, err, errlen);
+    rc = out_target(path, &mode, &kind);
+    if (rc < 0)
+        return out_fail(path, kind, rc, err, errlen);
+    o->existed = rc == 1;
+    slash = strrchr(path, '/');
+    for (int tries = 0; o->fd < 0 && tries < 16; tries++) {
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+            r ^= (uint64_t)getpid() << 20 ^ (uint64_t)(uintptr_t)o ^ (uint64_t)tries;
+        if (snprintf(o->tmp, sizeof(o->tmp), "%.*s.%s.%016llx.tmp",
+                     slash ? (int)(slash - path + 1) : 0, path, slash ? slash + 1 : path,
+                     (unsigned long long)r) >= (int)sizeof(o->tmp))
+            return out_fail(path, NULL, -ENAMETOOLONG, err, errlen);
+        o->fd =
+            open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+        if (o->fd < 0 && errno != EEXIST)
+            return out_fail(path, NULL, -errno, err, errlen);
+    }
+    if (o->fd < 0)
+        return out_fail(path, NULL, -EEXIST, err, errlen);
+    if ((o->existed && fchmod(o->fd, mode) != 0) || !(o->f = fopencookie(o, "w", io))) {
+        rc = -errno;
+        rail_file_out_abort(o);
+        return out_fail(path, NULL, rc, err, errlen);
+    }
+    return 0;
+}
+
+void rail_file_out_abort(struct rail_file_out *o)
+{
+    if (o->f)
+        fclose(o->f);
+    o->f = NULL;
+    if (o->fd >= 0) {
+        close(o->fd);
+        unlink(o->tmp);
+    }
+    o->fd = -1;
+}
+
+int rail_file_out_commit(struct rail_file_out *o, char *err, size_t errlen)
+{
+    const char *kind = NULL;
+    mode_t mode;
+    int rc = 0;
+
+    if (!o->f || o->fd < 0)
+        return out_fail(o->path, NULL, -EBADF, err, errlen);
+    if (fflush(o->f) != 0 || ferror(o->f))
+        rc = -(o->err ? o->err : EIO);
+    if (rc == 0 && fsync(o->fd) != 0 && errno != EINVAL)
+        rc = -errno;
+    fclose(o->f);
+    o->f = NULL;
+    if (rc == 0 && close(o->fd) != 0)
+        rc = -errno;
+    else if (rc != 0)
+        close(o->fd);
+    o->fd = -1;
+    /* The target again: something else may have been put there meanwhile. */
+    if (rc == 0) {
+        int now = out_target(o->path, &mode, &kind);
+        if (now < 0) {
+            rc = now;
+        } else if (now == 1 || renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE)) {
+            /* EEXIST: a file appeared there meanwhile; EINVAL/ENOSYS: no RENAME_NOREPLACE */
+            if (now == 0 && errno != EINVAL && errno != ENOSYS)
+                rc = -errno;
+            else if (rename(o->tmp, o->path) != 0)
+                rc = -errno;
+        }
+    }
+    if (rc != 0) {
+        unlink(o->tmp);
+        return out_fail(o->path, kind, rc, err, errlen);
+    }
+    return 0;
 }

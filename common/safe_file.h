@@ -5,13 +5,17 @@
  * the check and the read), and read at most a given number of bytes into memory. Parsers then
  * work on the buffer. docs/configuration.md "Input limits" lists the bounds.
  *
+ * Writers of user-named output files use rail_file_out_* (below): same rules, for writing.
+ *
  * Errors are negative errno values: -EISDIR for a directory, -EINVAL for any other file that is
  * not regular (FIFO, socket, character or block device), -EFBIG when the file holds more than
  * the bound, -ELOOP for a symbolic link under RAIL_FILE_NOFOLLOW, or the open/read errno. */
 #ifndef NCCL_RAIL_SAFE_FILE_H
 #define NCCL_RAIL_SAFE_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 enum {
@@ -40,5 +44,28 @@ const char *rail_file_kind(const char *path, int flags);
 /* Compressed data (gzip, xz, lzma, zstd, bzip2) by its magic bytes: the format's name, or NULL.
  * Parsers of plain-text formats refuse these rather than inflating them without a bound. */
 const char *rail_file_compression(const void *data, size_t len);
+
+/* ---- writing a file the user names (calibrate -o, explain --svg) ----
+ * The target is never opened: it must be a regular file or absent, anything else (a FIFO, a
+ * device, a socket, a directory, a symbolic link) is refused and left unchanged. The data goes to
+ * a new file created with O_CREAT|O_EXCL|O_NOFOLLOW|O_NONBLOCK under a random name in the
+ * target's directory (mode 0666 & ~umask, or the replaced file's mode), is flushed and fsync'd,
+ * and is renamed over the target only if that is still a regular file or absent (then with
+ * RENAME_NOREPLACE where the file system has it). A reader sees the old file or the whole new
+ * one, and a write error keeps its errno (ENOSPC, EDQUOT, EFBIG: never a generic EIO). */
+struct rail_file_out {
+    FILE *f; /* write the content here */
+    int fd, err;
+    bool existed;
+    char path[4096], tmp[4096];
+};
+/* 0, or -errno with "PATH: reason" in err (-EINVAL with "not a regular file (a FIFO)" for a
+ * target that is not a regular file). On success write to o->f, then commit or abort. */
+int rail_file_out_open(struct rail_file_out *o, const char *path, char *err, size_t errlen);
+/* Flush, sync, close and rename over the target: 0, or -errno with "PATH: reason" in err (the
+ * temporary file is removed, the target unchanged). */
+int rail_file_out_commit(struct rail_file_out *o, char *err, size_t errlen);
+/* Close and remove the temporary file; the target is unchanged. */
+void rail_file_out_abort(struct rail_file_out *o);
 
 #endif

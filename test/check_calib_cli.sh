@@ -63,6 +63,71 @@ done
 rc=$?
 expect '[ $rc -eq 2 ]' "no log is a usage error"
 
+# --- calibrate -o / explain --svg: the output-file rule (issue 22) ---
+# Only a regular file (or nothing) is replaced; a FIFO, a device node, a socket, a directory or a
+# symbolic link is refused with its kind, left unchanged, and nothing blocks.
+small="$data/p5_2x1_efa"
+mkfifo "$tmp/out.fifo"
+echo keep >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/out.link"
+mkdir "$tmp/out.dir"
+/usr/bin/python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$tmp/out.sock"
+kinds=("out.fifo:a FIFO" "out.link:a symbolic link" "out.dir:a directory" "out.sock:a socket")
+if mknod "$tmp/out.dev" c 1 3 2>/dev/null; then kinds+=("out.dev:a character device"); fi
+for k in "${kinds[@]}"; do
+  f=${k%%:*}
+  kind=${k#*:}
+  before=$(stat -c '%F %i' "$tmp/$f")
+  timeout 20 "$cli" calibrate -o "$tmp/$f" "$small" >/dev/null 2>"$tmp/err"
+  rc=$?
+  expect '[ $rc -eq 1 ] && grep -qF "$tmp/$f: not a regular file ($kind); refused, left unchanged" "$tmp/err"' \
+    "calibrate -o $f: rc $rc, $(cat "$tmp/err")"
+  expect '[ "$(stat -c "%F %i" "$tmp/$f")" = "$before" ] && [ "$(cat "$tmp/victim")" = keep ]' \
+    "calibrate -o $f changed it"
+  timeout 20 "$cli" explain --profile aws-p5 --nranks 8 --nnodes 8 --svg "$tmp/$f" >/dev/null 2>"$tmp/err"
+  rc=$?
+  expect '[ $rc -eq 1 ] && grep -qF "$tmp/$f: not a regular file ($kind)" "$tmp/err"' \
+    "explain --svg $f: rc $rc, $(cat "$tmp/err")"
+  expect '[ "$(stat -c "%F %i" "$tmp/$f")" = "$before" ]' "explain --svg $f changed it"
+done
+timeout 20 "$cli" explain --profile aws-p5 --nranks 8 --nnodes 8 --svg /dev/full >/dev/null 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 1 ] && grep -qF "/dev/full: not a regular file (a character device)" "$tmp/err"' \
+  "explain --svg /dev/full: rc $rc, $(cat "$tmp/err")"
+# The temporary file is created exclusively under a random name: a link planted at the old
+# predictable name (OUT.tmp.PID) is not followed.
+(
+  ln -s "$tmp/victim" "$tmp/new.cal.tmp.$BASHPID"
+  exec "$cli" calibrate -o "$tmp/new.cal" "$small" >/dev/null 2>&1
+)
+rc=$?
+expect '[ $rc -eq 0 ] && [ "$(cat "$tmp/victim")" = keep ] && [ -f "$tmp/new.cal" ] && [ ! -L "$tmp/new.cal" ]' \
+  "calibrate followed a planted temporary-name link (rc $rc)"
+expect '[ -z "$(ls "$tmp" | grep "new.cal.*tmp" | grep -v "^new.cal.tmp.")" ]' "temporary file left behind"
+# A regular file is replaced, its mode kept.
+echo old >"$tmp/new.cal"
+chmod 640 "$tmp/new.cal"
+"$cli" calibrate -o "$tmp/new.cal" "$small" >/dev/null 2>&1
+expect '[ "$(head -1 "$tmp/new.cal")" = "nccl-rail-calibration 1" ] && [ "$(stat -c %a "$tmp/new.cal")" = 640 ]' \
+  "regular file replaced, mode kept"
+# A write error says what it was (here EFBIG from RLIMIT_FSIZE), not "Input/output error".
+(
+  trap '' XFSZ
+  ulimit -f 1
+  exec "$cli" calibrate -o "$tmp/big.cal" "$data" >/dev/null 2>"$tmp/err"
+)
+rc=$?
+expect '[ $rc -eq 1 ] && grep -q "big.cal: File too large" "$tmp/err" && [ ! -e "$tmp/big.cal" ]' \
+  "calibrate write error: rc $rc, $(cat "$tmp/err")"
+(
+  trap '' XFSZ
+  ulimit -f 1
+  exec "$cli" explain --profile aws-p5 --nranks 8 --nnodes 8 --svg "$tmp/big.svg" >/dev/null 2>"$tmp/err"
+)
+rc=$?
+expect '[ $rc -eq 1 ] && grep -q "big.svg: File too large" "$tmp/err" && [ ! -e "$tmp/big.svg" ]' \
+  "explain --svg write error: rc $rc, $(cat "$tmp/err")"
+
 # --- sweep: the plan, run against a stand-in nccl-tests, read back by calibrate ---
 mkdir -p "$tmp/bin"
 for t in all_gather reduce_scatter all_reduce; do

@@ -14,6 +14,7 @@
 #include "calibration.h"
 #include "cli.h"
 #include "cost_model.h"
+#include "safe_file.h"
 
 static void calibrate_usage(FILE *f)
 {
@@ -23,7 +24,8 @@ static void calibrate_usage(FILE *f)
         "Reads nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
         "broadcast_perf, reduce_perf) of runs with NCCL_ALGO/NCCL_PROTO forced and writes a\n"
         "calibration file for NCCL_RAIL_CALIBRATION_FILE (docs/calibration.md).\n"
-        "  -o, --output FILE  the calibration file to write (replaced atomically)\n"
+        "  -o, --output FILE  the calibration file to write (replaced atomically; only a\n"
+        "                     regular file is replaced: a FIFO, device or link is refused)\n"
         "  --coll C           collective of the files that follow, when neither a\n"
         "                     '# Collective test starting' line nor the file name says\n"
         "  --algo A           forced algorithm of the files that follow, for logs without a\n"
@@ -34,34 +36,52 @@ static void calibrate_usage(FILE *f)
         RAIL_CALIB_MAX_DEPTH);
 }
 
+/* The file text in memory, checked the way the tuner reads it, then written by the output-file
+ * rule (safe_file.h: a regular file or nothing is replaced, anything else is refused). 0, or 1
+ * with the reason on stderr. */
 static int write_output(const char *out, const struct rail_calibration *cal, int files)
 {
-    char tmp[4096], comment[128];
-    FILE *f;
-    int rc;
+    char comment[128], err[4096 + 512];
+    char *text = NULL;
+    size_t len = 0;
+    struct rail_calibration check;
+    struct rail_file_out o;
+    FILE *m = open_memstream(&text, &len);
+    int rc = m ? 0 : -errno;
 
     snprintf(comment, sizeof(comment), "written by nccl-rail calibrate from %d nccl-tests log(s)",
              files);
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", out, (int)getpid()) >= sizeof(tmp))
-        return -ENAMETOOLONG;
-    if (!(f = fopen(tmp, "w")))
-        return -errno;
-    rc = rail_calib_write(cal, comment, f);
-    if (fclose(f) != 0 && rc == 0)
-        rc = -EIO;
-    if (rc == 0) { /* never write a file the tuner would refuse */
-        struct rail_calibration check;
-        char err[512];
-        rc = rail_calib_load(tmp, &check, err, sizeof(err));
-        rail_calib_free(&check);
-        if (rc < 0)
-            fprintf(stderr, "calibrate: the result is not a valid calibration: %s\n", err);
+    if (rc == 0) {
+        rc = rail_calib_write(cal, comment, m);
+        if (fclose(m) != 0 && rc == 0)
+            rc = -errno;
     }
-    if (rc == 0 && rename(tmp, out) != 0)
-        rc = -errno;
-    if (rc < 0)
-        unlink(tmp);
-    return rc;
+    if (rc < 0) {
+        fprintf(stderr, "calibrate: %s\n", strerror(-rc));
+        free(text);
+        return 1;
+    }
+    /* Never write a file the tuner would refuse. */
+    rc = len > RAIL_CALIB_MAX_FILE ? -EFBIG
+                                   : rail_calib_parse(text, len, out, &check, err, sizeof(err));
+    rail_calib_free(&check);
+    if (rc < 0) {
+        fprintf(stderr, "calibrate: the result is not a valid calibration: %s\n",
+                rc == -EFBIG ? "larger than the tuner reads (RAIL_CALIB_MAX_FILE)" : err);
+        free(text);
+        return 1;
+    }
+    rc = rail_file_out_open(&o, out, err, sizeof(err));
+    if (rc == 0) {
+        fwrite(text, 1, len, o.f);
+        rc = rail_file_out_commit(&o, err, sizeof(err));
+    }
+    free(text);
+    if (rc < 0) {
+        fprintf(stderr, "calibrate: cannot write %s\n", err);
+        return 1;
+    }
+    return 0;
 }
 
 static int parse_name_arg(const char *opt, const char *v, int (*fn)(const char *, size_t), int *out)
@@ -138,10 +158,9 @@ int cli_calibrate(int argc, char **argv)
     files = c.files;
     skipped = c.skipped;
     rail_calib_logs_free(&c);
-    if (rc == 0)
-        rc = write_output(out, &cal, files);
-    if (rc < 0) {
-        fprintf(stderr, "calibrate: cannot write %s: %s\n", out, strerror(-rc));
+    if (rc < 0)
+        fprintf(stderr, "calibrate: %s\n", strerror(-rc));
+    if (rc < 0 || write_output(out, &cal, files) != 0) {
         rail_calib_free(&cal);
         return 1;
     }

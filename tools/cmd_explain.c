@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "cli_topo.h"
 #include "explain_svg.h"
+#include "safe_file.h"
 #include "strutil.h"
 #include "tuner_core.h"
 
@@ -267,8 +268,8 @@ static int write_svg(const struct explain_opts *o, const struct rail_topo *topo,
     struct rail_tuner_opts topts = {
         .topo = topo, .rules_path = o->rules, .lenient = 0, .calib_path = o->calibration};
     long gpn = base->shape.nranks / base->shape.nnodes;
-    char title[320];
-    FILE *f;
+    char title[320], err[4096 + 512] = "";
+    struct rail_file_out out;
     int rc = 0;
 
     if (!m)
@@ -307,18 +308,22 @@ static int write_svg(const struct explain_opts *o, const struct rail_topo *topo,
     snprintf(title, sizeof(title), "nccl-rail tuner: %.120s, %ld GPU(s) per node%s%.100s",
              topo->origin, gpn, o->calibration ? ", calibration " : "",
              o->calibration ? o->calibration : "");
-    if (rc == 0 && !(f = fopen(o->svg, "w"))) {
-        fprintf(stderr, "explain: cannot write %s: %s\n", o->svg, strerror(errno));
-        rc = 1;
-    } else if (rc == 0) {
-        m->title = title;
-        rc = explain_svg_write(f, m) < 0 ? 1 : 0;
-        if (fclose(f) != 0)
+    rail_text_sanitize(title); /* XML text: valid UTF-8, no control characters */
+    m->title = title;
+    /* The output-file rule (safe_file.h): never opened, so a FIFO cannot block and a device
+     * cannot swallow the map; a regular file or nothing is replaced, anything else refused. */
+    if (rc == 0 && rail_file_out_open(&out, o->svg, err, sizeof(err)) == 0) {
+        explain_svg_write(out.f, m);
+        if (rail_file_out_commit(&out, err, sizeof(err)) != 0)
             rc = 1;
-        if (!o->csv)
-            printf("\nmap: %s (%d node counts x %d sizes)\n", o->svg, m->nrows,
-                   m->max_log2 - m->min_log2 + 1);
+    } else if (rc == 0) {
+        rc = 1;
     }
+    if (rc != 0 && err[0])
+        fprintf(stderr, "explain: cannot write %s\n", err);
+    if (rc == 0 && !o->csv)
+        printf("\nmap: %s (%d node counts x %d sizes)\n", o->svg, m->nrows,
+               m->max_log2 - m->min_log2 + 1);
     free(m);
     return rc;
 }

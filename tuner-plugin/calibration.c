@@ -2,6 +2,7 @@
 #include "calibration.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,15 +282,26 @@ int rail_calib_from_runs(const struct rail_calib_run *runs, int nruns, struct ra
 
 int rail_calib_write(const struct rail_calibration *c, const char *comment, FILE *f)
 {
-    fprintf(f, "%s %d\n", RAIL_CALIB_FORMAT, RAIL_CALIB_VERSION);
+    int rc = 0;
+    /* The first failed write keeps its errno (ENOSPC, EFBIG...), not a generic EIO. */
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        if (fprintf(f, __VA_ARGS__) < 0 && rc == 0)                                                \
+            rc = errno ? -errno : -EIO;                                                            \
+    } while (0)
+    errno = 0;
+    PUT("%s %d\n", RAIL_CALIB_FORMAT, RAIL_CALIB_VERSION);
     if (comment)
-        fprintf(f, "# %s\n", comment);
-    fprintf(f, "coll,algo,proto,nranks,nnodes,bytes,time_us\n");
-    for (int i = 0; i < c->n; i++) {
+        PUT("# %s\n", comment);
+    PUT("coll,algo,proto,nranks,nnodes,bytes,time_us\n");
+    for (int i = 0; i < c->n && rc == 0; i++) {
         const struct rail_calib_row *r = &c->rows[i];
-        fprintf(f, "%s,%s,%s,%d,%d,%llu,%.6g\n", rail_coll_name(r->coll), rail_algo_name(r->algo),
-                rail_proto_name(r->proto), r->nranks, r->nnodes, (unsigned long long)r->bytes,
-                r->time_us);
+        PUT("%s,%s,%s,%d,%d,%llu,%.6g\n", rail_coll_name(r->coll), rail_algo_name(r->algo),
+            rail_proto_name(r->proto), r->nranks, r->nnodes, (unsigned long long)r->bytes,
+            r->time_us);
     }
-    return ferror(f) ? -EIO : 0;
+#undef PUT
+    if (fflush(f) != 0 && rc == 0)
+        rc = errno ? -errno : -EIO;
+    return rc ? rc : ferror(f) ? -EIO : 0;
 }

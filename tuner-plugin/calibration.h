@@ -59,7 +59,8 @@ void rail_calib_free(struct rail_calibration *c);
 /* Rows from parsed logs; repeated keys keep the faster time. 0 or -ENOMEM. */
 int rail_calib_from_runs(const struct rail_calib_run *runs, int nruns,
                          struct rail_calibration *out);
-/* The file text (header, one comment line, rows). Returns 0 or -errno (EIO on write errors). */
+/* The file text (header, one comment line, rows), flushed. Returns 0 or -errno: the errno of the
+ * first failed write (ENOSPC, EFBIG, ...). */
 int rail_calib_write(const struct rail_calibration *c, const char *comment, FILE *f);
 
 /* Predicted time (µs) of a forced pair for a communicator of nnodes nodes with rpn ranks per

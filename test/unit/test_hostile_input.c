@@ -361,9 +361,49 @@ static void test_log_lines_are_clean(void)
     rail_log_set_logger(NULL);
 }
 
+/* The output-file rule (safe_file.h): the target is never opened; only a regular file or nothing
+ * is replaced; the temporary file is exclusive, random and gone after commit or abort. */
+static void test_output_rule(void)
+{
+    struct rail_file_out a, b;
+    struct stat st;
+    char buf[64], p[512], f[512], l[512];
+    snprintf(p, sizeof(p), "%s", at("out.txt"));
+    snprintf(f, sizeof(f), "%s", fifo("out.fifo"));
+    snprintf(l, sizeof(l), "%s", at("out.link"));
+
+    alarm(20);
+    CHECK_EQ_INT(rail_file_out_open(&a, p, g_err, sizeof(g_err)), 0);
+    CHECK_EQ_INT(rail_file_out_open(&b, p, g_err, sizeof(g_err)), 0);
+    CHECK(strcmp(a.tmp, b.tmp) != 0 && strncmp(a.tmp, g_dir, strlen(g_dir)) == 0);
+    rail_file_out_abort(&b);
+    CHECK(access(b.tmp, F_OK) != 0);
+    fputs("new\n", a.f);
+    CHECK_EQ_INT(rail_file_out_commit(&a, g_err, sizeof(g_err)), 0);
+    CHECK(access(a.tmp, F_OK) != 0);
+    CHECK_EQ_INT(rail_file_read_fixed(p, buf, sizeof(buf), RAIL_FILE_PARTIAL), 4);
+    /* A FIFO put at the target after open: commit refuses, the FIFO stays. */
+    CHECK_EQ_INT(rail_file_out_open(&a, at("late"), g_err, sizeof(g_err)), 0);
+    fifo("late");
+    CHECK_EQ_INT(rail_file_out_commit(&a, g_err, sizeof(g_err)), -EINVAL);
+    CHECK(strstr(g_err, "late: not a regular file (a FIFO)") != NULL);
+    CHECK(lstat(at("late"), &st) == 0 && S_ISFIFO(st.st_mode) && access(a.tmp, F_OK) != 0);
+    /* Refused at open: a FIFO, a symbolic link (even to a regular file), a directory. */
+    CHECK(symlink(p, l) == 0);
+    CHECK_EQ_INT(rail_file_out_open(&a, f, g_err, sizeof(g_err)), -EINVAL);
+    CHECK(strstr(g_err, "out.fifo: not a regular file (a FIFO); refused") != NULL);
+    CHECK_EQ_INT(rail_file_out_open(&a, l, g_err, sizeof(g_err)), -EINVAL);
+    CHECK(strstr(g_err, "out.link: not a regular file (a symbolic link)") != NULL);
+    CHECK_EQ_INT(rail_file_out_open(&a, g_dir, g_err, sizeof(g_err)), -EISDIR);
+    CHECK_EQ_INT(rail_file_out_open(&a, at("no/such/dir"), g_err, sizeof(g_err)), -ENOENT);
+    CHECK(strstr(g_err, "no/such/dir: No such file or directory") != NULL);
+    alarm(0);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(g_dir) != NULL);
+    test_output_rule();
     test_log_lines_are_clean();
     test_safe_file();
     test_sysfs_root();
