@@ -158,6 +158,57 @@ expect 'head -1 "$tmp/batch" | grep -q "^#!/bin/bash" && grep -q "#SBATCH --node
 rc=$?
 expect '[ $rc -eq 2 ]' "sweep without --gpus-per-node"
 
+# --- sweep: paths are quoted in the plan, collectives matched exactly (issue 22) ---
+weird="$tmp/o'ut \$(touch $tmp/pwned) \"x\" \`touch $tmp/pwned2\`"
+bins="$tmp/te'sts \$(touch $tmp/pwned3)"
+mkdir -p "$bins"
+cp "$tmp/bin/"*_perf "$bins/"
+"$cli" sweep --nnodes 8 --gpus-per-node 1 --colls all_gather --launcher '' --nccl-tests "$bins" \
+  --out-dir "$weird" >"$tmp/plan_q.sh"
+rc=$?
+(cd "$tmp" && bash plan_q.sh >/dev/null 2>&1)
+expect '[ $rc -eq 0 ] && [ ! -e "$tmp/pwned" ] && [ ! -e "$tmp/pwned2" ] && [ ! -e "$tmp/pwned3" ]' \
+  "sweep plan ran code from --out-dir/--nccl-tests: $(ls "$tmp")"
+expect '[ "$(ls "$weird" | wc -l)" -eq 4 ] && "$cli" calibrate -o "$tmp/q.cal" "$weird" >/dev/null 2>&1' \
+  "quoted plan wrote its 4 logs where --out-dir says"
+mkdir -p "$tmp/fake"
+printf '#!/bin/sh\nexec "$@"\n' >"$tmp/fake/srun"
+chmod +x "$tmp/fake/srun"
+rm -rf "$weird"
+"$cli" sweep --nnodes 8 --gpus-per-node 1 --colls AllGather --slurm --nccl-tests "$bins" \
+  --out-dir "$weird" >"$tmp/batch_q.sh"
+(cd "$tmp" && PATH="$tmp/fake:$PATH" bash batch_q.sh >/dev/null 2>&1)
+expect '[ ! -e "$tmp/pwned" ] && [ ! -e "$tmp/pwned2" ] && [ ! -e "$tmp/pwned3" ] && [ "$(ls "$weird" | wc -l)" -eq 4 ]' \
+  "slurm plan with quoted paths: $(ls "$tmp")"
+"$cli" sweep --nnodes 2 --gpus-per-node 1 --out-dir "$(printf 'a\nrm -rf x')" >/dev/null 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 2 ] && grep -q "control character is refused" "$tmp/err"' "newline in --out-dir"
+for c in allreducefoo xreduce all_reduce_perfx reducescatterx; do
+  "$cli" sweep --nnodes 2 --gpus-per-node 8 --colls "$c" >/dev/null 2>"$tmp/err"
+  rc=$?
+  expect '[ $rc -eq 2 ] && grep -q "unknown collective" "$tmp/err"' "sweep --colls $c: rc $rc"
+  "$cli" calibrate -o "$tmp/x.cal" --coll "$c" "$small" >/dev/null 2>"$tmp/err"
+  rc=$?
+  expect '[ $rc -eq 2 ] && grep -q "unknown name" "$tmp/err"' "calibrate --coll $c: rc $rc"
+done
+"$cli" sweep --nnodes 2 --gpus-per-node 8 --colls all_reduce,ReduceScatter,reduce >"$tmp/plan4"
+expect 'grep -q all_reduce_perf "$tmp/plan4" && grep -q reduce_scatter_perf "$tmp/plan4" && grep -q "/reduce_perf" "$tmp/plan4" && ! grep -q all_gather "$tmp/plan4"' \
+  "exact names still accepted"
+
+# --- every command: a failed write to stdout is an error with its reason (issue 22) ---
+for args in "sweep --nnodes 2 --gpus-per-node 8" "sweep --nnodes 2 --gpus-per-node 8 --slurm" \
+  "explain --profile aws-p5 --nranks 8 --nnodes 8" "params --markdown" "version" "help" \
+  "doctor --root $src/test/fixtures/sysfs/doctor-roce --json"; do
+  # shellcheck disable=SC2086
+  "$cli" $args >/dev/full 2>"$tmp/err"
+  rc=$?
+  expect '[ $rc -ne 0 ] && grep -q "cannot write the output: No space left on device" "$tmp/err"' \
+    "$args >/dev/full: rc $rc, $(cat "$tmp/err")"
+done
+"$cli" version >&- 2>"$tmp/err"
+rc=$?
+expect '[ $rc -ne 0 ] && grep -q "Bad file descriptor" "$tmp/err"' "closed stdout: rc $rc"
+
 # --- explain --svg ---
 "$cli" explain --profile aws-p5 --nranks 8 --nnodes 8 --calibration "$tmp/all.cal" \
   --svg "$tmp/map.svg" --svg-nnodes 2,8,32,128,512 >/dev/null 2>"$tmp/err"

@@ -122,7 +122,7 @@ int cli_calibrate(int argc, char **argv)
             out = v;
             i++;
         } else if (strcmp(a, "--coll") == 0) {
-            rc = parse_name_arg(a, v, rail_calib_coll_from_name, &hint.coll);
+            rc = parse_name_arg(a, v, rail_calib_coll_exact, &hint.coll);
             i++;
         } else if (strcmp(a, "--algo") == 0) {
             rc = parse_name_arg(a, v, rail_calib_algo_from_name, &hint.algo);

@@ -3,6 +3,8 @@
  * (collective, algorithm, protocol) NCCL can run there, each log starting with the
  * "# NCCL_ALGO=" / "# NCCL_PROTO=" lines calibrate reads (docs/calibration.md). */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,8 @@ static void sweep_usage(FILE *f)
             "  --nccl-tests DIR    where the *_perf binaries are (default ./build)\n"
             "  --out-dir DIR       where the logs go (default nccl-rail-logs)\n"
             "  --launcher CMD      command before the binary (default 'mpirun -np R -N G' with\n"
-            "                      -x for the NCCL variables; '' runs the binary directly)\n"
+            "                      -x for the NCCL variables; '' runs the binary directly);\n"
+            "                      shell code, pasted as given (paths are quoted)\n"
             "  --slurm             one sbatch script using srun instead\n");
 }
 
@@ -64,20 +67,61 @@ static int parse_bytes(const char *s, unsigned long long *out)
     return 0;
 }
 
+/* Exact collective names (rail_calib_coll_exact): "allreducefoo" is not AllReduce. */
 static int parse_colls(const char *s, unsigned *mask)
 {
-    char buf[256], *save = NULL;
-    snprintf(buf, sizeof(buf), "%s", s);
+    char buf[256], *save = NULL, q[64];
     *mask = 0;
+    if (strlen(s) >= sizeof(buf)) {
+        fprintf(stderr, "sweep: --colls is longer than %zu characters\n", sizeof(buf) - 1);
+        return -EINVAL;
+    }
+    snprintf(buf, sizeof(buf), "%s", s);
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int c = rail_calib_coll_from_name(t, strlen(t));
+        int c = rail_calib_coll_exact(t, strlen(t));
         if (c < 0) {
-            fprintf(stderr, "sweep: unknown collective '%s'\n", t);
+            rail_quote(q, sizeof(q), t, strlen(t));
+            fprintf(stderr,
+                    "sweep: unknown collective '%s' (AllReduce, AllGather, ReduceScatter, "
+                    "Broadcast, Reduce)\n",
+                    q);
             return -EINVAL;
         }
         *mask |= 1u << c;
     }
     return *mask ? 0 : -EINVAL;
+}
+
+/* The plan is a shell script: a path from the command line goes into it single-quoted
+ * ('it'\''s'), and one with a control character (a newline would end a comment line) is
+ * refused. 0, or -EINVAL with the reason on stderr. */
+static int shell_quote(const char *opt, const char *s, char *out, size_t len)
+{
+    size_t need = 3, o = 0;
+    bool ctl = false;
+    char q[128];
+    for (const char *c = s; *c; c++) {
+        ctl |= (unsigned char)*c < 0x20 || *c == 0x7f;
+        need += *c == '\'' ? 4 : 1;
+    }
+    if (ctl || need > len) {
+        rail_quote(q, sizeof(q), s, strlen(s));
+        fprintf(stderr, "sweep: %s '%s': %s\n", opt, q,
+                ctl ? "a control character is refused (the plan is a shell script)" : "too long");
+        return -EINVAL;
+    }
+    out[o++] = '\'';
+    for (const char *c = s; *c; c++) {
+        if (*c == '\'') {
+            memcpy(out + o, "'\\''", 4); /* close, an escaped quote, reopen */
+            o += 4;
+        } else {
+            out[o++] = *c;
+        }
+    }
+    out[o++] = '\'';
+    out[o] = '\0';
+    return 0;
 }
 
 static int parse_args(int argc, char **argv, struct sweep_opts *o)
@@ -178,32 +222,42 @@ static int runnable(const struct sweep_opts *o, int coll, int algo, int proto)
     }
 }
 
-static void print_run(const struct sweep_opts *o, int coll, int algo, int proto)
+static int print_run(const struct sweep_opts *o, int coll, int algo, int proto)
 {
     const char *an = rail_algo_name(algo), *pn = rail_proto_name(proto);
     long nranks = o->nnodes * o->gpn;
-    char launcher[512];
+    char launcher[512], path[PATH_MAX], bin[4 * PATH_MAX + 3], log[4 * PATH_MAX + 3];
 
     if (o->slurm) {
         printf("run %s %s %s\n", k_test_name[coll], an, pn);
-        return;
+        return 0;
     }
+    snprintf(path, sizeof(path), "%s/%s_perf", o->tests_dir, k_test_name[coll]);
+    if (shell_quote("--nccl-tests", path, bin, sizeof(bin)))
+        return -EINVAL;
+    snprintf(path, sizeof(path), "%s/%s.%s.%s.log", o->out_dir, k_test_name[coll], an, pn);
+    if (shell_quote("--out-dir", path, log, sizeof(log)))
+        return -EINVAL;
     if (o->launcher)
         snprintf(launcher, sizeof(launcher), "%s%s", o->launcher, *o->launcher ? " " : "");
     else
         snprintf(launcher, sizeof(launcher), "mpirun -np %ld -N %ld -x NCCL_ALGO -x NCCL_PROTO ",
                  nranks, o->gpn);
     printf("{ echo '# NCCL_ALGO=%s'; echo '# NCCL_PROTO=%s'; NCCL_ALGO=%s NCCL_PROTO=%s "
-           "%s\"%s/%s_perf\" -b %llu -e %llu -f 2 -g 1; } > \"%s/%s.%s.%s.log\" 2>&1\n",
-           an, pn, an, pn, launcher, o->tests_dir, k_test_name[coll], o->min_bytes, o->max_bytes,
-           o->out_dir, k_test_name[coll], an, pn);
+           "%s%s -b %llu -e %llu -f 2 -g 1; } > %s 2>&1\n",
+           an, pn, an, pn, launcher, bin, o->min_bytes, o->max_bytes, log);
+    return 0;
 }
 
 int cli_sweep(int argc, char **argv)
 {
     struct sweep_opts o;
+    char out_q[4 * PATH_MAX], tests_q[4 * PATH_MAX];
     int rc = parse_args(argc, argv, &o), n = 0;
 
+    if (rc == 0 && (shell_quote("--out-dir", o.out_dir, out_q, sizeof(out_q)) ||
+                    shell_quote("--nccl-tests", o.tests_dir, tests_q, sizeof(tests_q))))
+        rc = -EINVAL;
     if (rc != 0)
         return rc > 0 ? 0 : 2;
     if (o.slurm) {
@@ -211,17 +265,17 @@ int cli_sweep(int argc, char **argv)
                "# nccl-rail sweep: %ld node(s) x %ld GPU(s)/node, sm%ld%s\n"
                "#SBATCH --job-name=nccl-rail-sweep\n#SBATCH --nodes=%ld\n"
                "#SBATCH --ntasks-per-node=%ld\n#SBATCH --gpus-per-node=%ld\n#SBATCH --exclusive\n"
-               "set -u\nout=\"%s\"\ntests=\"%s\"\nmkdir -p \"$out\"\n"
+               "set -u\nout=%s\ntests=%s\nmkdir -p \"$out\"\n"
                "run() { # test algo proto\n"
                "  { echo \"# NCCL_ALGO=$2\"; echo \"# NCCL_PROTO=$3\"; NCCL_ALGO=$2 "
                "NCCL_PROTO=$3 srun \"$tests/$1_perf\" -b %llu -e %llu -f 2 -g 1; } "
                "> \"$out/$1.$2.$3.log\" 2>&1\n}\n",
-               o.nnodes, o.gpn, o.sm, o.nvswitch ? ", NVSwitch" : "", o.nnodes, o.gpn, o.gpn,
-               o.out_dir, o.tests_dir, o.min_bytes, o.max_bytes);
+               o.nnodes, o.gpn, o.sm, o.nvswitch ? ", NVSwitch" : "", o.nnodes, o.gpn, o.gpn, out_q,
+               tests_q, o.min_bytes, o.max_bytes);
     } else {
         printf("# nccl-rail sweep: %ld node(s) x %ld GPU(s)/node, sm%ld%s; then:\n"
-               "#   nccl-rail calibrate -o calibration.txt %s\nmkdir -p \"%s\"\n",
-               o.nnodes, o.gpn, o.sm, o.nvswitch ? ", NVSwitch" : "", o.out_dir, o.out_dir);
+               "#   nccl-rail calibrate -o calibration.txt %s\nmkdir -p %s\n",
+               o.nnodes, o.gpn, o.sm, o.nvswitch ? ", NVSwitch" : "", out_q, out_q);
     }
     for (int coll = RAIL_NUM_COLLS - 1; coll >= 0; coll--) {
         if (!(o.colls & (1u << coll)))
@@ -229,7 +283,8 @@ int cli_sweep(int argc, char **argv)
         for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
             for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++)
                 if (runnable(&o, coll, a, p)) {
-                    print_run(&o, coll, a, p);
+                    if (print_run(&o, coll, a, p) != 0)
+                        return 2;
                     n++;
                 }
     }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail: the project's command-line tool. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "version.h"
@@ -23,12 +25,8 @@ static void usage(FILE *f)
            "run 'nccl-rail COMMAND --help' for the options of a command\n");
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
-    }
     if (strcmp(argv[1], "explain") == 0)
         return cli_explain(argc - 1, argv + 1);
     if (strcmp(argv[1], "calibrate") == 0)
@@ -54,4 +52,34 @@ int main(int argc, char **argv)
     fprintf(stderr, "nccl-rail: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
+}
+
+/* What a command prints is often its product (sweep > plan.sh, doctor --json > report): a write
+ * to stdout that failed (a full disk, a closed descriptor) makes the exit status non-zero, with
+ * the reason. stdout goes out in 64 KiB blocks when it is not a terminal, so the final flush
+ * usually carries the failing write and its errno. */
+static int finish(int rc)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno;
+        fprintf(stderr, "nccl-rail: cannot write the output: %s\n",
+                e ? strerror(e) : "an earlier write to standard output failed");
+        rc = rc ? rc : 1;
+    }
+    if (fflush(stderr) != 0 || ferror(stderr))
+        rc = rc ? rc : 1;
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    static char outbuf[1 << 16];
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+    if (argc < 2) {
+        usage(stderr);
+        return finish(2);
+    }
+    return finish(run_command(argc, argv));
 }

@@ -26,22 +26,38 @@ static void normalize(const char *s, size_t n, char *out, size_t outlen)
     out[k] = '\0';
 }
 
+/* Longest names first: "reducescatter" and "allreduce" contain "reduce". */
+static const struct {
+    const char *key;
+    int coll;
+} k_colls[] = {{"reducescatter", ncclFuncReduceScatter},
+               {"allreduce", ncclFuncAllReduce},
+               {"allgather", ncclFuncAllGather},
+               {"broadcast", ncclFuncBroadcast},
+               {"reduce", ncclFuncReduce}};
+
 int rail_calib_coll_from_name(const char *s, size_t n)
 {
-    /* Longest names first: "reducescatter" and "allreduce" contain "reduce". */
-    static const struct {
-        const char *key;
-        int coll;
-    } k[] = {{"reducescatter", ncclFuncReduceScatter},
-             {"allreduce", ncclFuncAllReduce},
-             {"allgather", ncclFuncAllGather},
-             {"broadcast", ncclFuncBroadcast},
-             {"reduce", ncclFuncReduce}};
     char norm[256];
     normalize(s, n, norm, sizeof(norm));
-    for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
-        if (strstr(norm, k[i].key))
-            return k[i].coll;
+    for (size_t i = 0; i < sizeof(k_colls) / sizeof(k_colls[0]); i++)
+        if (strstr(norm, k_colls[i].key))
+            return k_colls[i].coll;
+    return -1;
+}
+
+int rail_calib_coll_exact(const char *s, size_t n)
+{
+    char norm[256];
+    if (n >= sizeof(norm))
+        return -1;
+    normalize(s, n, norm, sizeof(norm));
+    for (size_t i = 0; i < sizeof(k_colls) / sizeof(k_colls[0]); i++) {
+        size_t kl = strlen(k_colls[i].key);
+        if (strncmp(norm, k_colls[i].key, kl) == 0 &&
+            (norm[kl] == '\0' || strcmp(norm + kl, "perf") == 0))
+            return k_colls[i].coll;
+    }
     return -1;
 }
 

@@ -59,6 +59,10 @@ int rail_calib_log_parse(const char *buf, size_t len, const char *name,
  * ("all_reduce", "AllReduce", "all_reduce_perf"; "NVLS_TREE", "nvlstree"; "ll128"). -1 if unknown.
  */
 int rail_calib_coll_from_name(const char *s, size_t n);
+/* A collective named on purpose (--coll, sweep --colls, the calibration file's column): the
+ * whole name, not a part of it ("AllReduce", "all_reduce", "all_reduce_perf"; not
+ * "xreduce" or "allreducefoo"). -1 if unknown. */
+int rail_calib_coll_exact(const char *s, size_t n);
 int rail_calib_algo_from_name(const char *s, size_t n);
 int rail_calib_proto_from_name(const char *s, size_t n);
 

@@ -77,7 +77,7 @@ static int parse_row(char *line, struct rail_calib_row *r, char *why, size_t why
                          "%d fields, expected 7 (coll,algo,proto,nranks,nnodes,bytes,"
                          "time_us)",
                          n > 7 ? 8 : n);
-    if ((r->coll = rail_calib_coll_from_name(f[0], strlen(f[0]))) < 0)
+    if ((r->coll = rail_calib_coll_exact(f[0], strlen(f[0]))) < 0)
         return rail_fail(why, whylen, "unknown collective '%.40s'", f[0]);
     if ((r->algo = rail_calib_algo_from_name(f[1], strlen(f[1]))) < 0)
         return rail_fail(why, whylen, "unknown algorithm '%.40s'", f[1]);
