@@ -97,6 +97,7 @@ struct doctor_ctx {
     void *plugin_open_ctx;
     char **conf_vars;
     char *const *conf_env_orig;
+    size_t conf_compares; /* name comparisons the merge made: linear in the lines (tests) */
 };
 
 /* ---- checks (one module each) ---- */

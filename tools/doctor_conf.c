@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,23 +95,77 @@ static const char *env_get_vars(char *const *vars, const char *name)
     return doctor_env_get(&e, name);
 }
 
-/* Is name set (even to "") in vars? NCCL's setenv(..., 0) keeps any existing value. */
-static bool is_set(char *const *vars, const char *name)
-{
-    size_t len = strlen(name);
-    for (char *const *v = vars; v && *v; v++)
-        if (strncmp(*v, name, len) == 0 && (*v)[len] == '=')
-            return true;
-    return false;
-}
-
+/* The merged list and an index of its names (open addressing, at most half full), so merging a
+ * file costs one lookup per line: linear in the file, whatever its size. */
 struct merged {
     char **vars;
     size_t n, cap;
+    size_t *slot, nslot; /* index + 1 into vars, 0 = empty */
+    size_t compares;     /* name comparisons made (doctor_ctx.conf_compares) */
 };
 
+static size_t name_len(const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    return eq ? (size_t)(eq - kv) : strlen(kv);
+}
+
+static size_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot holding name, or the empty slot where it would go. */
+static size_t find_slot(struct merged *m, const char *name, size_t len)
+{
+    size_t i = name_hash(name, len) & (m->nslot - 1);
+    while (m->slot[i]) {
+        const char *kv = m->vars[m->slot[i] - 1];
+        m->compares++;
+        if (name_len(kv) == len && memcmp(kv, name, len) == 0)
+            break;
+        i = (i + 1) & (m->nslot - 1);
+    }
+    return i;
+}
+
+/* Index of name in m->vars, -1 when it is not set. NCCL's setenv(..., 0) keeps any existing
+ * value, an empty one included. */
+static long lookup(struct merged *m, const char *name)
+{
+    size_t i;
+    if (!m->nslot)
+        return -1;
+    i = find_slot(m, name, strlen(name));
+    return m->slot[i] ? (long)m->slot[i] - 1 : -1;
+}
+
+static int grow_index(struct merged *m)
+{
+    size_t nslot = m->nslot ? m->nslot * 2 : 128, *old = m->slot, oldn = m->nslot;
+    m->slot = calloc(nslot, sizeof(*m->slot));
+    if (!m->slot) {
+        m->slot = old;
+        return -ENOMEM;
+    }
+    m->nslot = nslot;
+    for (size_t i = 0; i < oldn; i++)
+        if (old[i]) {
+            const char *kv = m->vars[old[i] - 1];
+            m->slot[find_slot(m, kv, name_len(kv))] = old[i];
+        }
+    free(old);
+    return 0;
+}
+
+/* Append s ("NAME=value", owned by m from now on); the first of two equal names stays the one
+ * found, as doctor_env_get finds it. */
 static int push(struct merged *m, char *s)
 {
+    size_t i;
     if (m->n + 2 > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 64;
         char **nv = realloc(m->vars, cap * sizeof(*nv));
@@ -119,8 +174,13 @@ static int push(struct merged *m, char *s)
         m->vars = nv;
         m->cap = cap;
     }
+    if ((m->n + 1) * 2 > m->nslot && grow_index(m) < 0)
+        return -ENOMEM;
     m->vars[m->n++] = s;
     m->vars[m->n] = NULL;
+    i = find_slot(m, s, name_len(s));
+    if (!m->slot[i])
+        m->slot[i] = m->n;
     return 0;
 }
 
@@ -173,11 +233,9 @@ static void read_one(struct doctor_report *r, struct merged *m, size_t n_env, co
                        "%s line %d: %s ends with a carriage return (CRLF file); NCCL keeps it in "
                        "the value",
                        shown, lineno, name);
-        if (is_set(m->vars, name)) {
-            bool env = false;
-            for (size_t i = 0; i < n_env; i++)
-                if (strncmp(m->vars[i], name, strlen(name)) == 0 && m->vars[i][strlen(name)] == '=')
-                    env = true;
+        long at = lookup(m, name);
+        if (at >= 0) {
+            bool env = (size_t)at < n_env;
             size_t sl = strlen(shadowed);
             if (sl + strlen(name) + 16 < sizeof(shadowed))
                 snprintf(shadowed + sl, sizeof(shadowed) - sl, "%s%.64s (%s)", sl ? ", " : "", name,
@@ -186,12 +244,13 @@ static void read_one(struct doctor_report *r, struct merged *m, size_t n_env, co
         }
         size_t sz = strlen(name) + strlen(value) + 2;
         char *kv = malloc(sz);
+        if (kv)
+            snprintf(kv, sz, "%s=%s", name, value); /* before push: it indexes the name */
         if (!kv || push(m, kv) < 0) {
             free(kv);
             r->oom = true;
             break;
         }
-        snprintf(kv, sz, "%s=%s", name, value);
         used++;
     }
     free(text);
@@ -238,6 +297,8 @@ void doctor_read_conf(struct doctor_ctx *c, struct doctor_report *r)
     }
     join(path, sizeof(path), root, "/etc/nccl.conf");
     read_one(r, &m, n_env, "/etc/nccl.conf", path, false);
+    c->conf_compares = m.compares;
+    free(m.slot);
     if (!m.vars)
         return; /* empty environment, no file: nothing to merge */
     c->conf_env_orig = c->env.vars;

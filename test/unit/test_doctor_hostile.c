@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "doctor.h"
+#include "doctor_deploy.h"
 #include "tmpfiles.h"
 
 #define SYSFS RAIL_FIXTURES "/sysfs/"
@@ -78,7 +79,8 @@ static void test_output_is_clean_text(void)
     doctor_report_init(&r);
     doctor_run(&c, &r);
     const struct doctor_finding *x = doctor_find(&r, "rdma.port", "mlx5_0:1");
-    CHECK_MSG(x && strstr(x->message, "(4X EDR)?]0;owned??[2J??31m??") != NULL, "%s", x ? x->message : "none");
+    CHECK_MSG(x && strstr(x->message, "(4X EDR)?]0;owned??[2J??31m??") != NULL, "%s",
+              x ? x->message : "none");
     for (int i = 0; i < r.n; i++) {
         CHECK_MSG(clean_text(r.f[i].message, &bad), "%s: byte 0x%02x in '%s'", r.f[i].id,
                   (unsigned char)*bad, r.f[i].message);
@@ -101,11 +103,46 @@ static void test_output_is_clean_text(void)
     doctor_ctx_release(&c);
 }
 
+/* NCCL's configuration merged in linear time: a 1 MiB file of distinct names (and the same
+ * names again) costs a few name comparisons per line. The old merge scanned the whole list for
+ * every line: n^2/2 comparisons, 49 s for 1 MiB. */
+static void test_conf_merge_linear(void)
+{
+    char root[512], path[600], *text = malloc(DOCTOR_CONF_MAX_BYTES + 1);
+    size_t len = 0, lines = 0;
+    struct doctor_report r;
+    char *env[] = {"N000007=env", NULL};
+    snprintf(root, sizeof(root), "%s/bigconf", g_tmp);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    for (int i = 0; len + 16 < DOCTOR_CONF_MAX_BYTES; i++, lines++)
+        len += (size_t)snprintf(text + len, 32, "N%06d=%d\n", i % 60000, i);
+    snprintf(path, sizeof(path), "%s/etc/nccl.conf", root);
+    tmp_put(path, text);
+    free(text);
+
+    struct doctor_ctx c = {.root = root, .env = {.vars = env}, .home = "/home/u"};
+    doctor_report_init(&r);
+    doctor_read_conf(&c, &r);
+    const struct doctor_finding *x = doctor_find(&r, "conf.file", "/etc/nccl.conf");
+    char want[96];
+    snprintf(want, sizeof(want), "%zu variables, 59999 in effect", lines);
+    CHECK_MSG(x && strstr(x->message, want), "%s", x ? x->message : "no conf.file");
+    CHECK_EQ_STR(doctor_env_get(&c.env, "N000007"), "env");   /* the environment wins */
+    CHECK_EQ_STR(doctor_env_get(&c.env, "N059999"), "59999"); /* the first line wins */
+    CHECK_MSG(c.conf_compares < 4 * lines, "%zu name comparisons for %zu lines", c.conf_compares,
+              lines);
+    doctor_conf_release(&c);
+    doctor_report_free(&r);
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof(g_tmp), "/tmp/rail-doctor-hostile-XXXXXX");
     CHECK(mkdtemp(g_tmp) != NULL);
     test_output_is_clean_text();
+    test_conf_merge_linear();
     tmp_remove_tree(g_tmp);
     return check_report("test_doctor_hostile");
 }
