@@ -2,6 +2,7 @@
 /* Non-blocking, regular-file-only, bounded reads (see safe_file.h). */
 #include "safe_file.h"
 
+#include "root_path.h"
 #include "strutil.h"
 
 #include <errno.h>
@@ -39,7 +40,7 @@ const char *rail_file_kind(const char *path, int flags)
     return S_ISREG(st.st_mode) ? NULL : mode_kind(st.st_mode);
 }
 
-int rail_file_open(const char *path, int flags, const char **kind)
+int rail_file_open_in(const char *root, const char *path, int flags, const char **kind)
 {
     struct stat st;
     int fd, oflags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
@@ -47,11 +48,13 @@ int rail_file_open(const char *path, int flags, const char **kind)
         *kind = NULL;
     if (!path || !*path)
         return -ENOENT;
-    if (flags & RAIL_FILE_NOFOLLOW)
-        oflags |= O_NOFOLLOW;
-    fd = open(path, oflags);
+    if (rail_root_is_live(root))
+        fd = open(path, oflags | (flags & RAIL_FILE_NOFOLLOW ? O_NOFOLLOW : 0));
+    else /* beneath the root, one component at a time (root_path.h) */
+        fd = rail_root_open(root, path, oflags, flags & RAIL_FILE_NOFOLLOW ? RAIL_ROOT_NOFOLLOW : 0,
+                            NULL, 0);
     if (fd < 0) {
-        int rc = -errno;
+        int rc = rail_root_is_live(root) ? -errno : fd;
         if (rc == -ELOOP && kind)
             *kind = "a symbolic link";
         return rc;
@@ -68,6 +71,11 @@ int rail_file_open(const char *path, int flags, const char **kind)
         return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
     }
     return fd;
+}
+
+int rail_file_open(const char *path, int flags, const char **kind)
+{
+    return rail_file_open_in(NULL, path, flags, kind);
 }
 
 /* read() until len bytes or end of file. */
@@ -100,8 +108,14 @@ static int more_data(int fd)
 
 ssize_t rail_file_read_fixed(const char *path, void *buf, size_t len, int flags)
 {
+    return rail_file_read_fixed_in(NULL, path, buf, len, flags);
+}
+
+ssize_t rail_file_read_fixed_in(const char *root, const char *path, void *buf, size_t len,
+                                int flags)
+{
     ssize_t got;
-    int fd = rail_file_open(path, flags, NULL);
+    int fd = rail_file_open_in(root, path, flags, NULL);
     if (fd < 0)
         return fd;
     got = read_full(fd, buf, len);
@@ -113,6 +127,12 @@ ssize_t rail_file_read_fixed(const char *path, void *buf, size_t len, int flags)
 
 int rail_file_read_all(const char *path, size_t max_bytes, int flags, char **out, size_t *len,
                        char *err, size_t errlen)
+{
+    return rail_file_read_all_in(NULL, path, max_bytes, flags, out, len, err, errlen);
+}
+
+int rail_file_read_all_in(const char *root, const char *path, size_t max_bytes, int flags,
+                          char **out, size_t *len, char *err, size_t errlen)
 {
     const char *kind = NULL;
     struct stat st;
@@ -126,12 +146,12 @@ int rail_file_read_all(const char *path, size_t max_bytes, int flags, char **out
         *len = 0;
     if (!out || !len || max_bytes >= SIZE_MAX / 2)
         return rail_fail(err, errlen, "%s: bad arguments", path ? path : "(null)");
-    fd = rail_file_open(path, flags, &kind);
+    fd = rail_file_open_in(root, path, flags, &kind);
     if (fd < 0) {
         if (kind)
             rail_set_err(err, errlen, "%s: not a regular file (%s)", path, kind);
         else
-            rail_set_err(err, errlen, "%s: %s", path ? path : "(null)", strerror(-fd));
+            rail_set_err(err, errlen, "%s: %s", path ? path : "(null)", rail_root_strerror(fd));
         return fd;
     }
     /* A file that says it is larger than the bound (and than any sysfs/proc pseudo file, which

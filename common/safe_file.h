@@ -41,6 +41,16 @@ int rail_file_read_all(const char *path, size_t max_bytes, int flags, char **out
  * RAIL_FILE_NOFOLLOW), or NULL for a regular file or one that cannot be examined. */
 const char *rail_file_kind(const char *path, int flags);
 
+/* The same, for a path as seen under root (a snapshot: doctor --root, NCCL_RAIL_SYSFS_ROOT):
+ * resolved beneath it component by component (root_path.h: a relative link that stays inside is
+ * followed; an absolute link or ".." above the root is -EXDEV). Root "/" or NULL: the path as
+ * is. Messages name path as given. */
+int rail_file_open_in(const char *root, const char *path, int flags, const char **kind);
+ssize_t rail_file_read_fixed_in(const char *root, const char *path, void *buf, size_t len,
+                                int flags);
+int rail_file_read_all_in(const char *root, const char *path, size_t max_bytes, int flags,
+                          char **out, size_t *len, char *err, size_t errlen);
+
 /* Compressed data (gzip, xz, lzma, zstd, bzip2) by its magic bytes: the format's name, or NULL.
  * Parsers of plain-text formats refuse these rather than inflating them without a bound. */
 const char *rail_file_compression(const void *data, size_t len);

@@ -4,6 +4,7 @@
 #include "ib_speed.h"
 #include "log.h"
 #include "params.h"
+#include "root_path.h"
 #include "safe_file.h"
 #include "strutil.h"
 #include "topo.h"
@@ -12,6 +13,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -64,9 +66,10 @@ int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len)
         return rc;
     if (!buf || len < 2)
         return -EINVAL;
-    /* Non-blocking, regular files only, no symlink as the last component (a snapshot's
-     * absolute link would leave the root): a FIFO under NCCL_RAIL_SYSFS_ROOT cannot hang us. */
-    got = rail_file_read_fixed(full, buf, len - 1, RAIL_FILE_NOFOLLOW);
+    /* Non-blocking, regular files only, resolved beneath the root component by component and
+     * no symlink as the last component (root_path.h): a FIFO cannot hang us, a snapshot's link
+     * cannot lead out of it. */
+    got = rail_file_read_fixed_in(root, path, buf, len - 1, RAIL_FILE_NOFOLLOW);
     if (got < 0)
         return (int)got;
     total = (size_t)got;
@@ -79,31 +82,23 @@ int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len)
 bool rail_sysfs_exists(const char *root, const char *path)
 {
     char full[PATH_MAX];
-    struct stat st;
-    return join(root, path, full, sizeof(full)) == 0 && stat(full, &st) == 0;
+    int fd;
+    if (join(root, path, full, sizeof(full)) != 0)
+        return false;
+    fd = rail_root_open(root, path, O_PATH, 0, NULL, 0);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
 }
 
 int rail_sysfs_realpath(const char *root, const char *path, char *out, size_t len)
 {
-    char full[PATH_MAX], resolved[PATH_MAX], root_real[PATH_MAX];
-    size_t rl;
+    char full[PATH_MAX];
     int rc = join(root, path, full, sizeof(full));
     if (rc)
         return rc;
-    if (!realpath(root && *root ? root : "/", root_real))
-        return -errno;
-    if (!realpath(full, resolved))
-        return -errno;
-    rl = strlen(root_real);
-    if (strcmp(root_real, "/") == 0) {
-        rl = 0;
-    } else if (strncmp(resolved, root_real, rl) != 0 ||
-               (resolved[rl] != '/' && resolved[rl] != '\0')) {
-        return -EXDEV;
-    }
-    if (snprintf(out, len, "%s", resolved[rl] ? resolved + rl : "/") >= (int)len)
-        return -ENAMETOOLONG;
-    return 0;
+    return rail_root_resolve(root, path, out, len);
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -121,9 +116,15 @@ int rail_sysfs_list(const char *root, const char *dir, char (*names)[RAIL_SYSFS_
         return rc;
     if (!names || max < 0)
         return -EINVAL;
-    d = opendir(full);
-    if (!d)
-        return -errno;
+    int fd = rail_root_open(root, dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK, 0, NULL, 0);
+    if (fd < 0)
+        return fd;
+    d = fdopendir(fd);
+    if (!d) {
+        rc = -errno;
+        close(fd);
+        return rc;
+    }
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;

@@ -2,9 +2,11 @@
 /* Root-prefixed access to /sys and /proc, and the facts the topology needs from them (IB port
  * speed, link layer and state; PCIe max link; peer-memory GDR).
  *
- * Every path argument is absolute as seen on the node ("/sys/class/infiniband"); root is
- * prepended ("/" in production, a fixture directory in tests: NCCL_RAIL_SYSFS_ROOT). Functions
- * return 0 (or a count) on success and a negative errno otherwise. Nothing is cached. */
+ * Every path argument is absolute as seen on the node ("/sys/class/infiniband"); it is resolved
+ * beneath root ("/" in production; a snapshot or fixture directory: NCCL_RAIL_SYSFS_ROOT, doctor
+ * --root) one component at a time (root_path.h): a relative link that stays inside is followed,
+ * an absolute link or ".." above the root is -EXDEV, so nothing outside the root is opened.
+ * Functions return 0 (or a count) on success and a negative errno otherwise. Nothing is cached. */
 #ifndef NCCL_RAIL_TOPO_SYSFS_H
 #define NCCL_RAIL_TOPO_SYSFS_H
 
@@ -22,10 +24,10 @@ const char *rail_sysfs_root_param(void);
  * -EINVAL/-EISDIR when it is not a regular file, -ELOOP when it is a symlink). Never blocks:
  * safe_file.h. */
 int rail_sysfs_read(const char *root, const char *path, char *buf, size_t len);
-/* True when root + path exists (any file type, symlinks followed). */
+/* True when path exists beneath root (any file type, links followed beneath the root). */
 bool rail_sysfs_exists(const char *root, const char *path);
-/* realpath(root + path) with the root stripped again ("/sys/devices/pci0000:48/..."). Returns
- * -EXDEV when the resolved path leaves the root. */
+/* The resolved path as seen in the root ("/sys/devices/pci0000:48/..."), never leaving it:
+ * -EXDEV for an absolute link or ".." above the root. */
 int rail_sysfs_realpath(const char *root, const char *path, char *out, size_t len);
 /* A name (from sysfs or the user) that is safe to paste into a path as one component: not empty,
  * no '/', not "." or "..", shorter than max_len. */

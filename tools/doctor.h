@@ -98,6 +98,7 @@ struct doctor_ctx {
     char **conf_vars;
     char *const *conf_env_orig;
     size_t conf_compares; /* name comparisons the merge made: linear in the lines (tests) */
+    size_t conf_n_env;    /* conf_vars[0..conf_n_env) came from the environment */
 };
 
 /* ---- checks (one module each) ---- */
@@ -124,6 +125,20 @@ void doctor_recommend(const struct doctor_ctx *c, struct doctor_report *r);    /
 /* Everything above in order (loads the topology first). Returns the process exit status:
  * 1 when any finding is an error, 0 otherwise. */
 int doctor_run(struct doctor_ctx *c, struct doctor_report *r);
+
+/* ---- knobs that name files (doctor_paths.c) ----
+ * root: where the path is resolved (doctor_env_root); NULL or "/" is this machine. */
+/* A readable regular file / a directory / NCCL_RAIL_STATS_FILE's target: true, or false with
+ * the reason in why. */
+bool doctor_path_file_ok(const char *root, const char *v, char *why, size_t len);
+bool doctor_path_dir_ok(const char *root, const char *v, char *why, size_t len);
+bool doctor_path_stats_ok(const char *root, const char *v, char *why, size_t len);
+/* NCCL_TUNER_CONFIG_FILE as the tuner would load it: 0, or -errno with the reason in why. */
+int doctor_rules_check(const char *root, const char *v, bool lenient, char *why, size_t len);
+/* The root a path in variable name is resolved under: ctx->root when the value came from the
+ * snapshot's configuration files (doctor_read_conf), NULL when it came from the environment
+ * doctor runs in (the caller's own paths) or the root is "/". */
+const char *doctor_env_root(const struct doctor_ctx *c, const char *name);
 
 /* ---- pure helpers (unit-tested) ---- */
 

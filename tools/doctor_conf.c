@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include "doctor_deploy.h"
+#include "root_path.h"
+#include "safe_file.h"
+#include "strutil.h"
 
 int doctor_conf_parse_line(const char *line, size_t len, char *name, size_t name_len, char *value,
                            size_t value_len)
@@ -37,56 +40,6 @@ int doctor_conf_parse_line(const char *line, size_t len, char *name, size_t name
     memcpy(value, line + s + 1, v);
     value[v] = '\0';
     return 1;
-}
-
-/* Whole file into a NUL-terminated buffer: 0, or -errno from open/read, -EINVAL for a file that
- * is not regular (a FIFO never blocks: O_NONBLOCK, then refused), -EFBIG above the bound. */
-static int read_bounded(const char *path, char **out, size_t *len)
-{
-    struct stat st;
-    char *buf;
-    size_t got = 0;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    *out = NULL;
-    if (fd < 0)
-        return -errno;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return -EINVAL;
-    }
-    if (st.st_size > DOCTOR_CONF_MAX_BYTES) {
-        close(fd);
-        return -EFBIG;
-    }
-    buf = malloc(DOCTOR_CONF_MAX_BYTES + 1);
-    if (!buf) {
-        close(fd);
-        return -ENOMEM;
-    }
-    for (;;) { /* bounded even if the file grows while we read it */
-        ssize_t k = read(fd, buf + got, DOCTOR_CONF_MAX_BYTES + 1 - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            int e = -errno;
-            free(buf);
-            close(fd);
-            return e;
-        }
-        if (k == 0)
-            break;
-        got += (size_t)k;
-        if (got > DOCTOR_CONF_MAX_BYTES) {
-            free(buf);
-            close(fd);
-            return -EFBIG;
-        }
-    }
-    close(fd);
-    buf[got] = '\0';
-    *out = buf;
-    *len = got;
-    return 0;
 }
 
 static const char *env_get_vars(char *const *vars, const char *name)
@@ -184,22 +137,44 @@ static int push(struct merged *m, char *s)
     return 0;
 }
 
-static void join(char *out, size_t len, const char *root, const char *path)
+/* The home directory of uid in the snapshot's own /etc/passwd (read beneath the root: this
+ * machine's user database says nothing of it). 0, or -ENOENT. */
+static int snapshot_home(const char *root, unsigned uid, char *home, size_t len)
 {
-    if (strcmp(root, "/") == 0 || path[0] != '/')
-        snprintf(out, len, "%s", path);
-    else
-        snprintf(out, len, "%s%s", root, path);
+    char *text = NULL, err[256];
+    size_t n = 0;
+    int rc = -ENOENT;
+    if (rail_file_read_all_in(root, "/etc/passwd", 1u << 20, 0, &text, &n, err, sizeof(err)) < 0)
+        return -ENOENT;
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line && rc < 0;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *f[7], *p = line;
+        int k = 0;
+        for (; k < 7 && p; k++) { /* name:passwd:uid:gid:gecos:home:shell */
+            f[k] = p;
+            p = strchr(p, ':');
+            if (p)
+                *p++ = '\0';
+        }
+        long v;
+        if (k >= 6 && rail_parse_long(f[2], 10, 0, 0x7fffffffL, &v) == 0 && (unsigned)v == uid &&
+            f[5][0] == '/' && (size_t)snprintf(home, len, "%s", f[5]) < len)
+            rc = 0;
+    }
+    free(text);
+    return rc;
 }
 
 /* One file into m; conf.file findings. explicit: named by NCCL_CONF_FILE (missing = warn). */
 static void read_one(struct doctor_report *r, struct merged *m, size_t n_env, const char *shown,
-                     const char *path, bool explicit)
+                     const char *root, const char *path, bool explicit)
 {
-    char *text, name[DOCTOR_CONF_FIELD_MAX + 1], value[DOCTOR_CONF_FIELD_MAX + 1];
+    char *text, name[DOCTOR_CONF_FIELD_MAX + 1], value[DOCTOR_CONF_FIELD_MAX + 1], err[256];
     char shadowed[DOCTOR_TEXT_LEN / 2] = "";
     size_t len = 0, nvars = 0, used = 0;
-    int lineno = 0, rc = read_bounded(path, &text, &len);
+    /* Bounded, non-blocking, regular files only, beneath the root (safe_file.h). */
+    int lineno = 0, rc = rail_file_read_all_in(root, path, DOCTOR_CONF_MAX_BYTES, 0, &text, &len,
+                                               err, sizeof(err));
     if (rc == -ENOENT && !explicit)
         return; /* NCCL silently skips a missing file: so does the finding list */
     if (rc < 0) {
@@ -208,7 +183,7 @@ static void read_one(struct doctor_report *r, struct merged *m, size_t n_env, co
                    "%s cannot be used: %s%s", shown,
                    rc == -EINVAL  ? "not a regular file (not read)"
                    : rc == -EFBIG ? "larger than 1 MiB (not read)"
-                                  : strerror(-rc),
+                                  : rail_root_strerror(rc),
                    explicit ? "; NCCL ignores NCCL_CONF_FILE silently" : "");
         return;
     }
@@ -279,31 +254,43 @@ void doctor_read_conf(struct doctor_ctx *c, struct doctor_report *r)
         }
     }
     n_env = m.n;
+    /* Paths as NCCL would see them on the snapshot's machine, resolved beneath the root. */
     if (user_file) {
-        join(path, sizeof(path), root, user_file);
         snprintf(shown, sizeof(shown), "NCCL_CONF_FILE=%s", user_file);
-        read_one(r, &m, n_env, shown, path, true);
+        read_one(r, &m, n_env, shown, root, user_file, true);
     } else {
         const char *home = c->home;
-        if (!home) {
+        if (!home && rail_root_is_live(root)) {
             struct passwd *pw = getpwuid(getuid());
             home = pw ? pw->pw_dir : NULL;
+        } else if (!home && snapshot_home(root, (unsigned)getuid(), path, sizeof(path)) == 0) {
+            home = path;
         }
         if (home) {
             snprintf(shown, sizeof(shown), "%s/.nccl.conf", home);
-            join(path, sizeof(path), root, shown);
-            read_one(r, &m, n_env, shown, path, false);
+            read_one(r, &m, n_env, shown, root, shown, false);
         }
     }
-    join(path, sizeof(path), root, "/etc/nccl.conf");
-    read_one(r, &m, n_env, "/etc/nccl.conf", path, false);
+    read_one(r, &m, n_env, "/etc/nccl.conf", root, "/etc/nccl.conf", false);
     c->conf_compares = m.compares;
     free(m.slot);
     if (!m.vars)
         return; /* empty environment, no file: nothing to merge */
     c->conf_env_orig = c->env.vars;
     c->conf_vars = m.vars;
+    c->conf_n_env = n_env;
     c->env.vars = m.vars;
+}
+
+const char *doctor_env_root(const struct doctor_ctx *c, const char *name)
+{
+    size_t len = strlen(name);
+    if (rail_root_is_live(c->root) || !c->conf_vars || c->env.vars != c->conf_vars)
+        return NULL;
+    for (size_t i = 0; c->conf_vars[i]; i++)
+        if (strncmp(c->conf_vars[i], name, len) == 0 && c->conf_vars[i][len] == '=')
+            return i < c->conf_n_env ? NULL : c->root;
+    return NULL;
 }
 
 void doctor_conf_release(struct doctor_ctx *c)

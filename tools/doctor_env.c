@@ -283,35 +283,6 @@ static bool rails_valid(const struct doctor_ctx *c, const char *v, char *why, si
     return rail_group_build(ports, n, NULL, v, &groups, why, len) == 0;
 }
 
-/* NCCL_RAIL_STATS_FILE: the plugin's %p expansion, then a directory it can create files in (the
- * writer replaces the file by rename) and no directory at the path itself. */
-static bool stats_file_valid(const char *v, char *why, size_t len)
-{
-    char path[PATH_MAX], dir[PATH_MAX];
-    struct stat st;
-    if (rail_stats_expand_path(v, (long)getpid(), path, sizeof(path) - 8) != 0) {
-        snprintf(why, len, "empty or too long");
-        return false;
-    }
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(why, len, "a directory");
-        return false;
-    }
-    snprintf(dir, sizeof(dir), "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof(dir), ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    if (access(dir, W_OK | X_OK) != 0) {
-        snprintf(why, len, "directory %.200s is not writable: %s", dir, strerror(errno));
-        return false;
-    }
-    return true;
-}
-
 static bool knob_valid(const struct doctor_ctx *c, const struct rail_param_def *d,
                        enum rail_param_id id, const char *v, char *why, size_t len)
 {
@@ -329,32 +300,16 @@ static bool knob_valid(const struct doctor_ctx *c, const struct rail_param_def *
         int af = doctor_env_enum(&c->env, RAIL_PARAM_IB_ADDR_FAMILY) == 1 ? AF_INET6 : AF_INET;
         return rail_gid_range_parse(v, af, &rg, why, len) == 0;
     }
-    if (id == RAIL_PARAM_TOPO_FILE || id == RAIL_PARAM_HWLOC_XMLFILE) {
-        const char *kind = NULL;
-        int fd = rail_file_open(v, 0, &kind);
-        if (fd >= 0) {
-            close(fd);
-            return true;
-        }
-        if (kind)
-            snprintf(why, len, "not a regular file (%s)", kind);
-        else
-            snprintf(why, len, "cannot read the file: %s", strerror(-fd));
-        return false;
-    }
-    if (id == RAIL_PARAM_SYSFS_ROOT) {
-        struct stat st;
-        if (stat(v, &st) == 0 && S_ISDIR(st.st_mode))
-            return true;
-        snprintf(why, len, "%s", errno == ENOENT ? "no such directory" : "not a directory");
-        return false;
-    }
+    if (id == RAIL_PARAM_TOPO_FILE || id == RAIL_PARAM_HWLOC_XMLFILE)
+        return doctor_path_file_ok(doctor_env_root(c, d->name), v, why, len);
+    if (id == RAIL_PARAM_SYSFS_ROOT)
+        return doctor_path_dir_ok(doctor_env_root(c, d->name), v, why, len);
     if (id == RAIL_PARAM_SOCKET_IFNAME)
         return rail_ifname_spec_check(v, why, len) == 0;
     if (id == RAIL_PARAM_RAILS)
         return rails_valid(c, v, why, len);
     if (id == RAIL_PARAM_STATS_FILE)
-        return stats_file_valid(v, why, len);
+        return doctor_path_stats_ok(doctor_env_root(c, d->name), v, why, len);
     return true;
 }
 
@@ -369,15 +324,14 @@ static void check_knobs(const struct doctor_ctx *c, struct doctor_report *r)
             continue;
         set++;
         if (i == RAIL_PARAM_TUNER_CONFIG_FILE) {
-            struct rail_rules rules = {0};
             bool lenient = doctor_env_int(&c->env, RAIL_PARAM_CONFIG_LENIENT, NULL) != 0;
-            if (rail_rules_load(v, lenient, &rules, why, sizeof(why)) != 0) {
+            if (doctor_rules_check(doctor_env_root(c, d->name), v, lenient, why, sizeof(why)) !=
+                0) {
                 bad++;
                 doctor_add(r, "env.knob", DOCTOR_ERROR, d->name,
                            "fix the file (docs/rules.md) or NCCL_RAIL_CONFIG_LENIENT=1",
                            "%s: the tuner plugin fails to initialise", why);
             }
-            rail_rules_free(&rules);
             continue;
         }
         if (knob_valid(c, d, (enum rail_param_id)i, v, why, sizeof(why)))

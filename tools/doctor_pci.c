@@ -71,12 +71,13 @@ long long doctor_bar1_bytes(const char *text)
 
 static int read_config(const char *root, const char *devpath, unsigned char *buf, size_t len)
 {
-    char full[PATH_MAX];
-    if (snprintf(full, sizeof(full), "%s%s/config", strcmp(root, "/") ? root : "", devpath) >=
-        (int)sizeof(full))
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof(path), "%s/config", devpath) >= (int)sizeof(path))
         return -ENAMETOOLONG;
-    /* The first len bytes of config space; non-blocking, regular files only (safe_file.h). */
-    return (int)rail_file_read_fixed(full, buf, len, RAIL_FILE_NOFOLLOW | RAIL_FILE_PARTIAL);
+    /* The first len bytes of config space; non-blocking, regular files only, beneath the root
+     * (safe_file.h). */
+    return (int)rail_file_read_fixed_in(root, path, buf, len,
+                                        RAIL_FILE_NOFOLLOW | RAIL_FILE_PARTIAL);
 }
 
 static void fmt_size(long long b, char *buf, size_t len)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* RoCE GID selection, sysfs GID table reader and NCCL_RAIL_GID_INDEX parser (see gid_select.h). */
 #include "transport/gid_select.h"
+#include "root_path.h"
 #include "strutil.h"
 #include "topo_sysfs.h"
 
@@ -8,10 +9,12 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 static const uint8_t zero_gid[16];
 
@@ -260,15 +263,20 @@ int rail_gid_read_sysfs(const char *root, const char *dev, int port, struct rail
         return -EINVAL;
     if (!root)
         root = "";
-    /* port_dir: as seen on the node (rail_sysfs_read adds root); gids: with root, for opendir. */
-    char port_dir[RAIL_GID_DEV_NAME_MAX + 64], gids[PATH_MAX], path[sizeof(port_dir) + 32];
+    /* Paths as seen on the node, resolved beneath root (root_path.h). */
+    char port_dir[RAIL_GID_DEV_NAME_MAX + 64], gids[sizeof(port_dir) + 8],
+        path[sizeof(port_dir) + 32];
     snprintf(port_dir, sizeof(port_dir), "/sys/class/infiniband/%s/ports/%d", dev, port);
-    int w = snprintf(gids, sizeof(gids), "%s%s/gids", root, port_dir);
-    if (w < 0 || (size_t)w >= sizeof(gids) - 32)
-        return -ENAMETOOLONG;
-    DIR *d = opendir(gids);
-    if (!d)
-        return -errno;
+    snprintf(gids, sizeof(gids), "%s/gids", port_dir);
+    int fd = rail_root_open(root, gids, O_RDONLY | O_DIRECTORY | O_NONBLOCK, 0, NULL, 0);
+    if (fd < 0)
+        return fd;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
     int n = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {

@@ -24,6 +24,7 @@
 #include "transport/net_verbs.h"
 #include "params.h"
 #include "rails/rail_group.h"
+#include "root_path.h"
 #include "safe_file.h"
 #include "topo.h"
 #include "topo_sysfs.h"
@@ -106,15 +107,22 @@ static int check_memlock(char *why, size_t whylen)
     return -ENOMEM;
 }
 
+/* The device's PCI directory for NCCL (pciPath): resolved beneath the sysfs root, then given
+ * with the root in front (a snapshot's links never lead out of it). */
 static char *pci_path(const char *ibdev)
 {
     char path[PATH_MAX], real[PATH_MAX];
+    const char *root = sysfs_root();
     if (!rail_sysfs_name_ok(ibdev, 64))
         return NULL;
-    snprintf(path, sizeof(path), "%s/sys/class/infiniband/%.63s/device", sysfs_root(), ibdev);
-    if (!realpath(path, real))
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%.63s/device", ibdev);
+    if (rail_sysfs_realpath(root, path, real, sizeof(real)) != 0)
         return NULL;
-    return strdup(real);
+    if (rail_root_is_live(root))
+        return strdup(real);
+    if (snprintf(path, sizeof(path), "%s%s", root, real) >= (int)sizeof(path))
+        return NULL;
+    return strdup(path);
 }
 
 static int sysfs_speed(const char *ibdev, int port)

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail doctor on hostile snapshots (issue 22): what a snapshot's files say reaches the table
  * and the JSON as valid UTF-8 without control characters. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -137,12 +140,124 @@ static void test_conf_merge_linear(void)
     doctor_report_free(&r);
 }
 
+/* inotify on every directory under dir: an open or a read of anything there is an event. */
+static void watch_tree(int ifd, const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    CHECK(inotify_add_watch(ifd, dir, IN_OPEN | IN_ACCESS) >= 0);
+    while (d && (e = readdir(d)) != NULL) {
+        char sub[1024];
+        struct stat st;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+            watch_tree(ifd, sub);
+    }
+    if (d)
+        closedir(d);
+}
+
+static void link_at(const char *target, const char *root, const char *rel)
+{
+    char p[1024];
+    snprintf(p, sizeof(p), "%s%s", root, rel);
+    if (unlink(p) != 0 && errno == EISDIR) {
+        char cmd[1200];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
+        CHECK(system(cmd) == 0);
+    }
+    CHECK_MSG(symlink(target, p) == 0, "symlink %s", p);
+}
+
+/* Issue 22: --root is a boundary. Links of every kind that lead out of the snapshot (relative
+ * with "..", absolute, directory links in the middle of a path, as the last component) and
+ * paths in its configuration that climb out: nothing outside the root is opened or read. An
+ * inotify watch on the outside tree sees every open. */
+static void test_root_is_never_left(void)
+{
+    char base[512], out[600], abs_ib[700], abs_home[700], p[800];
+    snprintf(base, sizeof(base), "%s/boundary", g_tmp);
+    tmp_mkdirs(base);
+    const char *root = copy_fixture("doctor-roce", "boundary/snap");
+    snprintf(out, sizeof(out), "%s/outside", base);
+    /* The outside world: files that would change the report if they were read. */
+    static const char *const files[] = {"/ib/evil/ports/1/state",
+                                        "/ib/evil/ports/1/rate",
+                                        "/ib/evil/ports/1/link_layer",
+                                        "/etc/nccl.conf",
+                                        "/home/u/.nccl.conf",
+                                        "/proc/self/limits",
+                                        "/proc/self/status",
+                                        "/topo.xml",
+                                        "/rules.conf",
+                                        "/pci/0000:99:00.0/class",
+                                        "/pci/0000:99:00.0/vendor",
+                                        "/pci/0000:99:00.0/config",
+                                        "/sys/class/infiniband/x/ports/1/state"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(p, sizeof(p), "%s%s", out, files[i]);
+        tmp_put(p, "NCCL_ALGO=Bogus\n4: ACTIVE\n");
+    }
+    snprintf(abs_ib, sizeof(abs_ib), "%s/ib/evil", out);
+    snprintf(abs_home, sizeof(abs_home), "%s/home", out);
+    link_at("../../../../outside/ib/evil", root, "/sys/class/infiniband/evil");
+    link_at(abs_ib, root, "/sys/class/infiniband/evil2");
+    link_at("../outside/etc", root, "/etc");
+    link_at(abs_home, root, "/home");
+    link_at("../../outside/proc/self", root, "/proc/self");
+    link_at("../../../../../outside/pci/0000:99:00.0", root, "/sys/bus/pci/devices/0000:99:00.0");
+    link_at("../outside/topo.xml", root, "/topo.xml");
+    put_at(root, "/conf/job.conf",
+           "NCCL_TOPO_FILE=/topo.xml\nHWLOC_XMLFILE=/../outside/topo.xml\n"
+           "NCCL_TUNER_CONFIG_FILE=/../../outside/rules.conf\nNCCL_RAIL_SYSFS_ROOT=/..\n"
+           "NCCL_RAIL_STATS_FILE=/../outside/stats.json\n");
+
+    int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    CHECK(ifd >= 0);
+    watch_tree(ifd, out);
+    char ev[8192] __attribute__((aligned(8)));
+    while (read(ifd, ev, sizeof(ev)) > 0) /* the walk of watch_tree itself */
+        ;
+    char *env[] = {"NCCL_CONF_FILE=/conf/job.conf", NULL};
+    struct doctor_ctx c = {.root = root, .env = {.vars = env}};
+    struct doctor_report r;
+    doctor_report_init(&r);
+    doctor_run(&c, &r);
+    char *json = doctor_json(&c, &r);
+    free(json);
+
+    ssize_t n = read(ifd, ev, sizeof(ev));
+    int events = 0;
+    for (ssize_t o = 0; n > 0 && o < n;) {
+        const struct inotify_event *e = (const void *)(ev + o);
+        events++;
+        fprintf(stderr, "outside the root: %s %s\n", e->mask & IN_OPEN ? "open" : "read",
+                e->len ? e->name : "(a watched directory)");
+        o += (ssize_t)sizeof(*e) + e->len;
+    }
+    CHECK_EQ_INT(events, 0);
+    close(ifd);
+    /* What the report says about them: the links are not followed, the paths not read. */
+    const struct doctor_finding *x = doctor_find(&r, "conf.file", "NCCL_CONF_FILE=/conf/job.conf");
+    CHECK(x && x->sev == DOCTOR_INFO);
+    CHECK(doctor_find(&r, "env.algo", NULL) == NULL); /* NCCL_ALGO=Bogus never read */
+    x = doctor_find(&r, "env.knob", "NCCL_TUNER_CONFIG_FILE");
+    CHECK_MSG(x && strstr(x->message, "leaves the root"), "%s", x ? x->message : "none");
+    x = doctor_find(&r, "env.knob", "NCCL_TOPO_FILE");
+    CHECK_MSG(x && strstr(x->message, "leaves the root"), "%s", x ? x->message : "none");
+    doctor_report_free(&r);
+    doctor_ctx_release(&c);
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof(g_tmp), "/tmp/rail-doctor-hostile-XXXXXX");
     CHECK(mkdtemp(g_tmp) != NULL);
     test_output_is_clean_text();
     test_conf_merge_linear();
+    test_root_is_never_left();
     tmp_remove_tree(g_tmp);
     return check_report("test_doctor_hostile");
 }

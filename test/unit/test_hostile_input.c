@@ -6,6 +6,7 @@
  * acceptance before. alarm() turns a regression that blocks into a failure instead of a hang. */
 #include "check.h"
 #include "log.h"
+#include "root_path.h"
 #include "safe_file.h"
 #include "tmpfiles.h"
 #include "topo.h"
@@ -400,9 +401,58 @@ static void test_output_rule(void)
     alarm(0);
 }
 
+/* root_path.h: a path under a root is resolved beneath it, one component at a time. */
+static void test_root_beneath(void)
+{
+    char root[600], canon[256], outside[600];
+    int fd;
+    snprintf(root, sizeof(root), "%s/rb", g_dir);
+    snprintf(outside, sizeof(outside), "%s/rb-outside/secret", g_dir);
+    tmp_put(outside, "secret\n");
+    tmp_put(at("rb/sys/devices/pci0/dev0/value"), "42\n");
+    tmp_mkdirs(at("rb/sys/class/net"));
+    CHECK(symlink("../../devices/pci0/dev0", at("rb/sys/class/net/eth0")) == 0);
+    CHECK(symlink("../../../../rb-outside", at("rb/sys/class/net/up")) == 0);
+    CHECK(symlink(outside, at("rb/sys/class/net/abs")) == 0);
+    CHECK(symlink("value", at("rb/sys/devices/pci0/dev0/alias")) == 0);
+    CHECK(symlink("loop", at("rb/sys/class/net/loop")) == 0);
+
+    /* A relative link that stays inside is followed; the canonical path is the root's view. */
+    fd = rail_root_open(root, "/sys/class/net/eth0/value", O_RDONLY, 0, canon, sizeof(canon));
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK_EQ_STR(canon, "/sys/devices/pci0/dev0/value");
+    CHECK_EQ_INT(rail_root_resolve(root, "/sys/class/net/eth0/./..", canon, sizeof(canon)), 0);
+    CHECK_EQ_STR(canon, "/sys/devices/pci0"); /* ".." of the link's target, as the kernel does */
+    CHECK_EQ_INT(rail_root_resolve(root, "/", canon, sizeof(canon)), 0);
+    CHECK_EQ_STR(canon, "/");
+    /* Out: a relative link that climbs, an absolute link, ".." above the root. */
+    CHECK_EQ_INT(rail_root_open(root, "/sys/class/net/up/secret", O_RDONLY, 0, NULL, 0), -EXDEV);
+    CHECK_EQ_INT(rail_root_open(root, "/sys/class/net/abs", O_RDONLY, 0, NULL, 0), -EXDEV);
+    CHECK_EQ_INT(rail_root_open(root, "/../rb-outside/secret", O_RDONLY, 0, NULL, 0), -EXDEV);
+    CHECK_EQ_INT(rail_root_open(root, "../rb-outside/secret", O_RDONLY, 0, NULL, 0), -EXDEV);
+    /* A loop, a last component that is a link under NOFOLLOW, a file in the middle. */
+    CHECK_EQ_INT(rail_root_open(root, "/sys/class/net/loop", O_RDONLY, 0, NULL, 0), -ELOOP);
+    CHECK_EQ_INT(
+        rail_root_open(root, "/sys/class/net/eth0/alias", O_RDONLY, RAIL_ROOT_NOFOLLOW, NULL, 0),
+        -ELOOP);
+    CHECK_EQ_INT(rail_root_open(root, "/sys/devices/pci0/dev0/value/x", O_RDONLY, 0, NULL, 0),
+                 -ENOTDIR);
+    /* The readers on top: a directory link in the middle of a path no longer leads out. */
+    char buf[32];
+    CHECK_EQ_INT(rail_sysfs_read(root, "/sys/class/net/up/secret", buf, sizeof(buf)), -EXDEV);
+    CHECK_EQ_INT(rail_sysfs_read(root, "/sys/class/net/eth0/value", buf, sizeof(buf)), 2);
+    CHECK(!rail_sysfs_exists(root, "/sys/class/net/up/secret"));
+    CHECK_EQ_INT(rail_sysfs_realpath(root, "/sys/class/net/up", canon, sizeof(canon)), -EXDEV);
+    static char names[4][RAIL_SYSFS_NAME_LEN];
+    CHECK_EQ_INT(rail_sysfs_list(root, "/sys/class/net/up", names, 4), -EXDEV);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(g_dir) != NULL);
+    test_root_beneath();
     test_output_rule();
     test_log_lines_are_clean();
     test_safe_file();
