@@ -30,22 +30,38 @@ int doctor_conf_parse_line(const char *line, size_t len, char *name, size_t name
 void doctor_read_conf(struct doctor_ctx *c, struct doctor_report *r);
 void doctor_conf_release(struct doctor_ctx *c);
 
-/* ---- plugin lookup (NCCL 2.28 src/plugin/plugin_open.cc, net.cc, tuner.cc) ---- */
+/* ---- plugin lookup (NCCL 2.28 src/plugin/plugin_open.cc, net.cc, tuner.cc) ----
+ * No library is ever loaded: a library a snapshot or a configuration file names could run code
+ * (constructors) as the doctor's user, often root. The lookup is the dynamic loader's, done on
+ * the file system under ctx->root (beneath it, root_path.h), and a library found is read as
+ * data (doctor_elf.c): its dynamic symbols give the plugin tables and their name fields. */
 
-/* What opening one library name gave. */
+/* What looking up one library name gave. */
 struct doctor_lib_probe {
-    bool found;        /* dlopen succeeded */
-    char path[512];    /* where (the link map's name); "" for the program itself */
-    char err[512];     /* dlerror() text when not found */
+    bool found;        /* a library of this machine's kind is there */
+    char path[512];    /* where, as the loader would name it; "" for the program itself */
+    char err[512];     /* why not, when not found */
     int net_abi;       /* newest ncclNetPlugin_vN NCCL 2.28 accepts (11..6), 0 when none */
-    char net_name[64]; /* that table's name field */
+    char net_name[64]; /* that table's name field ("" when it cannot be read) */
     int tuner_abi;     /* newest ncclTunerPlugin_vN NCCL 2.28 accepts (5..2), 0 when none */
     char tuner_name[64];
 };
-/* Seam: open name (NULL = the program itself) the way NCCL does (RTLD_NOW|RTLD_LOCAL), fill out,
- * close it again. ctx->plugin_open NULL = the real dynamic loader. */
+/* Seam: look name up (NULL = the program itself), fill out. ctx->plugin_open NULL means
+ * doctor_lib_locate: a name with a '/' is that path; otherwise the directories of
+ * LD_LIBRARY_PATH (merged environment), the entry of /etc/ld.so.cache, then the system
+ * directories (/lib/<multiarch>, /usr/lib/<multiarch>, /lib, /usr/lib), as glibc searches them;
+ * a file of another kind (not ELF, another machine) is skipped as glibc skips it. */
 typedef void (*doctor_lib_open_fn)(void *ctx, const char *name, struct doctor_lib_probe *out);
-void doctor_lib_open_real(void *ctx, const char *name, struct doctor_lib_probe *out);
+void doctor_lib_locate(const struct doctor_ctx *c, const char *name, struct doctor_lib_probe *out);
+
+/* The plugin tables in an ELF image (pure): 0 with net_abi/net_name/tuner_abi/tuner_name set
+ * (0 and "" when absent), or -ENOEXEC with the reason in why (not ELF, another machine or word
+ * size, no dynamic symbol table). */
+int doctor_elf_tables(const void *data, size_t len, struct doctor_lib_probe *out, char *why,
+                      size_t whylen);
+/* The path /etc/ld.so.cache (glibc's new format) gives for a library name on this machine's
+ * architecture (pure): 0, -ENOENT when it has no entry, -EINVAL when it is not such a cache. */
+int doctor_ldcache_lookup(const void *data, size_t len, const char *name, char *out, size_t outlen);
 
 /* The names NCCL tries for one plugin name, in order: name as given (or "<prefix>.so" when name
  * is NULL or empty), then "<prefix>-<name>.so" when name has no '/' and is not "lib*.so". A name

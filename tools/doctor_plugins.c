@@ -8,9 +8,7 @@
  *    loads, NCCL looks for the tuner tables in the net plugin library it already opened;
  *  - one name: dlopen(name, RTLD_NOW|RTLD_LOCAL), then "<prefix>-<name>.so" unless the name has
  *    a '/' or is "lib*.so"; a case-insensitive prefix of "STATIC_PLUGIN" is the program itself. */
-/* dlinfo: _GNU_SOURCE comes from the build (CMakeLists.txt) */
-#include <dlfcn.h>
-#include <link.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +17,20 @@
 #include "doctor_deploy.h"
 #include "nccl/nccl_net.h"
 #include "nccl/nccl_tuner.h"
+#include "root_path.h"
+#include "safe_file.h"
 
-#define OUR_NET_NAME    "RAIL" /* net-plugin/net_plugin.h RAIL_NET_NAME */
-#define OUR_TUNER_NAME  "rail" /* tuner-plugin/tuner_exports.c PLUGIN_NAME */
-#define MAX_NET_ENTRIES 14     /* NCCL_NET_MAX_PLUGINS - 2 internal plugins */
+#define OUR_NET_NAME    "RAIL"       /* net-plugin/net_plugin.h RAIL_NET_NAME */
+#define OUR_TUNER_NAME  "rail"       /* tuner-plugin/tuner_exports.c PLUGIN_NAME */
+#define MAX_NET_ENTRIES 14           /* NCCL_NET_MAX_PLUGINS - 2 internal plugins */
+#define MAX_LIB_BYTES   (256u << 20) /* a plugin library larger than this is not inspected */
+#define MAX_CACHE_BYTES (16u << 20)
+
+#if defined(__x86_64__)
+#define MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#endif
 
 int doctor_plugin_names(const char *prefix, const char *name, char out[2][256])
 {
@@ -43,43 +51,75 @@ int doctor_plugin_names(const char *prefix, const char *name, char out[2][256])
     return 2;
 }
 
-void doctor_lib_open_real(void *ctx, const char *name, struct doctor_lib_probe *out)
+/* One candidate file: 1 found (out filled), 0 absent or skipped (why appended to out->err). */
+static int try_file(const char *root, const char *path, struct doctor_lib_probe *out)
 {
-    static const char *const net_syms[] = {"ncclNetPlugin_v11", "ncclNetPlugin_v10",
-                                           "ncclNetPlugin_v9",  "ncclNetPlugin_v8",
-                                           "ncclNetPlugin_v7",  "ncclNetPlugin_v6"};
-    static const char *const tuner_syms[] = {"ncclTunerPlugin_v5", "ncclTunerPlugin_v4",
-                                             "ncclTunerPlugin_v3", "ncclTunerPlugin_v2"};
-    struct link_map *lm = NULL;
-    void *h;
-    (void)ctx;
+    char *data = NULL, why[256];
+    size_t len = 0, l = strlen(out->err);
+    int rc = rail_file_read_all_in(root, path, MAX_LIB_BYTES, 0, &data, &len, why, sizeof(why));
+    if (rc == -ENOENT || rc == -ENOTDIR)
+        return 0;
+    if (rc == 0 && doctor_elf_tables(data, len, out, why, sizeof(why)) == 0) {
+        free(data);
+        out->found = true;
+        snprintf(out->path, sizeof(out->path), "%s", path);
+        return 1;
+    }
+    free(data);
+    if (rc == 0) /* rail_file_read_all_in's message names the path already */
+        snprintf(out->err + l, sizeof(out->err) - l, "%s%.200s: %.200s", l ? "; " : "", path, why);
+    else
+        snprintf(out->err + l, sizeof(out->err) - l, "%s%.300s", l ? "; " : "", why);
+    return 0;
+}
+
+static int try_dir(const char *root, const char *dir, const char *name,
+                   struct doctor_lib_probe *out)
+{
+    char path[4096];
+    if (!*dir || (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+        return 0;
+    return try_file(root, path, out);
+}
+
+void doctor_lib_locate(const struct doctor_ctx *c, const char *name, struct doctor_lib_probe *out)
+{
+    static const char *const system_dirs[] = {"/lib/" MULTIARCH, "/usr/lib/" MULTIARCH, "/lib",
+                                              "/usr/lib"};
+    const char *root = c->root, *llp = doctor_env_get(&c->env, "LD_LIBRARY_PATH");
+    char dirs[4096], path[4096], why[256], *save = NULL, *cache = NULL;
+    size_t clen = 0;
+
     memset(out, 0, sizeof(*out));
-    dlerror();
-    h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(out->err, sizeof(out->err), "%s", e ? e : "dlopen failed");
+    if (!name) { /* NCCL looks in the program: the application's own symbols, not ours */
+        out->found = true;
         return;
     }
-    out->found = true;
-    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
-        snprintf(out->path, sizeof(out->path), "%s", lm->l_name);
-    /* Every table starts with its const char *name (all net and tuner versions). */
-    for (int i = 0; i < 6 && !out->net_abi; i++) {
-        const char *const *t = dlsym(h, net_syms[i]);
-        if (t) {
-            out->net_abi = 11 - i;
-            snprintf(out->net_name, sizeof(out->net_name), "%s", *t ? *t : "");
-        }
+    if (strchr(name, '/')) {
+        if (!try_file(root, name, out) && !out->err[0])
+            snprintf(out->err, sizeof(out->err), "%.400s: no such file", name);
+        return;
     }
-    for (int i = 0; i < 4 && !out->tuner_abi; i++) {
-        const char *const *t = dlsym(h, tuner_syms[i]);
-        if (t) {
-            out->tuner_abi = 5 - i;
-            snprintf(out->tuner_name, sizeof(out->tuner_name), "%s", *t ? *t : "");
-        }
+    snprintf(dirs, sizeof(dirs), "%s", llp ? llp : "");
+    for (char *d = strtok_r(dirs, ":;", &save); d; d = strtok_r(NULL, ":;", &save))
+        if (try_dir(root, d, name, out))
+            return;
+    if (rail_file_read_all_in(root, "/etc/ld.so.cache", MAX_CACHE_BYTES, 0, &cache, &clen, why,
+                              sizeof(why)) == 0 &&
+        doctor_ldcache_lookup(cache, clen, name, path, sizeof(path)) == 0 &&
+        try_file(root, path, out)) {
+        free(cache);
+        return;
     }
-    dlclose(h);
+    free(cache);
+    for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+        if (try_dir(root, system_dirs[i], name, out))
+            return;
+    size_t l = strlen(out->err);
+    snprintf(out->err + l, sizeof(out->err) - l,
+             "%s%.200s: not found in LD_LIBRARY_PATH, /etc/ld.so.cache, /lib/" MULTIARCH
+             ", /usr/lib/" MULTIARCH ", /lib or /usr/lib%s",
+             l ? "; " : "", name, rail_root_is_live(root) ? "" : " of the snapshot");
 }
 
 /* One plugin name resolved: the first candidate that loads, else every error joined. */
@@ -101,7 +141,7 @@ static void resolve(const struct doctor_ctx *c, const char *prefix, const char *
         if (c->plugin_open)
             c->plugin_open(c->plugin_open_ctx, cand[i][0] ? cand[i] : NULL, &p);
         else
-            doctor_lib_open_real(NULL, cand[i][0] ? cand[i] : NULL, &p);
+            doctor_lib_locate(c, cand[i][0] ? cand[i] : NULL, &p);
         if (p.found) {
             out->found = true;
             snprintf(out->name, sizeof(out->name), "%.255s",
@@ -123,7 +163,7 @@ static bool is_ours_net(const struct resolved *x)
 
 static const char *here(const struct doctor_ctx *c)
 {
-    return strcmp(c->root, "/") == 0 ? "" : " (this machine's loader, not the --root snapshot)";
+    return rail_root_is_live(c->root) ? "" : " (in the --root snapshot)";
 }
 
 /* The net library NCCL would end up with: index into list of the first entry that loads with a
@@ -258,8 +298,8 @@ void doctor_check_plugins(const struct doctor_ctx *c, struct doctor_report *r)
 {
     struct resolved *lib;
     int first;
-    /* A snapshot (--root) is not this machine: its defaults say nothing about the loader here.
-     * Only plugins that its environment or configuration files name are looked up. */
+    /* A snapshot (--root) is often sysfs alone: its library directories are looked at only
+     * when its environment or configuration files name a plugin. */
     if (strcmp(c->root, "/") != 0 && !doctor_env_get(&c->env, "NCCL_NET_PLUGIN") &&
         !doctor_env_get(&c->env, "NCCL_TUNER_PLUGIN"))
         return;

@@ -2,9 +2,11 @@
 /* nccl-rail doctor's deployment checks: NCCL's configuration files merged with NCCL's precedence
  * (environment > NCCL_CONF_FILE or ~/.nccl.conf > /etc/nccl.conf, read under --root), bounded and
  * FIFO-safe reads, and the plugin lookup NCCL's loader does (names tried, net list order, tuner
- * fallback to the net library), through a fake loader and once through the real one. */
+ * fallback to the net library), through a fake lookup, and the real lookup and ELF reader on the
+ * built plugin (nothing is loaded). */
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "check.h"
 #include "doctor.h"
 #include "doctor_deploy.h"
+#include "safe_file.h"
 #include "tmpfiles.h"
 
 /* ---- line parsing: exactly NCCL's rules ---- */
@@ -323,22 +326,99 @@ static void test_conf(void)
     doctor_report_free(&r);
 }
 
-/* ---- the real loader on the built plugin ---- */
-static void test_real_loader(void)
+/* ---- the lookup and the reader on the built plugin: nothing is loaded ---- */
+static void test_real_lookup(void)
 {
-    char path[4096];
+    char llp[4200], path[4200];
     struct doctor_lib_probe p;
-    snprintf(path, sizeof(path), "%s/libnccl-net-rail.so", RAIL_BINARY_DIR);
-    doctor_lib_open_real(NULL, path, &p);
+    snprintf(llp, sizeof(llp), "LD_LIBRARY_PATH=/nonexistent:%s", RAIL_BINARY_DIR);
+    char *env[] = {llp, NULL};
+    struct doctor_ctx c = {.root = "/", .env = {.vars = env}};
+
+    doctor_lib_locate(&c, "libnccl-net-rail.so", &p);
     CHECK(p.found);
     CHECK_EQ_INT(p.net_abi, 11); /* what NCCL 2.28 picks (v12 is 2.30's) */
     CHECK_EQ_STR(p.net_name, "RAIL");
     CHECK_EQ_INT(p.tuner_abi, 5);
     CHECK_EQ_STR(p.tuner_name, "rail");
-    CHECK(strstr(p.path, "libnccl-net-rail.so") != NULL);
-    doctor_lib_open_real(NULL, "libnccl-net-does-not-exist.so", &p);
+    snprintf(path, sizeof(path), "%s/libnccl-net-rail.so", RAIL_BINARY_DIR);
+    CHECK_EQ_STR(p.path, path);
+    doctor_lib_locate(&c, path, &p); /* a name with a '/' is that path */
+    CHECK(p.found && p.net_abi == 11);
+    snprintf(path, sizeof(path), "%s/libnccl-tuner-rail.so", RAIL_BINARY_DIR);
+    doctor_lib_locate(&c, path, &p);
+    CHECK(p.found && p.net_abi == 0 && p.tuner_abi == 5 && strcmp(p.tuner_name, "rail") == 0);
+    doctor_lib_locate(&c, "libnccl-net-does-not-exist.so", &p);
     CHECK(!p.found);
-    CHECK(strstr(p.err, "libnccl-net-does-not-exist.so") != NULL);
+    CHECK(strstr(p.err, "libnccl-net-does-not-exist.so: not found in LD_LIBRARY_PATH") != NULL);
+    /* Not a library: skipped with the reason, as the loader skips it. */
+    snprintf(path, sizeof(path), "%s/notelf/libnccl-net-x.so", g_root);
+    tmp_put(path, "#!/bin/sh\n");
+    doctor_lib_locate(&c, path, &p);
+    CHECK(!p.found && strstr(p.err, "not an ELF file") != NULL);
+    /* This machine's loader cache, when it has one: libc is in it. */
+    char *cache = NULL, err[256];
+    size_t len = 0;
+    if (rail_file_read_all("/etc/ld.so.cache", 16u << 20, 0, &cache, &len, err, sizeof(err)) == 0) {
+        CHECK_EQ_INT(doctor_ldcache_lookup(cache, len, "libc.so.6", path, sizeof(path)), 0);
+        CHECK(strstr(path, "/libc.so.6") != NULL);
+        CHECK_EQ_INT(doctor_ldcache_lookup(cache, len, "libnope.so.9", path, sizeof(path)),
+                     -ENOENT);
+        CHECK_EQ_INT(doctor_ldcache_lookup(cache, 40, "libc.so.6", path, sizeof(path)), -EINVAL);
+        free(cache);
+    }
+}
+
+/* The fuzzer's seeds are what they say (a small library with both tables, a one-entry cache). */
+static void test_fuzz_seeds(void)
+{
+    char path[4200], *data = NULL, err[256], out[256];
+    size_t len = 0;
+    struct doctor_lib_probe p;
+    snprintf(path, sizeof(path), "%s/test/fuzz/corpus/fuzz_plugin_elf/elf_two_tables",
+             RAIL_SOURCE_DIR);
+    CHECK(rail_file_read_all(path, 1 << 20, 0, &data, &len, err, sizeof(err)) == 0);
+#if defined(__x86_64__)
+    CHECK(data && doctor_elf_tables(data + 1, len - 1, &p, err, sizeof(err)) == 0 &&
+          p.net_abi == 11 && strcmp(p.net_name, "SEED") == 0 && p.tuner_abi == 5 &&
+          strcmp(p.tuner_name, "seed") == 0);
+    CHECK(data && doctor_elf_tables(data + 1, len / 2, &p, err, sizeof(err)) < 0); /* cut */
+#endif
+    free(data);
+    snprintf(path, sizeof(path), "%s/test/fuzz/corpus/fuzz_plugin_elf/ldcache_one_entry",
+             RAIL_SOURCE_DIR);
+    CHECK(rail_file_read_all(path, 1 << 20, 0, &data, &len, err, sizeof(err)) == 0);
+#if defined(__x86_64__)
+    CHECK(data &&
+          doctor_ldcache_lookup(data + 1, len - 1, "libnccl-net.so", out, sizeof(out)) == 0 &&
+          strcmp(out, "/usr/lib/x86_64-linux-gnu/libnccl-net.so") == 0);
+#endif
+    free(data);
+}
+
+/* A cache built here: entries of another architecture or kind are not this machine's. */
+static void test_ldcache_synthetic(void)
+{
+    unsigned char c[48 + 3 * 24 + 64] = "glibc-ld.so.cache1.1";
+    char out[64];
+    uint32_t n = 3, off = 48 + 3 * 24;
+    int32_t flags[3] = {0x0303, 0x0a03, 0x0300};
+#if defined(__aarch64__)
+    flags[0] = 0x0a03, flags[1] = 0x0303;
+#endif
+    memcpy(c + 20, &n, 4);
+    memcpy(c + off, "libx.so\0/lib/a/libx.so\0", 24);
+    for (int i = 0; i < 3; i++) {
+        uint32_t key = off, value = off + 8;
+        memcpy(c + 48 + i * 24, &flags[2 - i], 4); /* the good entry last */
+        memcpy(c + 48 + i * 24 + 4, &key, 4);
+        memcpy(c + 48 + i * 24 + 8, &value, 4);
+    }
+    CHECK_EQ_INT(doctor_ldcache_lookup(c, sizeof(c), "libx.so", out, sizeof(out)), 0);
+    CHECK_EQ_STR(out, "/lib/a/libx.so");
+    n = 1000; /* more entries than the file holds */
+    memcpy(c + 20, &n, 4);
+    CHECK_EQ_INT(doctor_ldcache_lookup(c, sizeof(c), "libx.so", out, sizeof(out)), -EINVAL);
 }
 
 int main(void)
@@ -349,7 +429,9 @@ int main(void)
     test_names();
     test_plugins();
     test_conf();
-    test_real_loader();
+    test_real_lookup();
+    test_ldcache_synthetic();
+    test_fuzz_seeds();
     tmp_remove_tree(g_root);
     return check_report("test_doctor_deploy");
 }

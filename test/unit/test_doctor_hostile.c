@@ -2,6 +2,7 @@
 /* nccl-rail doctor on hostile snapshots (issue 22): what a snapshot's files say reaches the table
  * and the JSON as valid UTF-8 without control characters. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -195,7 +196,8 @@ static void test_root_is_never_left(void)
                                         "/pci/0000:99:00.0/class",
                                         "/pci/0000:99:00.0/vendor",
                                         "/pci/0000:99:00.0/config",
-                                        "/sys/class/infiniband/x/ports/1/state"};
+                                        "/sys/class/infiniband/x/ports/1/state",
+                                        "/libnccl-net-x.so"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         snprintf(p, sizeof(p), "%s%s", out, files[i]);
         tmp_put(p, "NCCL_ALGO=Bogus\n4: ACTIVE\n");
@@ -212,7 +214,10 @@ static void test_root_is_never_left(void)
     put_at(root, "/conf/job.conf",
            "NCCL_TOPO_FILE=/topo.xml\nHWLOC_XMLFILE=/../outside/topo.xml\n"
            "NCCL_TUNER_CONFIG_FILE=/../../outside/rules.conf\nNCCL_RAIL_SYSFS_ROOT=/..\n"
-           "NCCL_RAIL_STATS_FILE=/../outside/stats.json\n");
+           "NCCL_RAIL_STATS_FILE=/../outside/stats.json\n"
+           "NCCL_NET_PLUGIN=/../outside/libnccl-net-x.so,/optlink/libnccl-net-x.so,x\n"
+           "LD_LIBRARY_PATH=/optlink:/../outside\n");
+    link_at("../outside", root, "/optlink");
 
     int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     CHECK(ifd >= 0);
@@ -251,6 +256,49 @@ static void test_root_is_never_left(void)
     doctor_ctx_release(&c);
 }
 
+/* Issue 22: a plugin library that a snapshot's nccl.conf names is read, never loaded. The
+ * library's constructor leaves a mark when it runs; the report still gives its tables. */
+static void test_plugin_never_loaded(void)
+{
+    char lib[600], dst[800], mark[600], cmd[2000];
+    const char *root = copy_fixture("doctor-roce", "plugins");
+    snprintf(lib, sizeof(lib), "%s/test/fakeplugin/libnccl-net-ctor.so", RAIL_BINARY_DIR);
+    snprintf(dst, sizeof(dst), "%s/usr/lib/x86_64-linux-gnu", root);
+    tmp_mkdirs(dst);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s/'", lib, dst);
+    CHECK(system(cmd) == 0);
+    snprintf(mark, sizeof(mark), "%s/constructor-ran", g_tmp);
+    setenv("RAIL_CTOR_MARK", mark, 1);
+    /* By name (found in the snapshot's library directory), and by this machine's path to the
+     * copy (what a loader on this machine would open: beneath the root it names nothing). */
+    snprintf(cmd, sizeof(cmd),
+             "NCCL_NET_PLUGIN=ctor,%s/libnccl-net-ctor.so\nNCCL_TUNER_PLUGIN=ctor\n", dst);
+    put_at(root, "/etc/nccl.conf", cmd);
+
+    struct doctor_ctx c = {.root = root, .env = {.vars = g_no_env}, .home = "/home/u"};
+    struct doctor_report r;
+    doctor_report_init(&r);
+    doctor_run(&c, &r);
+    CHECK_MSG(access(mark, F_OK) != 0, "the doctor ran the constructor of a snapshot's library");
+    const struct doctor_finding *x = doctor_find(&r, "plugin.net", "libnccl-net-ctor.so");
+#if defined(__x86_64__)
+    CHECK_MSG(x && strstr(x->message, "NCCL loads /usr/lib/x86_64-linux-gnu/libnccl-net-ctor.so "
+                                      "(in the --root snapshot): net plugin \"CTOR\", ABI v11"),
+              "%s", x ? x->message : "no plugin.net finding");
+    x = doctor_find(&r, "plugin.tuner", "libnccl-net-ctor.so");
+    CHECK_MSG(x && strstr(x->message, "\"ctor\", ABI v5"), "%s", x ? x->message : "no tuner");
+#endif
+    doctor_report_free(&r);
+    doctor_ctx_release(&c);
+
+    /* The library does leave its mark when it is loaded: the check above can fail. */
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    CHECK(h != NULL && access(mark, F_OK) == 0);
+    if (h)
+        dlclose(h);
+    unsetenv("RAIL_CTOR_MARK");
+}
+
 int main(void)
 {
     snprintf(g_tmp, sizeof(g_tmp), "/tmp/rail-doctor-hostile-XXXXXX");
@@ -258,6 +306,7 @@ int main(void)
     test_output_is_clean_text();
     test_conf_merge_linear();
     test_root_is_never_left();
+    test_plugin_never_loaded();
     tmp_remove_tree(g_tmp);
     return check_report("test_doctor_hostile");
 }
