@@ -135,10 +135,7 @@ int rail_file_read_all_in(const char *root, const char *path, size_t max_bytes, 
                           char **out, size_t *len, char *err, size_t errlen)
 {
     const char *kind = NULL;
-    struct stat st;
-    size_t cap, total = 0;
-    char *buf = NULL;
-    int fd, rc = 0;
+    int fd, rc;
 
     if (out)
         *out = NULL;
@@ -154,11 +151,28 @@ int rail_file_read_all_in(const char *root, const char *path, size_t max_bytes, 
             rail_set_err(err, errlen, "%s: %s", path ? path : "(null)", rail_root_strerror(fd));
         return fd;
     }
+    rc = rail_file_read_all_fd(fd, path, max_bytes, out, len, err, errlen);
+    close(fd);
+    return rc;
+}
+
+int rail_file_read_all_fd(int fd, const char *name, size_t max_bytes, char **out, size_t *len,
+                          char *err, size_t errlen)
+{
+    struct stat st;
+    size_t cap, total = 0;
+    char *buf = NULL;
+    int rc = 0;
+
+    *out = NULL;
+    *len = 0;
+    name = name ? name : "(file)";
+    if (max_bytes >= SIZE_MAX / 2)
+        return rail_fail(err, errlen, "%s: bad arguments", name);
     /* A file that says it is larger than the bound (and than any sysfs/proc pseudo file, which
      * report 0 or a page and are bounded while reading) is refused before anything is read. */
     if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > max_bytes && st.st_size > 65536) {
-        close(fd);
-        rail_set_err(err, errlen, "%s: %lld bytes, larger than the %zu bytes accepted", path,
+        rail_set_err(err, errlen, "%s: %lld bytes, larger than the %zu bytes accepted", name,
                      (long long)st.st_size, max_bytes);
         return -EFBIG;
     }
@@ -173,27 +187,26 @@ int rail_file_read_all_in(const char *root, const char *path, size_t max_bytes, 
         ssize_t got;
         if (!q) {
             rc = -ENOMEM;
-            rail_set_err(err, errlen, "%s: out of memory", path);
+            rail_set_err(err, errlen, "%s: out of memory", name);
             break;
         }
         buf = q;
         got = read_full(fd, buf + total, cap - total);
         if (got < 0) {
             rc = (int)got;
-            rail_set_err(err, errlen, "%s: %s", path, strerror(-rc));
+            rail_set_err(err, errlen, "%s: %s", name, strerror(-rc));
             break;
         }
         total += (size_t)got;
         if (total > max_bytes) {
             rc = -EFBIG;
-            rail_set_err(err, errlen, "%s: larger than the %zu bytes accepted", path, max_bytes);
+            rail_set_err(err, errlen, "%s: larger than the %zu bytes accepted", name, max_bytes);
             break;
         }
         if (total < cap)
             break; /* end of file */
         cap = cap > max_bytes / 2 ? max_bytes + 1 : cap * 2;
     }
-    close(fd);
     if (rc) {
         free(buf);
         return rc;

@@ -51,6 +51,11 @@ ssize_t rail_file_read_fixed_in(const char *root, const char *path, void *buf, s
 int rail_file_read_all_in(const char *root, const char *path, size_t max_bytes, int flags,
                           char **out, size_t *len, char *err, size_t errlen);
 
+/* rail_file_read_all on a descriptor from rail_file_open (the caller keeps and closes it, so it
+ * can fstat the very file it reads); name is used in messages. */
+int rail_file_read_all_fd(int fd, const char *name, size_t max_bytes, char **out, size_t *len,
+                          char *err, size_t errlen);
+
 /* Compressed data (gzip, xz, lzma, zstd, bzip2) by its magic bytes: the format's name, or NULL.
  * Parsers of plain-text formats refuse these rather than inflating them without a bound. */
 const char *rail_file_compression(const void *data, size_t len);

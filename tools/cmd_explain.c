@@ -369,8 +369,8 @@ int cli_explain(int argc, char **argv)
             o.nranks, o.nnodes, t->shape.min_rpn, t->shape.max_rpn, o.pipe_ops);
         printf("model: %s%s\n",
                t->model_active ? "" : "INACTIVE (NCCL's choices stand): ", t->model.why);
-        if (t->calib.n)
-            printf("calibration: %d point(s) from %s%s\n", t->calib.n,
+        if (t->calib)
+            printf("calibration: %d point(s) from %s%s\n", t->calib->n,
                    o.calibration ? o.calibration : "NCCL_RAIL_CALIBRATION_FILE",
                    t->calib_active ? "" : " (nothing applies to this shape)");
     } else {

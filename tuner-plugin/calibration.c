@@ -218,6 +218,11 @@ int rail_calib_parse(const char *buf, size_t len, const char *name, struct rail_
     }
     if (rc == 0)
         rc = check_limits(out, why, sizeof(why), &lineno);
+    if (rc == 0 && out->n < cap) { /* no slack kept: a parsed file lives as long as its users */
+        struct rail_calib_row *r = realloc(out->rows, (size_t)out->n * sizeof(*r));
+        if (r)
+            out->rows = r;
+    }
     if (rc < 0) {
         if (lineno > 0)
             rail_set_err(err, errlen, "%s:%d: %s", name, lineno, why);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "calib_apply.h"
+#include "calib_cache.h"
 #include "live_set.h"
 #include "log.h"
 #include "params.h"
@@ -83,7 +84,7 @@ static int load_rules(struct rail_tuner *t, const struct rail_tuner_opts *o)
 
 static void calib_apply_for(const struct rail_tuner *t, struct rail_calib_apply *a)
 {
-    *a = (struct rail_calib_apply){.model = &t->model, .cal = &t->calib, .nnodes = t->shape.nnodes};
+    *a = (struct rail_calib_apply){.model = &t->model, .cal = t->calib, .nnodes = t->shape.nnodes};
     if (t->shape.min_rpn == t->shape.max_rpn && t->shape.nranks % t->shape.nnodes == 0)
         a->rpn = t->shape.nranks / t->shape.nnodes;
     rail_calib_apply_init(a);
@@ -93,9 +94,9 @@ void rail_tuner_times(const struct rail_tuner *t, int coll, size_t nbytes, int n
                       float out[RAIL_DT_CANDIDATES])
 {
     struct rail_calib_apply a;
-    if (t->calib.n)
+    if (t->calib)
         calib_apply_for(t, &a);
-    if (t->calib.n == 0 || !rail_calib_apply_times(&a, coll, nbytes, num_pipe_ops, out))
+    if (!t->calib || !rail_calib_apply_times(&a, coll, nbytes, num_pipe_ops, out))
         for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
             out[c] = rail_model_time(&t->model, coll, c / NCCL_NUM_PROTOCOLS,
                                      c % NCCL_NUM_PROTOCOLS, nbytes, num_pipe_ops);
@@ -114,7 +115,7 @@ static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
         rail_dt_build(&t->table, &t->model, nch);
         return;
     }
-    if (rail_calib_load(path, &t->calib, err, sizeof(err)) < 0) {
+    if (rail_calib_cache_get(path, &t->calib, err, sizeof(err)) < 0) {
         RAIL_WARN(NCCL_TUNING | NCCL_INIT,
                   "NCCL_RAIL_CALIBRATION_FILE: %s; using the default model", err);
         rail_dt_build(&t->table, &t->model, nch);
@@ -136,7 +137,7 @@ static struct rail_live_set g_live = RAIL_LIVE_SET_INIT;
 static void tuner_free(struct rail_tuner *t)
 {
     rail_rules_free(&t->rules);
-    rail_calib_free(&t->calib);
+    rail_calib_cache_put(t->calib);
     free(t);
 }
 

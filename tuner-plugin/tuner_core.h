@@ -21,8 +21,10 @@ struct rail_tuner {
     struct rail_model model;
     struct rail_decision_table table;
     struct rail_rules rules;
-    bool calib_active;             /* some cell of the table was ranked from the calibration */
-    struct rail_calibration calib; /* NCCL_RAIL_CALIBRATION_FILE (empty when none or bad) */
+    bool calib_active; /* some cell of the table was ranked from the calibration */
+    /* NCCL_RAIL_CALIBRATION_FILE, parsed once per process and shared read-only by every
+     * context (calib_cache.h); NULL when none or bad. */
+    const struct rail_calibration *calib;
 };
 
 struct rail_tuner_opts {

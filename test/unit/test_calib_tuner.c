@@ -7,8 +7,10 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "calib_cache.h"
 #include "check.h"
 #include "log.h"
 #include "tuner_core.h"
@@ -202,7 +204,7 @@ static void check_fallback(const char *path, const char *reason)
     CHECK_MSG(strstr(g_warn, "NCCL_RAIL_CALIBRATION_FILE") && strstr(g_warn, reason) &&
                   strstr(g_warn, "using the default model"),
               "warn '%s', expected '%s'", g_warn, reason);
-    CHECK(!t->calib_active && t->calib.n == 0);
+    CHECK(!t->calib_active && t->calib == NULL);
     CHECK(memcmp(&t->table, &base->table, sizeof(t->table)) == 0);
     rail_tuner_destroy(t);
     rail_tuner_destroy(base);
@@ -229,6 +231,37 @@ static void test_bad_files(void)
     check_fallback(g_dir, "a directory");
 }
 
+/* Issue 22: one parsed copy per file and process, shared read-only; a rewritten file is read
+ * again (its identity changed) while contexts holding the old contents keep them; the copy goes
+ * with its last context. */
+static void test_shared_calibration(void)
+{
+    const char *path = put("shared.txt", k_cal);
+    struct rail_tuner *a = make(8, path, NULL), *b = make(8, path, NULL), *c;
+    CHECK(a->calib != NULL && a->calib == b->calib);
+    CHECK_EQ_INT(rail_calib_cache_entries(), 1);
+    /* Rewritten in place with other times (same size): a new entry for new contexts. */
+    char text[sizeof(k_cal) + 16];
+    snprintf(text, sizeof(text), "%s", k_cal);
+    char *last = strrchr(text, ','); /* the last row's time: 350 -> 450 */
+    CHECK(last && last[1] >= '1' && last[1] <= '8');
+    if (last)
+        last[1]++;
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL); /* a later modification time even with a coarse file-system clock */
+    put("shared.txt", text);
+    c = make(8, path, NULL);
+    CHECK(c->calib != NULL && c->calib != a->calib && c->calib->n == a->calib->n);
+    CHECK_EQ_INT(rail_calib_cache_entries(), 2);
+    CHECK(a->calib == b->calib && a->calib->n > 0); /* the old contents stay for their users */
+    rail_tuner_destroy(a);
+    CHECK_EQ_INT(rail_calib_cache_entries(), 2);
+    rail_tuner_destroy(b);
+    CHECK_EQ_INT(rail_calib_cache_entries(), 1);
+    rail_tuner_destroy(c);
+    CHECK_EQ_INT(rail_calib_cache_entries(), 0);
+}
+
 int main(void)
 {
     char err[256], cmd[400];
@@ -238,6 +271,7 @@ int main(void)
     test_calibration_reranks();
     test_rules_win();
     test_bad_files();
+    test_shared_calibration();
     rail_log_set_logger(NULL);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
     CHECK_EQ_INT(system(cmd), 0);
