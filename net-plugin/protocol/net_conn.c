@@ -22,17 +22,13 @@
 
 enum { ST_CONNECTING = 1, ST_SEND_META, ST_RECV_META, ST_SEND_READY, ST_RECV_READY };
 
-/* A connecting peer sends its metadata at once and READY right after our answer: one that stays
- * silent this long is stuck or hostile, and must not block the listen comm forever. */
-#define ACCEPT_HANDSHAKE_NS (60ull * 1000000000ull)
-
 struct rail_conn_state {
     uint64_t cookie;
     struct rail_conn_state *next;
     int stage;
     int fd;
     int sl, tc;
-    uint64_t deadline_ns;   /* accept: the peer must finish the handshake by then */
+    uint64_t deadline_ns;   /* the peer must finish the handshake by then (both sides) */
     struct rail_comm *comm; /* send comm (connect) or receive comm (accept, after META_S) */
     struct rail_oob_tx tx;
     struct rail_oob_rx rx;
@@ -159,6 +155,7 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     }
     st->tx.len = (size_t)rc;
     st->stage = ST_CONNECTING;
+    st->deadline_ns = rail_oob_now_ns() + RAIL_OOB_HANDSHAKE_NS;
     do
         st->cookie = rail_random64();
     while (st->cookie == 0);
@@ -223,7 +220,9 @@ static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
         if (rc == 1 && ++st->stage > ST_SEND_READY)
             return 1;
     }
-    return rc;
+    /* Bounded like the accept side: a listener that takes the TCP connection (the kernel
+     * does, from its backlog) and never answers cannot keep NCCL calling connect forever. */
+    return rail_oob_deadline(rc, rail_oob_now_ns(), st->deadline_ns, "connect", err, errlen);
 }
 
 static struct rail_conn_state *registry_take(uint64_t cookie)
@@ -403,7 +402,7 @@ static int accept_step(struct rail_listen_comm *lc, struct rail_conn_state *st, 
             rc = rail_oob_accept(lc->fd, &st->fd, err, errlen);
             if (rc == 1) {
                 st->stage = ST_RECV_META;
-                st->deadline_ns = rail_now_ns() + ACCEPT_HANDSHAKE_NS;
+                st->deadline_ns = rail_oob_now_ns() + RAIL_OOB_HANDSHAKE_NS;
             }
             continue;
         case ST_RECV_META:
@@ -434,12 +433,9 @@ static int accept_step(struct rail_listen_comm *lc, struct rail_conn_state *st, 
             return -EINVAL;
         }
     }
-    if (rc == 0 && st->stage != ST_CONNECTING && rail_now_ns() > st->deadline_ns) {
-        snprintf(err, errlen, "the peer did not complete the handshake within %llu s",
-                 ACCEPT_HANDSHAKE_NS / 1000000000ull);
-        rc = -ETIMEDOUT;
-    }
-    return rc;
+    if (st->stage == ST_CONNECTING) /* nobody connected yet: nothing to wait for */
+        return rc;
+    return rail_oob_deadline(rc, rail_oob_now_ns(), st->deadline_ns, "accept", err, errlen);
 }
 
 int rail_net_accept(void *listen_comm, void **recv_comm)

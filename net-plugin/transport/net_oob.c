@@ -34,6 +34,23 @@ int rail_set_nonblock(int fd)
     return 0;
 }
 
+uint64_t rail_oob_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int rail_oob_deadline(int rc, uint64_t now_ns, uint64_t deadline_ns, const char *side, char *err,
+                      size_t errlen)
+{
+    if (rc != 0 || now_ns <= deadline_ns)
+        return rc;
+    snprintf(err, errlen, "%s: the peer did not complete the handshake within %llu s", side,
+             RAIL_OOB_HANDSHAKE_NS / 1000000000ull);
+    return -ETIMEDOUT;
+}
+
 uint64_t rail_random64(void)
 {
     uint64_t v = 0;

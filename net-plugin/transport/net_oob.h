@@ -24,6 +24,19 @@ struct rail_oob_rx {
     int have_hdr;
 };
 
+/* Both sides of the handshake: a peer must finish it within this. One that stays silent (a
+ * listener that accepts the TCP connection and never answers, a connector that never sends) is
+ * stuck or hostile, and must not keep NCCL's connect or accept calling again forever. */
+#define RAIL_OOB_HANDSHAKE_NS (60ull * 1000000000ull)
+
+/* CLOCK_MONOTONIC in ns. */
+uint64_t rail_oob_now_ns(void);
+/* The result of one handshake step, bounded: rc unchanged unless it is 0 ("call again") while
+ * now_ns is past deadline_ns; then -ETIMEDOUT, with err saying the peer did not complete the
+ * handshake in time (side: "accept", "connect"). */
+int rail_oob_deadline(int rc, uint64_t now_ns, uint64_t deadline_ns, const char *side, char *err,
+                      size_t errlen);
+
 int rail_set_nonblock(int fd);
 uint64_t rail_random64(void);
 
