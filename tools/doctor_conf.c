@@ -237,7 +237,7 @@ static void read_one(struct doctor_report *r, struct merged *m, size_t n_env, co
 void doctor_read_conf(struct doctor_ctx *c, struct doctor_report *r)
 {
     struct merged m = {0};
-    char path[4096], shown[4096];
+    char home_buf[1024], shown[4096];
     size_t n_env;
     const char *user_file = env_get_vars(c->env.vars, "NCCL_CONF_FILE");
     const char *root = c->root && *c->root ? c->root : "/";
@@ -263,8 +263,9 @@ void doctor_read_conf(struct doctor_ctx *c, struct doctor_report *r)
         if (!home && rail_root_is_live(root)) {
             struct passwd *pw = getpwuid(getuid());
             home = pw ? pw->pw_dir : NULL;
-        } else if (!home && snapshot_home(root, (unsigned)getuid(), path, sizeof(path)) == 0) {
-            home = path;
+        } else if (!home &&
+                   snapshot_home(root, (unsigned)getuid(), home_buf, sizeof(home_buf)) == 0) {
+            home = home_buf;
         }
         if (home) {
             snprintf(shown, sizeof(shown), "%s/.nccl.conf", home);
