@@ -54,7 +54,9 @@ static bool shdr(const struct img *m, size_t i, Elf64_Shdr *sh)
     if (i >= m->eh.e_shnum || !in(m, off, sizeof(*sh)))
         return false;
     memcpy(sh, m->p + off, sizeof(*sh));
-    return in(m, sh->sh_offset, sh->sh_type == SHT_NOBITS ? 0 : sh->sh_size);
+    if (sh->sh_type == SHT_NOBITS)
+        sh->sh_size = 0; /* no bytes in the file: nothing to read there */
+    return in(m, sh->sh_offset, sh->sh_size);
 }
 
 /* File offset of n bytes at virtual address v (a PT_LOAD segment's file part), or -1. */

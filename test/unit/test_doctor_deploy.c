@@ -396,6 +396,29 @@ static void test_fuzz_seeds(void)
     free(data);
 }
 
+/* Found by fuzz_plugin_elf: a string table of type SHT_NOBITS with a size made the reader take
+ * bytes past the end of the file. NOBITS sections have no bytes in the file. */
+static void test_elf_regressions(void)
+{
+    char path[4200], *data = NULL, err[256];
+    size_t len = 0;
+    struct doctor_lib_probe p;
+    snprintf(path, sizeof(path), "%s/test/fuzz/regressions/fuzz_plugin_elf/nobits-strtab",
+             RAIL_SOURCE_DIR);
+    CHECK(rail_file_read_all(path, 1 << 20, 0, &data, &len, err, sizeof(err)) == 0);
+    if (data) {                       /* the fuzzer's first byte picks the ELF reader */
+        char *copy = malloc(len - 1); /* exactly the input: ASan sees a read past it */
+        CHECK(copy != NULL);
+        if (copy) {
+            memcpy(copy, data + 1, len - 1);
+            int rc = doctor_elf_tables(copy, len - 1, &p, err, sizeof(err));
+            CHECK(rc == 0 || rc == -ENOEXEC);
+            free(copy);
+        }
+    }
+    free(data);
+}
+
 /* A cache built here: entries of another architecture or kind are not this machine's. */
 static void test_ldcache_synthetic(void)
 {
@@ -432,6 +455,7 @@ int main(void)
     test_real_lookup();
     test_ldcache_synthetic();
     test_fuzz_seeds();
+    test_elf_regressions();
     tmp_remove_tree(g_root);
     return check_report("test_doctor_deploy");
 }
