@@ -20,16 +20,16 @@ expect() { if eval "$1"; then ok; else bad "$2"; fi; }
 "$cli" calibrate -o "$tmp/all.cal" "$data" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 expect '[ $rc -eq 0 ]' "calibrate on the fixtures failed: $(cat "$tmp/err")"
-expect 'grep -q "62 log(s): 1602 point(s), 7 shape(s), 15 pair(s), 2-512 node(s)" "$tmp/out"' \
+expect 'grep -q "82 log(s): 1930 point(s), 8 shape(s), 15 pair(s), 2-512 node(s)" "$tmp/out"' \
   "calibrate summary: $(cat "$tmp/out")"
 expect '[ "$(head -1 "$tmp/all.cal")" = "nccl-rail-calibration 1" ]' "header line"
-expect '[ "$(grep -c "^[A-Za-z]*,[A-Za-z]*,[A-Za-z0-9]*,[0-9]*," "$tmp/all.cal")" -eq 1602 ]' \
-  "1602 rows"
+expect '[ "$(grep -c "^[A-Za-z]*,[A-Za-z]*,[A-Za-z0-9]*,[0-9]*," "$tmp/all.cal")" -eq 1930 ]' \
+  "1930 rows"
 expect 'grep -qx "AllGather,PAT,Simple,8,8,128,1721.2" "$tmp/all.cal"' "a known row"
 # The file is what the tuner reads: explain applies it.
 "$cli" explain --profile aws-p5 --nranks 8 --nnodes 8 --coll AllGather --calibration \
   "$tmp/all.cal" >"$tmp/explain" 2>&1
-expect 'grep -q "calibration: 1602 point(s)" "$tmp/explain" && grep -q " calibration " "$tmp/explain"' \
+expect 'grep -q "calibration: 1930 point(s)" "$tmp/explain" && grep -q " calibration " "$tmp/explain"' \
   "explain with the calibration"
 
 # --- calibrate: --algo/--proto before a file without header lines ---

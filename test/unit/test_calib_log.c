@@ -110,7 +110,7 @@ static void test_fixtures(void)
     }
     if (top)
         closedir(top);
-    CHECK_EQ_INT(files, 62);
+    CHECK_EQ_INT(files, 82);
 }
 
 static void test_one_fixture_values(void)
