@@ -3,56 +3,206 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "model_table.h"
+
+static double lg2(double x)
+{
+    return log(x) / log(2.0);
+}
+
+/* The model at nnodes nodes (rpn ranks each), built once per node count. */
+static const struct rail_model *model_at(struct rail_calib_apply *a, int nnodes)
+{
+    if (nnodes == a->nnodes)
+        return a->model;
+    for (int i = 0; i < a->nmodels; i++)
+        if (a->model_nodes[i] == nnodes)
+            return a->models[i];
+    if (a->nmodels == RAIL_CALIB_MAX_NODECNT || !a->topo)
+        return NULL;
+    struct rail_model *m = malloc(sizeof(*m));
+    struct rail_comm_shape s = {
+        .nranks = a->rpn * nnodes, .nnodes = nnodes, .min_rpn = a->rpn, .max_rpn = a->rpn};
+    if (!m || rail_model_build_with(m, a->topo, &s, NULL, a->model->table) < 0) {
+        free(m);
+        return NULL;
+    }
+    a->model_nodes[a->nmodels] = nnodes;
+    a->models[a->nmodels++] = m;
+    return m;
+}
+
+static int key_cmp(const struct rail_calib_row *r, int coll, int algo, int proto, int rpn)
+{
+    int d[] = {r->coll - coll, r->algo - algo, r->proto - proto, r->nranks / r->nnodes - rpn};
+    for (int i = 0; i < 4; i++)
+        if (d[i])
+            return d[i];
+    return 0;
+}
+
+/* [lo, hi) of the calibration rows of (coll, algo, proto) at rpn ranks per node (the rows are
+ * sorted by coll, algo, proto, rpn, nnodes, bytes). */
+static void series_rows(const struct rail_calibration *c, int coll, int algo, int proto, int rpn,
+                        int *lo, int *hi)
+{
+    int a = 0, b = c->n;
+    while (a < b) {
+        int m = a + (b - a) / 2;
+        if (key_cmp(&c->rows[m], coll, algo, proto, rpn) < 0)
+            a = m + 1;
+        else
+            b = m;
+    }
+    *lo = a;
+    while (a < c->n && key_cmp(&c->rows[a], coll, algo, proto, rpn) == 0)
+        a++;
+    *hi = a;
+}
+
+static void resolve(struct rail_calib_apply *a, int coll, int cand)
+{
+    struct rail_calib_resid *s = &a->series[coll][cand];
+    int lo, hi, nc = 0, nodes[RAIL_CALIB_MAX_NODECNT], start[RAIL_CALIB_MAX_NODECNT],
+                count[RAIL_CALIB_MAX_NODECNT];
+    series_rows(a->cal, coll, cand / NCCL_NUM_PROTOCOLS, cand % NCCL_NUM_PROTOCOLS, a->rpn, &lo,
+                &hi);
+    for (int i = lo; i < hi; i++) {
+        if (nc && a->cal->rows[i].nnodes == nodes[nc - 1]) {
+            count[nc - 1]++;
+            continue;
+        }
+        if (nc == RAIL_CALIB_MAX_NODECNT)
+            break;
+        nodes[nc] = a->cal->rows[i].nnodes;
+        start[nc] = i;
+        count[nc++] = 1;
+    }
+    if (nc == 0)
+        return;
+    int j = 0, nn = a->nnodes;
+    while (j < nc && nodes[j] < nn)
+        j++;
+    int ka = j < nc && nodes[j] == nn ? j : (j > 0 && j < nc ? j - 1 : (j == 0 ? 0 : nc - 1));
+    s->a = &a->cal->rows[start[ka]];
+    s->na = count[ka];
+    s->ma = model_at(a, nodes[ka]);
+    s->wa = 1.0f;
+    s->distance = (float)fabs(lg2(nn) - lg2(nodes[ka]));
+    if (nodes[ka] != nn && j > 0 && j < nc) { /* between two: linear in log(nodes) */
+        double xa = lg2(nodes[j - 1]), xb = lg2(nodes[j]);
+        s->b = &a->cal->rows[start[j]];
+        s->nb = count[j];
+        s->mb = model_at(a, nodes[j]);
+        s->wb = (float)((lg2(nn) - xa) / (xb - xa));
+        s->wa = 1.0f - s->wb;
+        s->distance = (float)fmin(lg2(nn) - xa, xb - lg2(nn));
+    } else if (nodes[ka] != nn) { /* beyond them: the nearest fades */
+        s->wa = (float)exp(-s->distance / a->model->table->fade_nodes);
+        s->beyond = true;
+    }
+    if (!s->ma || (s->nb && !s->mb))
+        memset(s, 0, sizeof(*s));
+}
 
 void rail_calib_apply_init(struct rail_calib_apply *a)
 {
+    memset(a->series, 0, sizeof(a->series));
+    a->nmodels = 0;
+    if (!a->cal || a->cal->n == 0 || a->rpn < 1 || !a->model || !a->model->table)
+        return;
     for (int coll = 0; coll < RAIL_NUM_COLLS; coll++)
         for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
-            rail_calib_resolve(a->cal, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS, a->rpn,
-                               a->nnodes, &a->series[coll][c]);
+            resolve(a, coll, c);
+}
+
+void rail_calib_apply_fini(struct rail_calib_apply *a)
+{
+    for (int i = 0; i < a->nmodels; i++)
+        free(a->models[i]);
+    a->nmodels = 0;
+}
+
+/* log(measured / model) of one node count's rows at nbytes: interpolated in log(bytes) between
+ * measured sizes, the nearest one's fading beyond them. A ring's is read at the size with the
+ * same bytes per rank as nbytes on target_nnodes nodes (as the table's residuals are). */
+static double residual(const struct rail_calib_row *r, int n, const struct rail_model *m, int coll,
+                       int cand, size_t nbytes, int target_nnodes, bool *exact)
+{
+    int algo = cand / NCCL_NUM_PROTOCOLS, proto = cand % NCCL_NUM_PROTOCOLS;
+    if (algo == NCCL_ALGO_RING && target_nnodes > 0) { /* the same bytes per rank (a ring step) */
+        double v = (double)nbytes * (double)r[0].nnodes / (double)target_nnodes;
+        nbytes = v < 1.0 ? 1 : (v > 1e18 ? (size_t)1e18 : (size_t)v);
+    }
+    double x = lg2(nbytes ? (double)nbytes : 1.0), fade = m->table->fade_bytes;
+    int i = 0;
+    while (i < n && r[i].bytes < nbytes)
+        i++;
+    int lo = i == 0 ? 0 : (i == n ? n - 1 : i - 1), hi = i == n ? n - 1 : i;
+    double rl = 0.0, rh = 0.0;
+    float tl = rail_model_time(m, coll, algo, proto, r[lo].bytes, 1);
+    float th = rail_model_time(m, coll, algo, proto, r[hi].bytes, 1);
+    *exact = r[hi].bytes == nbytes && r[hi].nnodes == target_nnodes;
+    if (!(tl > 0.0f) || !(th > 0.0f))
+        return 0.0;
+    rl = log(r[lo].time_us / tl);
+    rh = log(r[hi].time_us / th);
+    if (i == 0 && nbytes < r[0].bytes)
+        return rl * exp(-(lg2((double)r[0].bytes) - x) / fade);
+    if (i == n)
+        return rh * exp(-(x - lg2((double)r[n - 1].bytes)) / fade);
+    if (lo == hi || r[hi].bytes == nbytes)
+        return rh;
+    double x0 = lg2((double)r[lo].bytes), x1 = lg2((double)r[hi].bytes);
+    return rl + (x - x0) / (x1 - x0) * (rh - rl);
 }
 
 int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
-                           float out[RAIL_DT_CANDIDATES])
+                           float out[RAIL_DT_CANDIDATES], float *distance)
 {
     const struct rail_calib_apply *a = ctx;
-    double ct[RAIL_DT_CANDIDATES], logsum = 0.0;
-    int ncal = 0, nscale = 0;
+    double logsum = 0.0;
+    int nscale = 0, kind = RAIL_DT_TIMES_MODEL;
+    float dist = -1.0f;
+    bool cal[RAIL_DT_CANDIDATES], all_exact = true;
+    int here = 0; /* series measured at this node count */
 
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
-        int algo = c / NCCL_NUM_PROTOCOLS, proto = c % NCCL_NUM_PROTOCOLS;
-        enum rail_calib_how how;
-        out[c] = rail_model_time(a->model, coll, algo, proto, nbytes, num_pipe_ops);
-        ct[c] = rail_calib_series_time(&a->series[coll][c], nbytes, &how);
-        if (ct[c] <= 0.0)
+        const struct rail_calib_resid *s = &a->series[coll][c];
+        out[c] = rail_model_time(a->model, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS,
+                                 nbytes, num_pipe_ops);
+        cal[c] = s->na > 0 && out[c] > 0.0f;
+        if (!cal[c])
             continue;
-        ncal++;
-        if (num_pipe_ops > 1 && out[c] > 0.0f) {
-            float single = rail_model_time(a->model, coll, algo, proto, nbytes, 1);
-            if (single > 0.0f)
-                ct[c] *= (double)out[c] / (double)single;
+        bool exact = false, unused;
+        double r = s->wa * residual(s->a, s->na, s->ma, coll, c, nbytes, a->nnodes, &exact);
+        if (s->nb)
+            r += s->wb * residual(s->b, s->nb, s->mb, coll, c, nbytes, a->nnodes, &unused);
+        if (s->distance == 0.0f && !s->nb) {
+            here++;
+            all_exact &= exact;
         }
-        if (out[c] > 0.0f) {
-            logsum += log(ct[c] / (double)out[c]);
-            nscale++;
-        }
+        out[c] = (float)(out[c] * exp(r));
+        logsum += r;
+        nscale++;
+        dist = dist < 0.0f || s->distance < dist ? s->distance : dist;
+        kind = s->beyond ? RAIL_DT_TIMES_CAL_BEYOND
+                         : (kind == RAIL_DT_TIMES_MODEL ? RAIL_DT_TIMES_CAL_NEAR : kind);
     }
-    if (ncal == 0)
-        return 0;
-    for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
-        if (ct[c] > 0.0)
-            out[c] = (float)ct[c];
-        else if (out[c] >= 0.0f && nscale)
-            out[c] = (float)((double)out[c] * exp(logsum / nscale));
-    }
-    return 1;
+    *distance = dist > 0.0f ? dist : 0.0f;
+    if (nscale == 0)
+        return RAIL_DT_TIMES_MODEL;
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
+        if (!cal[c] && out[c] >= 0.0f)
+            out[c] = (float)(out[c] * exp(logsum / nscale));
+    return here && all_exact ? RAIL_DT_TIMES_CAL_MEASURED : kind;
 }
 
 int rail_calib_apply_summary(const struct rail_calib_apply *a, char *buf, size_t len)
 {
-    static const char *const how_name[] = {"", "measured", "measured", "interpolated",
-                                           "extrapolated"};
     struct rail_calib_cover cv;
     size_t k;
     int applied = 0;
@@ -66,19 +216,65 @@ int rail_calib_apply_summary(const struct rail_calib_apply *a, char *buf, size_t
                          (unsigned long long)cv.bytes_max, a->nnodes, a->rpn);
     for (int coll = 0; coll < RAIL_NUM_COLLS && a->rpn > 0; coll++)
         for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
-            int algo = c / NCCL_NUM_PROTOCOLS, proto = c % NCCL_NUM_PROTOCOLS;
-            enum rail_calib_how how;
-            /* The node-count step does not depend on the size: probe one. */
-            if (rail_calib_series_time(&a->series[coll][c], 1 << 20, &how) <= 0)
+            const struct rail_calib_resid *s = &a->series[coll][c];
+            if (!s->na)
                 continue;
             applied++;
             if (k < len)
                 k += (size_t)snprintf(buf + k, len - k, " %s %s/%s %s;", rail_coll_name(coll),
-                                      rail_algo_name(algo), rail_proto_name(proto), how_name[how]);
+                                      rail_algo_name(c / NCCL_NUM_PROTOCOLS),
+                                      rail_proto_name(c % NCCL_NUM_PROTOCOLS),
+                                      s->distance == 0.0f ? "measured"
+                                      : s->nb             ? "interpolated"
+                                                          : "extrapolated");
         }
     if (!applied && k < len)
         snprintf(buf + k, len - k, " nothing for this shape (default model)");
     else if (k < len && k > 0)
         buf[k - 1] = '\0';
     return applied;
+}
+
+/* ---- what a calibration covers (logs, explain) ---- */
+
+void rail_calib_cover(const struct rail_calibration *c, struct rail_calib_cover *o)
+{
+    int shapes[256][2], nshapes = 0;
+
+    *o = (struct rail_calib_cover){0};
+    if (!c)
+        return;
+    o->rows = c->n;
+    for (int i = 0; i < c->n; i++) {
+        const struct rail_calib_row *r = &c->rows[i], *p = i ? &c->rows[i - 1] : NULL;
+        int rpn = r->nranks / r->nnodes;
+        int new_pair = !p || p->coll != r->coll || p->algo != r->algo || p->proto != r->proto;
+        if (new_pair)
+            o->pairs++;
+        if (new_pair || p->nnodes != r->nnodes || p->nranks != r->nranks)
+            o->series++;
+        if (!o->nnodes_min || r->nnodes < o->nnodes_min)
+            o->nnodes_min = r->nnodes;
+        if (r->nnodes > o->nnodes_max)
+            o->nnodes_max = r->nnodes;
+        if (!o->rpn_min || rpn < o->rpn_min)
+            o->rpn_min = rpn;
+        if (rpn > o->rpn_max)
+            o->rpn_max = rpn;
+        if (!o->bytes_min || r->bytes < o->bytes_min)
+            o->bytes_min = r->bytes;
+        if (r->bytes > o->bytes_max)
+            o->bytes_max = r->bytes;
+        /* Shapes are counted among the first 256 distinct ones. */
+        if (new_pair || p->nnodes != r->nnodes || p->nranks != r->nranks) {
+            int seen = 0;
+            for (int k = 0; k < nshapes && !seen; k++)
+                seen = shapes[k][0] == r->nranks && shapes[k][1] == r->nnodes;
+            if (!seen && nshapes < 256) {
+                shapes[nshapes][0] = r->nranks;
+                shapes[nshapes++][1] = r->nnodes;
+            }
+        }
+    }
+    o->shapes = nshapes;
 }

@@ -1,29 +1,52 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The calibration applied to one communicator: the times the decision table is built from
- * (rail_dt_build_with). Calibrated pairs get their calibrated time (calibration.h); the others
- * keep the model's time scaled by the geometric mean of calibrated/model over the calibrated
- * pairs at the same point, so both are on one scale; with no calibrated pair at a point the
- * model's times are used unchanged. Pipelined calls (numPipeOps > 1) scale a calibrated time by
- * the model's own pipelined/single ratio. Pure, deterministic. */
+ * (rail_dt_build_with), docs/calibration.md.
+ *
+ * A calibrated pair's time is the model's time for this communicator times the calibration's
+ * residual: at each calibrated node count of the same ranks per node, log(measured / model built
+ * for that node count), interpolated in log(bytes) between measured sizes; between two
+ * calibrated node counts the residual is interpolated in log(nodes), beyond them the nearest
+ * one's fades with the distance in octaves (the table's fade_nodes). The model carries what
+ * changes with the node count (steps, network share), the residual what the cluster measured, so
+ * a node count between or next to calibrated ones loses little, and at a calibrated node count
+ * and size the time is the measured one. Pairs without calibration keep the model's time scaled
+ * by the geometric mean of calibrated/model over the calibrated pairs at the same point.
+ * Pipelined calls (numPipeOps > 1) follow the model's own pipelined/single ratio. Deterministic. */
 #ifndef NCCL_RAIL_CALIB_APPLY_H
 #define NCCL_RAIL_CALIB_APPLY_H
 
 #include "calibration.h"
 #include "decision.h"
 
-struct rail_calib_apply {
-    const struct rail_model *model;
-    const struct rail_calibration *cal;
-    int rpn, nnodes; /* rpn 0: uneven ranks per node, nothing applies */
-    struct rail_calib_series series[RAIL_NUM_COLLS][RAIL_DT_CANDIDATES]; /* rail_calib_apply_init */
+/* One calibrated series resolved for the communicator: up to two node counts, weighted. */
+struct rail_calib_resid {
+    const struct rail_calib_row *a, *b; /* each node count's rows, by bytes */
+    int na, nb;
+    const struct rail_model *ma, *mb; /* the model at each node count */
+    float wa, wb;
+    float distance; /* octaves of nodes to the nearest calibrated node count */
+    bool beyond;    /* extrapolated beyond the calibrated node counts */
 };
 
-/* Fill model, cal and the shape first; resolves every series once for this communicator. */
+struct rail_calib_apply {
+    const struct rail_model *model; /* this communicator's */
+    const struct rail_calibration *cal;
+    const struct rail_topo *topo; /* the model's topology: models at the calibrated node counts */
+    int rpn, nnodes;              /* rpn 0: uneven ranks per node, nothing applies */
+    struct rail_calib_resid series[RAIL_NUM_COLLS][RAIL_DT_CANDIDATES];
+    int nmodels;
+    int model_nodes[RAIL_CALIB_MAX_NODECNT];
+    struct rail_model *models[RAIL_CALIB_MAX_NODECNT];
+};
+
+/* Fill model, cal, topo and the shape first; resolves every series once for this communicator
+ * (building the model at each calibrated node count it uses). Release with _fini. */
 void rail_calib_apply_init(struct rail_calib_apply *a);
+void rail_calib_apply_fini(struct rail_calib_apply *a);
 
 /* rail_dt_times_fn over a struct rail_calib_apply. */
 int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
-                           float out[RAIL_DT_CANDIDATES]);
+                           float out[RAIL_DT_CANDIDATES], float *distance);
 
 /* One line: what the calibration covers and what applies to this communicator. Returns the
  * number of (collective, pair) series that apply. */

@@ -39,15 +39,6 @@ struct rail_calibration {
     struct rail_calib_row *rows;
 };
 
-/* How a predicted time was obtained (worst of the steps used). */
-enum rail_calib_how {
-    RAIL_CALIB_NONE = 0,     /* nothing calibrated for this series: -1 */
-    RAIL_CALIB_MEASURED,     /* a measured point (this node count, this size) */
-    RAIL_CALIB_SIZE_FIT,     /* this node count, size between or beyond the measured ones */
-    RAIL_CALIB_NODES_INTERP, /* interpolated in log(nnodes) between calibrated node counts */
-    RAIL_CALIB_NODES_EXTRAP, /* extrapolated in log(nnodes) beyond them */
-};
-
 /* Parse a calibration file held in memory. name is used in messages ("name:line: reason").
  * 0, or -EINVAL/-ENOMEM with the reason; out is empty on failure. */
 int rail_calib_parse(const char *buf, size_t len, const char *name, struct rail_calibration *out,
@@ -63,31 +54,8 @@ int rail_calib_from_runs(const struct rail_calib_run *runs, int nruns,
  * first failed write (ENOSPC, EFBIG, ...). */
 int rail_calib_write(const struct rail_calibration *c, const char *comment, FILE *f);
 
-/* Predicted time (µs) of a forced pair for a communicator of nnodes nodes with rpn ranks per
- * node, from the rows of the same (coll, algo, proto, rpn):
- *  - size: log-log interpolation between measured sizes; below the smallest, its time; above
- *    the largest, extended with the slope of the last two points (latency + bytes/bandwidth);
- *  - node count: a calibrated one is used as is; between two, log(time) is interpolated in
- *    log(nnodes); beyond them, extrapolated from the two nearest (slope clamped to [-1, 2]);
- *    a single calibrated node count is not extrapolated.
- * Returns -1 (how = NONE) when nothing applies. */
-double rail_calib_time(const struct rail_calibration *c, int coll, int algo, int proto, int rpn,
-                       int nnodes, uint64_t bytes, enum rail_calib_how *how);
-
-/* One series resolved for a communicator (rail_calib_time = resolve + evaluate): the node
- * counts used and their weights, so evaluating a size costs two binary searches. */
-struct rail_calib_series {
-    int mode; /* enum rail_calib_how: NONE, MEASURED (this node count), NODES_INTERP/EXTRAP */
-    const struct rail_calib_row *a, *b; /* rows of the node count(s) used, by bytes */
-    int na, nb;
-    double fa, fb, xa, xb, x, slope; /* latency floors, log(nodes), floor slope in log-log */
-    int beyond;                      /* extrapolating above the largest node count */
-};
-/* 1 when the series applies to (rpn, nnodes), else 0 (s->mode NONE). The rows must outlive s. */
-int rail_calib_resolve(const struct rail_calibration *c, int coll, int algo, int proto, int rpn,
-                       int nnodes, struct rail_calib_series *s);
-double rail_calib_series_time(const struct rail_calib_series *s, uint64_t bytes,
-                              enum rail_calib_how *how);
+/* How a calibration turns into the times a communicator's decisions are made from: calib_apply.h
+ * (log(measured / model) interpolated in log(nodes), docs/calibration.md). */
 
 /* Summary for logs: distinct shapes, pairs, node counts, size range. */
 struct rail_calib_cover {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Building the model and predicting times (ncclTopoGetAlgoTime's formula). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,12 +29,13 @@ static bool sanitize_shape(struct rail_comm_shape *s)
 int rail_model_build(struct rail_model *m, const struct rail_topo *t,
                      const struct rail_comm_shape *shape, const ncclTunerConstants_v5_t *constants)
 {
-    return rail_model_build_fit(m, t, shape, constants, NULL);
+    return rail_model_build_with(m, t, shape, constants, NULL);
 }
 
-int rail_model_build_fit(struct rail_model *m, const struct rail_topo *t,
-                         const struct rail_comm_shape *shape,
-                         const ncclTunerConstants_v5_t *constants, const struct rail_model_fit *fit)
+int rail_model_build_with(struct rail_model *m, const struct rail_topo *t,
+                          const struct rail_comm_shape *shape,
+                          const ncclTunerConstants_v5_t *constants,
+                          const struct rail_model_table *table)
 {
     if (!m || !shape)
         return -EINVAL;
@@ -77,20 +79,27 @@ int rail_model_build_fit(struct rail_model *m, const struct rail_topo *t,
     /* What NCCL would predict with the constants it passed. */
     cm_tables(m, constants, m->graphs, m->nccl_lat, m->nccl_bw);
 
-    /* The project's model: the constants as the tuner will leave them, the network latency by
+    /* The physical prior: the constants as the tuner will leave them, the network latency by
      * NIC type, then the refinements. */
     ncclTunerConstants_v5_t tuned = *constants;
     if (t)
         rail_model_tune_constants(m, t, &tuned);
     struct rail_model_graph graphs[NCCL_NUM_ALGORITHMS];
     memcpy(graphs, m->graphs, sizeof(graphs));
-    if (!fit)
-        fit = rail_model_fit_default();
     for (int a = 0; a < NCCL_NUM_ALGORITHMS; a++)
-        graphs[a].lat_inter = m->shape.nnodes > 1 ? cm_fit_lat_inter(&in, fit) : in.lat_inter;
+        graphs[a].lat_inter = in.lat_inter;
     cm_tables(m, &tuned, graphs, m->lat, m->bw);
     cm_refine(m, &in, &tuned);
-    cm_apply_fit(m, &in, fit);
+    memcpy(m->prior_lat, m->lat, sizeof(m->prior_lat));
+    memcpy(m->prior_bw, m->bw, sizeof(m->prior_bw));
+
+    /* What the measurements taught (docs/cost-model.md §12): the step model where the table is
+     * trained for this network family and GPU generation, and the measured residuals. */
+    m->table = table ? table : rail_model_table_builtin();
+    m->family = m->shape.nnodes <= 1 ? RAIL_FAM_NODE : (in.efa ? RAIL_FAM_EFA : RAIL_FAM_IB);
+    if (m->shape.nnodes > 1 && m->table->has_coef[m->family][m->compcap_idx])
+        cm_step_tables(m, &in, &m->table->coef[m->family][m->compcap_idx]);
+    cm_resolve_residuals(m);
     /* Channel suggestions stay 0 (keep NCCL's): see docs/cost-model.md "Channels". */
     return 0;
 }
@@ -105,8 +114,10 @@ static int log2_floor(size_t n)
     return l;
 }
 
+/* ncclTopoGetAlgoTime's formula; corrections: NCCL's tree correction factor and ring plateau
+ * (the step model has neither: it is fitted on measured times without them). */
 static float time_of(const struct rail_model *m, const cm_table lat, const cm_table bw, int coll,
-                     int algo, int proto, size_t nbytes, int num_pipe_ops)
+                     int algo, int proto, size_t nbytes, int num_pipe_ops, bool corrections)
 {
     if (!m || coll < 0 || coll >= RAIL_NUM_COLLS || algo < 0 || algo >= NCCL_NUM_ALGORITHMS ||
         proto < 0 || proto >= NCCL_NUM_PROTOCOLS)
@@ -118,11 +129,11 @@ static float time_of(const struct rail_model *m, const cm_table lat, const cm_ta
         return -1.0f;
     double l = lat[coll][algo][proto];
     int log_size = log2_floor(nbytes >> 6);
-    if (algo == NCCL_ALGO_TREE && coll == ncclFuncAllReduce && log_size >= 0 &&
+    if (corrections && algo == NCCL_ALGO_TREE && coll == ncclFuncAllReduce && log_size >= 0 &&
         log_size < CM_TREE_CORRECTION_SIZES)
         b *= cm_tree_correction[proto][log_size];
-    if (algo == NCCL_ALGO_RING && proto == NCCL_PROTO_SIMPLE && m->shape.nnodes > 1 &&
-        coll == ncclFuncAllReduce &&
+    if (corrections && algo == NCCL_ALGO_RING && proto == NCCL_PROTO_SIMPLE &&
+        m->shape.nnodes > 1 && coll == ncclFuncAllReduce &&
         nbytes / ((size_t)m->comm_nchannels * (size_t)m->shape.nranks) >= 64)
         l *= m->sm < 80 ? 1.9 : 1.4; /* ring plateau */
     int pipe = num_pipe_ops > 0 ? num_pipe_ops : 1;
@@ -136,7 +147,21 @@ float rail_model_time(const struct rail_model *m, int coll, int algo, int proto,
 {
     if (!m)
         return -1.0f;
-    return time_of(m, m->lat, m->bw, coll, algo, proto, nbytes, num_pipe_ops);
+    float t = time_of(m, m->lat, m->bw, coll, algo, proto, nbytes, num_pipe_ops, !m->trained);
+    if (t > 0.0f) {
+        float r = rail_model_residual(m, coll, algo, proto, nbytes);
+        if (r != 0.0f)
+            t *= expf(r);
+    }
+    return t;
+}
+
+float rail_model_prior_time(const struct rail_model *m, int coll, int algo, int proto,
+                            size_t nbytes, int num_pipe_ops)
+{
+    if (!m)
+        return -1.0f;
+    return time_of(m, m->prior_lat, m->prior_bw, coll, algo, proto, nbytes, num_pipe_ops, true);
 }
 
 float rail_model_nccl_time(const struct rail_model *m, int coll, int algo, int proto, size_t nbytes,
@@ -144,7 +169,7 @@ float rail_model_nccl_time(const struct rail_model *m, int coll, int algo, int p
 {
     if (!m)
         return -1.0f;
-    return time_of(m, m->nccl_lat, m->nccl_bw, coll, algo, proto, nbytes, num_pipe_ops);
+    return time_of(m, m->nccl_lat, m->nccl_bw, coll, algo, proto, nbytes, num_pipe_ops, true);
 }
 
 static float pick(const struct rail_model *m, bool nccl, int coll, size_t nbytes, int pipe,

@@ -43,41 +43,22 @@ struct rail_model_graph {
 enum rail_refinement {
     RAIL_REFINE_NVLS_AR_BW = 1u << 0,   /* single-node NVLS AllReduce bandwidth from NVLink */
     RAIL_REFINE_NVLS_AGRS_BW = 1u << 1, /* single-node NVLS AllGather/ReduceScatter bandwidth */
-    RAIL_REFINE_LL128_NVLINK = 1u << 2, /* Ring LL128 latency on all-NVLink single node */
     RAIL_REFINE_TREE_TRAFFIC = 1u << 3, /* Tree/NVLSTree AllReduce network traffic across nodes */
     RAIL_REFINE_TREE_CAP = 1u << 4,     /* Tree channel cap (Blackwell > 2 nodes, Ampere 2 nodes) */
 };
 
-/* Corrections trained on forced-pair measurements (docs/cost-model.md §12), applied to the
- * project's table for communicators that span nodes. rail_model_fit_default() holds the values
- * bench/tuner_fit found on test/fixtures/tuner-data; the bench refits them on subsets. */
-enum rail_fit_param {
-    RAIL_FIT_NET_LAT,      /* µs per network step (< 0: keep the NIC type's estimate) */
-    RAIL_FIT_LL_BW,        /* LL bandwidth factor across nodes */
-    RAIL_FIT_LL128_BW_NET, /* Ring LL128 bandwidth factor when every step crosses the network */
-    RAIL_FIT_LL128_BW_NVL, /* the same as the NVLink share of a ring's steps grows */
-    RAIL_FIT_SIMPLE_BW, /* Ring/Tree Simple bandwidth factor when every step crosses the network */
-    RAIL_FIT_PAT_LAT,   /* PAT latency factor */
-    RAIL_FIT_PAT_BW,    /* PAT bandwidth factor */
-    RAIL_FIT_NVLSTREE_BW,  /* NVLSTree bandwidth factor across nodes */
-    RAIL_FIT_TREE_LAT,     /* Tree latency factor across nodes */
-    RAIL_FIT_DEFER_MARGIN, /* keep NCCL's pick unless ours is predicted this much faster */
-    RAIL_FIT_NPARAMS
+/* What the measurements taught lives in a table (model_table.h): the step model's coefficients
+ * per network family and GPU generation, the covered shapes and the residuals. NULL wherever a
+ * table is asked for means the one embedded in the build. */
+struct rail_model_table;
+
+/* The measured residual of one (collective, algorithm, protocol) for this communicator: up to two
+ * node counts of the table (the bracketing pair, or the nearest one), weighted. */
+struct rail_resid_series {
+    const struct rail_table_resid *a, *b; /* rows of each node count, by bytes */
+    int na, nb;
+    float wa, wb;
 };
-
-/* Every correction is trained per network family: what EFA taught says nothing about InfiniBand. */
-enum rail_fit_family { RAIL_FIT_EFA, RAIL_FIT_IB_ROCE, RAIL_FIT_NFAMILIES };
-
-struct rail_model_fit {
-    float v[RAIL_FIT_NPARAMS][RAIL_FIT_NFAMILIES];
-};
-
-/* The trained values; the prior (no correction, the risk margin of an untrained family) for the
- * fitter. */
-const struct rail_model_fit *rail_model_fit_default(void);
-void rail_model_fit_prior(struct rail_model_fit *f);
-const char *rail_fit_param_name(int p);
-const char *rail_fit_family_name(int f);
 
 struct rail_model {
     struct rail_comm_shape shape;
@@ -106,24 +87,45 @@ struct rail_model {
     bool nvls;            /* NVLS usable: NVSwitch, sm >= 90, >= 2 GPUs */
     bool pat;             /* PAT enabled (NCCL_PAT_ENABLE=2 auto: 1 GPU per node) */
     unsigned refinements; /* enum rail_refinement bits applied to lat/bw */
-    float defer_margin;   /* decision table: NCCL's pick stands unless ours is this much faster */
-    int fit_family;       /* enum rail_fit_family of the network */
-    char why[160];        /* one line: why not confident, or a summary of the inputs */
+    int family;           /* enum rail_family: node (one node), efa, ib */
+    bool trained;         /* lat/bw come from the trained step model (cost_model_steps.c) */
+    /* The physical prior: NCCL's model with the constants as the tuner leaves them, the network
+     * latency by NIC type and the refinements of docs/cost-model.md §5. lat/bw equal it unless
+     * the step model is trained for this family and generation. */
+    float prior_lat[RAIL_NUM_COLLS][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+    float prior_bw[RAIL_NUM_COLLS][NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS];
+    const struct rail_model_table *table; /* what the model was built with (never NULL) */
+    struct rail_resid_series resid[RAIL_NUM_COLLS][NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS];
+    char why[160]; /* one line: why not confident, or a summary of the inputs */
 };
 
 /* Build the model. constants may be NULL (NCCL's 2.28.9 defaults are used). Returns 0, or -EINVAL
  * when m or shape is NULL (t may be NULL: the model is then built, not confident). */
 int rail_model_build(struct rail_model *m, const struct rail_topo *t,
                      const struct rail_comm_shape *shape, const ncclTunerConstants_v5_t *constants);
-/* The same with explicit trained corrections (NULL: rail_model_fit_default()). */
-int rail_model_build_fit(struct rail_model *m, const struct rail_topo *t,
-                         const struct rail_comm_shape *shape,
-                         const ncclTunerConstants_v5_t *constants,
-                         const struct rail_model_fit *fit);
+/* The same with an explicit table (NULL: the embedded one). */
+int rail_model_build_with(struct rail_model *m, const struct rail_topo *t,
+                          const struct rail_comm_shape *shape,
+                          const ncclTunerConstants_v5_t *constants,
+                          const struct rail_model_table *table);
 
-/* Predicted time in µs, or -1 when the model considers the combination impossible. */
+/* Predicted time in µs, or -1 when the model considers the combination impossible: the step
+ * model (or the prior) times the measured residual of the table where one applies. */
 float rail_model_time(const struct rail_model *m, int coll, int algo, int proto, size_t nbytes,
                       int num_pipe_ops);
+/* The physical prior's time (prior_lat/prior_bw), no residual. */
+float rail_model_prior_time(const struct rail_model *m, int coll, int algo, int proto,
+                            size_t nbytes, int num_pipe_ops);
+/* The measured residual log(measured / model) the table gives this communicator (0: none). */
+float rail_model_residual(const struct rail_model *m, int coll, int algo, int proto, size_t nbytes);
+
+/* How far the measurements behind the table back a change of NCCL's choice for (coll, nbytes)
+ * on this communicator (docs/cost-model.md §12, "Do no harm"): 1 inside the covered range, with
+ * *margin = the predicted gain a change must clear (grows with the distance in octaves of nodes
+ * and ranks per node from the nearest covered shape, *distance); 0 outside it, with *margin =
+ * the table's outside margin (the prior must then predict the gain too). */
+int rail_model_trust(const struct rail_model *m, int coll, size_t nbytes, float *margin,
+                     float *distance);
 
 /* The same for NCCL 2.28.9's own model (nccl_lat/nccl_bw) fed with the same inputs. */
 float rail_model_nccl_time(const struct rail_model *m, int coll, int algo, int proto, size_t nbytes,

@@ -4,6 +4,7 @@
 #define NCCL_RAIL_COST_MODEL_INTERNAL_H
 
 #include "cost_model.h"
+#include "model_table.h"
 
 /* NCCL 2.28.9 facts (src/include/device.h, src/graph/topo.h, src/transport/nvls.cc). */
 #define CM_MAXCHANNELS           64
@@ -65,11 +66,14 @@ void cm_tables(const struct rail_model *m, const ncclTunerConstants_v5_t *c,
  * project table was computed with). */
 void cm_refine(struct rail_model *m, const struct cm_inputs *in, const ncclTunerConstants_v5_t *c);
 
-/* cost_model_measured.c: the measurement-trained corrections (docs/cost-model.md §12). The
- * network latency per step for the project's table, then the factors on lat/bw. */
-float cm_fit_lat_inter(const struct cm_inputs *in, const struct rail_model_fit *fit);
-void cm_apply_fit(struct rail_model *m, const struct cm_inputs *in,
-                  const struct rail_model_fit *fit);
+/* cost_model_steps.c: the trained step model (docs/cost-model.md §12) replaces the project
+ * table's Ring, Tree, NVLSTree and PAT entries of a communicator that spans nodes, where NCCL
+ * offers them. */
+void cm_step_tables(struct rail_model *m, const struct cm_inputs *in,
+                    const struct rail_step_coef *k);
+
+/* cost_model_measured.c: the measured residuals of the table resolved for this communicator. */
+void cm_resolve_residuals(struct rail_model *m);
 
 /* Ring/tree algorithm-bandwidth conversion helpers shared by nccl and refine. */
 int cm_nsteps(int coll, int nranks);

@@ -5,9 +5,6 @@
  * so they never revive an entry. */
 #include "cost_model_internal.h"
 
-/* R3: Ring LL128 latency on an all-NVLink node = Ring LL latency + 0.3 µs (project estimate,
- * calibrated so LL128 takes over from LL between 32 and 64 KiB on 8xH100/8xA100). */
-#define CM_LL128_NVLINK_EXTRA_US 0.3f
 /* R4: per byte of AllReduce, a node of a 3-node double binary tree sends and receives 1.5 bytes
  * over the network (the root of one tree, a leaf of the other). */
 #define CM_TREE_NET_BYTES_3NODES 1.5f
@@ -42,21 +39,6 @@ static void refine_nvls_allgather(struct rail_model *m)
         if (*b > 0.0f && want > 0.0f && want != *b) {
             *b = want;
             m->refinements |= RAIL_REFINE_NVLS_AGRS_BW;
-        }
-    }
-}
-
-static void refine_ll128_latency(struct rail_model *m)
-{
-    for (int c = 0; c < RAIL_NUM_COLLS; c++) {
-        const float ll = m->lat[c][NCCL_ALGO_RING][NCCL_PROTO_LL];
-        float *ll128 = &m->lat[c][NCCL_ALGO_RING][NCCL_PROTO_LL128];
-        if (m->bw[c][NCCL_ALGO_RING][NCCL_PROTO_LL128] <= 0 ||
-            m->bw[c][NCCL_ALGO_RING][NCCL_PROTO_LL] <= 0)
-            continue;
-        if (ll + CM_LL128_NVLINK_EXTRA_US < *ll128) {
-            *ll128 = ll + CM_LL128_NVLINK_EXTRA_US;
-            m->refinements |= RAIL_REFINE_LL128_NVLINK;
         }
     }
 }
@@ -135,8 +117,6 @@ void cm_refine(struct rail_model *m, const struct cm_inputs *in, const ncclTuner
         refine_nvls_allreduce(m, in);
         refine_nvls_allgather(m);
     }
-    if (nn == 1 && m->nvlink)
-        refine_ll128_latency(m);
     if (m->nvlink && ((nn > 2 && m->compcap_idx == NCCL_BLACKWELL_COMPCAP_IDX) ||
                       (nn == 2 && m->compcap_idx == NCCL_AMPERE_COMPCAP_IDX)))
         refine_tree_cap(m);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "decision.h"
 
+#include "model_table.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -59,34 +61,91 @@ static int sample_sizes(int bucket, size_t out[POINTS_PER_BUCKET])
     return POINTS_PER_BUCKET;
 }
 
-/* NCCL's own pick (its model, at the bucket's middle size) goes first when the project's model
- * scores it within m->defer_margin of the best: a change of NCCL's choice must pay for the risk of
- * the model being wrong (docs/cost-model.md §12). */
-static void defer_to_nccl(struct rail_dt_cell *cell, const struct rail_model *m, int coll,
-                          size_t nbytes, int pipe_ops, const double score[RAIL_DT_CANDIDATES])
+/* Do no harm (docs/cost-model.md §12): NCCL's own pick (its model, at each of the bucket's
+ * sample sizes) stands unless a candidate is predicted faster than it by the risk margin. The
+ * cell keeps only the candidates that clear it against every pick NCCL makes inside the bucket,
+ * best first; with none, or when the best is what NCCL picks all over the bucket anyway, the
+ * tuner leaves NCCL's table alone (so NCCL's real choice stands, whatever its emulation says).
+ * The margin grows with the distance from the shapes the measurements cover; outside their
+ * range the prior (NCCL's model and the validated refinements) must predict the gain as well.
+ * Times measured here (a calibration at this node count and size) need no margin. */
+/* A cell's candidates before truncation to RAIL_DT_KEEP. */
+struct ranked {
+    int n;
+    uint8_t cand[RAIL_DT_CANDIDATES];
+};
+
+static void keep_what_beats_nccl(struct ranked *cell, const struct rail_model *m, int coll,
+                                 const size_t *sizes, int npts, int pipe_ops, const double *score,
+                                 int kind, float calib_distance)
 {
-    int a, p, c, pos = -1;
-    if (cell->n < 2 || !(m->defer_margin > 0.0f) ||
-        rail_model_nccl_pick(m, coll, nbytes, pipe_ops, &a, &p) < 0.0f)
-        return;
-    c = a * NCCL_NUM_PROTOCOLS + p;
-    for (int i = 0; i < cell->n; i++)
-        if (cell->cand[i] == c)
-            pos = i;
-    if (pos <= 0 || score[c] > score[cell->cand[0]] * (1.0 + m->defer_margin))
-        return;
-    memmove(&cell->cand[1], &cell->cand[0], (size_t)pos);
-    cell->cand[0] = (uint8_t)c;
+    int picks[POINTS_PER_BUCKET], npicks = 0, keep = 0;
+    size_t mid = sizes[npts / 2];
+    float margin = 0.0f, dist;
+    bool inside = true;
+
+    for (int i = 0; i < npts; i++) {
+        int a, p, c, found = 0;
+        if (rail_model_nccl_pick(m, coll, sizes[i], pipe_ops, &a, &p) < 0.0f) {
+            cell->n = 0; /* NCCL's model offers nothing the tuner knows: hands off */
+            return;
+        }
+        c = a * NCCL_NUM_PROTOCOLS + p;
+        for (int k = 0; k < cell->n; k++)
+            found |= cell->cand[k] == c;
+        if (!found) {
+            cell->n = 0;
+            return;
+        }
+        for (int k = 0; k < npicks && found; k++)
+            found = picks[k] != c;
+        if (found)
+            picks[npicks++] = c;
+    }
+    if (kind == RAIL_DT_TIMES_MODEL)
+        inside = rail_model_trust(m, coll, mid, &margin, &dist) != 0;
+    else if (calib_distance > 0.0f) /* measured at other node counts: the margin grows with the
+                                     * distance, twice as fast when extrapolating */
+        margin = m->table->margin0 + m->table->margin_slope * calib_distance *
+                                         (kind == RAIL_DT_TIMES_CAL_BEYOND ? 2.0f : 1.0f);
+    for (int i = 0; i < cell->n; i++) {
+        int c = cell->cand[i];
+        bool ok = true, is_pick = false;
+        for (int k = 0; k < npicks; k++) {
+            int n = picks[k];
+            if (c == n) {
+                is_pick = true;
+                continue;
+            }
+            ok &= score[c] * (1.0 + margin) < score[n];
+            if (ok && !inside) { /* physically explained: the prior sees the gain too */
+                float pn = rail_model_prior_time(m, coll, n / NCCL_NUM_PROTOCOLS,
+                                                 n % NCCL_NUM_PROTOCOLS, mid, pipe_ops);
+                float pc = rail_model_prior_time(m, coll, c / NCCL_NUM_PROTOCOLS,
+                                                 c % NCCL_NUM_PROTOCOLS, mid, pipe_ops);
+                ok = pc > 0.0f && pc * (1.0f + margin) < pn;
+            }
+        }
+        if (ok)
+            cell->cand[keep++] = (uint8_t)c;
+        else if (!is_pick)
+            break; /* sorted: nothing after this beats NCCL's picks by the margin */
+    }
+    /* NCCL's single pick all over the bucket, first: nothing to change. */
+    if (keep > 0 && npicks == 1 && cell->cand[0] == picks[0])
+        keep = 0;
+    cell->n = (uint8_t)keep;
 }
 
 static int model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
-                       float out[RAIL_DT_CANDIDATES])
+                       float out[RAIL_DT_CANDIDATES], float *distance)
 {
     const struct rail_model *m = ctx;
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
         out[c] = rail_model_time(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS, nbytes,
                                  num_pipe_ops);
-    return 0;
+    *distance = 0.0f;
+    return RAIL_DT_TIMES_MODEL;
 }
 
 static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, int coll, int pipe,
@@ -99,18 +158,36 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
     float times[POINTS_PER_BUCKET][RAIL_DT_CANDIDATES];
     int pipe_ops = rail_dt_pipe_value(pipe);
     int n = 0;
+    struct ranked rk;
+    float calib_distance = 0.0f;
+    int kind = RAIL_DT_TIMES_MODEL;
+    bool measured[POINTS_PER_BUCKET], any_measured = false;
 
     memset(cell, 0, sizeof(*cell));
     *source = RAIL_DT_SRC_MODEL;
     if (npts == 0)
         return;
-    for (int i = 0; i < npts; i++)
-        if (fn(ctx, coll, sizes[i], pipe_ops, times[i]))
+    for (int i = 0; i < npts; i++) {
+        float d = 0.0f;
+        int k = fn(ctx, coll, sizes[i], pipe_ops, times[i], &d);
+        measured[i] = k == RAIL_DT_TIMES_CAL_MEASURED;
+        any_measured |= measured[i];
+        if (k != RAIL_DT_TIMES_MODEL) {
             *source = RAIL_DT_SRC_CALIBRATION;
+            calib_distance = d > calib_distance ? d : calib_distance;
+            kind = k > kind ? k : kind;
+        }
+    }
+    /* A size the calibration measured at this node count decides the cell alone: at a covered
+     * point the calibrated choice is the measured fastest, never worse than without it. */
+    if (any_measured)
+        kind = RAIL_DT_TIMES_CAL_MEASURED;
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
         score[c] = 0.0;
         for (int i = 0; i < npts; i++) {
             float best = -1.0f;
+            if (any_measured && !measured[i])
+                continue;
             if (times[i][c] < 0.0f) {
                 score[c] = -1.0;
                 break;
@@ -121,22 +198,23 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
             score[c] += best > 0.0f ? times[i][c] / best : 1.0;
         }
         if (score[c] >= 0.0)
-            cell->cand[n++] = (uint8_t)c;
+            rk.cand[n++] = (uint8_t)c;
     }
     /* Stable insertion sort on score: ties keep NCCL's (algo, proto) order. */
     for (int i = 1; i < n; i++) {
-        uint8_t v = cell->cand[i];
+        uint8_t v = rk.cand[i];
         int j = i - 1;
-        while (j >= 0 && score[cell->cand[j]] > score[v]) {
-            cell->cand[j + 1] = cell->cand[j];
+        while (j >= 0 && score[rk.cand[j]] > score[v]) {
+            rk.cand[j + 1] = rk.cand[j];
             j--;
         }
-        cell->cand[j + 1] = v;
+        rk.cand[j + 1] = v;
     }
-    cell->n = (uint8_t)n;
-    if (*source == RAIL_DT_SRC_MODEL) /* measured times need no risk margin */
-        defer_to_nccl(cell, m, coll, sizes[npts / 2], pipe_ops, score);
-    if (use_nchannels && n > 0 && *source == RAIL_DT_SRC_MODEL) {
+    rk.n = n;
+    keep_what_beats_nccl(&rk, m, coll, sizes, npts, pipe_ops, score, kind, calib_distance);
+    cell->n = (uint8_t)(rk.n < RAIL_DT_KEEP ? rk.n : RAIL_DT_KEEP);
+    memcpy(cell->cand, rk.cand, cell->n);
+    if (use_nchannels && cell->n > 0 && *source == RAIL_DT_SRC_MODEL) {
         int a = cell->cand[0] / NCCL_NUM_PROTOCOLS, p = cell->cand[0] % NCCL_NUM_PROTOCOLS;
         int nc = m->nchannels[a][p]; /* measured runs used NCCL's channels: keep them */
         cell->nchannels = (uint8_t)(nc > 0 && nc <= 64 ? nc : 0);

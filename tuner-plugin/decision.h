@@ -15,14 +15,18 @@
 #define RAIL_DT_BUCKETS    (RAIL_DT_OCTAVES * RAIL_DT_SUBS)
 #define RAIL_DT_PIPES      3 /* numPipeOps 1, 2..3, >= 4 */
 #define RAIL_DT_CANDIDATES (NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS)
+/* Candidates a cell keeps: the ones that beat NCCL's own pick by the margin, best first. When
+ * NCCL offers none of them the tuner leaves its choice alone; four is plenty (a cell seldom has
+ * more than two) and keeps the table at 6 bytes a cell. */
+#define RAIL_DT_KEEP 4
 
 /* Where a cell's ranking came from (rail_decision_table.source). */
 enum rail_dt_source { RAIL_DT_SRC_MODEL = 0, RAIL_DT_SRC_CALIBRATION = 1 };
 
 struct rail_dt_cell {
-    uint8_t n;                        /* candidates the model considers possible */
-    uint8_t nchannels;                /* suggestion for cand[0], 0 = keep NCCL's */
-    uint8_t cand[RAIL_DT_CANDIDATES]; /* algo * NCCL_NUM_PROTOCOLS + proto, best first */
+    uint8_t n;                  /* candidates kept; 0: NCCL's choice stands */
+    uint8_t nchannels;          /* suggestion for cand[0], 0 = keep NCCL's */
+    uint8_t cand[RAIL_DT_KEEP]; /* algo * NCCL_NUM_PROTOCOLS + proto, best first */
 };
 
 struct rail_decision_table {
@@ -57,10 +61,18 @@ void rail_dt_bucket_range(int bucket, size_t *lo, size_t *hi);
  * spread across the bucket (minimises mean regret within the bucket). Deterministic. */
 void rail_dt_build(struct rail_decision_table *dt, const struct rail_model *m, bool use_nchannels);
 
+/* Where a cell's times came from (rail_dt_times_fn). */
+enum rail_dt_times_kind {
+    RAIL_DT_TIMES_MODEL = 0,    /* the model's */
+    RAIL_DT_TIMES_CAL_MEASURED, /* every calibrated pair measured at this node count and size */
+    RAIL_DT_TIMES_CAL_NEAR,     /* calibrated at or between calibrated node counts */
+    RAIL_DT_TIMES_CAL_BEYOND,   /* calibrated, extrapolated beyond the calibrated node counts */
+};
 /* Predicted times of every candidate (index algo * NCCL_NUM_PROTOCOLS + proto; < 0 =
- * impossible) at one size; returns 1 when they came from a calibration, 0 from the model. */
+ * impossible) at one size. Returns an enum rail_dt_times_kind; for a calibration, *distance =
+ * the octaves of nodes from the nearest calibrated node count (0: measured here). */
 typedef int (*rail_dt_times_fn)(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
-                                float out[RAIL_DT_CANDIDATES]);
+                                float out[RAIL_DT_CANDIDATES], float *distance);
 /* rail_dt_build with another source of times (the calibration, tuner-plugin/calib_apply.h).
  * A cell's source is CALIBRATION when any of its sample points came from the calibration. */
 void rail_dt_build_with(struct rail_decision_table *dt, const struct rail_model *m,

@@ -14,14 +14,14 @@
 #include "strutil.h"
 
 #define NFIELDS_MIN 8
-#define NFIELDS_MAX 10
+#define NFIELDS_MAX 11
 
-enum { F_COLL, F_MIN, F_MAX, F_ALGO, F_PROTO, F_CHAN, F_NODES, F_RANKS, F_PIPE, F_REG };
+enum { F_COLL, F_MIN, F_MAX, F_ALGO, F_PROTO, F_CHAN, F_NODES, F_RANKS, F_PIPE, F_REG, F_CHUNK };
 
 /* Column names, as in the header line the NCCL README suggests for spreadsheets. */
 static const char *const k_columns[NFIELDS_MAX] = {
-    "collective_type", "min_bytes", "max_bytes", "algorithm",  "protocol",
-    "channels",        "nNodes",    "nRanks",    "numPipeOps", "regBuff"};
+    "collective_type", "min_bytes", "max_bytes",  "algorithm", "protocol", "channels",
+    "nNodes",          "nRanks",    "numPipeOps", "regBuff",   "chunkSize"};
 
 struct name_value {
     const char *name;
@@ -210,7 +210,7 @@ static int check_header(const struct field *f, int nf, char *err, size_t errlen)
 {
     char q[200];
     if (nf < NFIELDS_MIN || nf > NFIELDS_MAX)
-        return rail_fail(err, errlen, "column header with %d fields; expected 8, 9 or 10", nf);
+        return rail_fail(err, errlen, "column header with %d fields; expected 8 to 11", nf);
     for (int i = 0; i < nf; i++)
         if (!field_is(f[i], k_columns[i]))
             return rail_fail(err, errlen, "column header: field %d is %s, expected '%s'", i + 1,
@@ -252,8 +252,9 @@ static int parse_line(const char *line, struct rail_rule *out, char *err, size_t
         return check_header(f, nf, err, errlen);
     if (nf < NFIELDS_MIN || nf > NFIELDS_MAX)
         return rail_fail(err, errlen,
-                         "%d field%s; expected 8, 9 or 10: collective_type,min_bytes,max_bytes,"
-                         "algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff]]",
+                         "%d field%s; expected 8 to 11: collective_type,min_bytes,max_bytes,"
+                         "algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff"
+                         "[,chunkSize]]]",
                          nf, nf == 1 ? "" : "s");
     for (int i = 0; i < NFIELDS_MIN; i++)
         if (f[i].len == 0)
@@ -286,12 +287,16 @@ static int parse_line(const char *line, struct rail_rule *out, char *err, size_t
     if (!rc)
         rc = parse_int(F_RANKS, f[F_RANKS], 1, INT_MAX, "-1 (any) or a count >= 1", &out->nranks,
                        err, errlen);
-    out->pipe_ops = out->reg_buff = RAIL_RULE_ANY;
+    out->pipe_ops = out->reg_buff = out->chunk_bytes = RAIL_RULE_ANY;
     if (!rc && nf > F_PIPE && f[F_PIPE].len)
         rc = parse_int(F_PIPE, f[F_PIPE], 1, INT_MAX, "-1 (any) or a count >= 1", &out->pipe_ops,
                        err, errlen);
     if (!rc && nf > F_REG && f[F_REG].len)
         rc = parse_int(F_REG, f[F_REG], 0, 1, "-1 (any), 0 or 1", &out->reg_buff, err, errlen);
+    if (!rc && nf > F_CHUNK && f[F_CHUNK].len)
+        rc = parse_int(F_CHUNK, f[F_CHUNK], RAIL_RULE_MIN_CHUNK, RAIL_RULE_MAX_CHUNK,
+                       "-1 (keep NCCL's) or a chunk size in bytes, 512..1073741824",
+                       &out->chunk_bytes, err, errlen);
     if (rc)
         return rc;
     if (out->min_bytes > out->max_bytes)
@@ -318,10 +323,34 @@ int rail_rules_parse_line(const char *line, struct rail_rule *out, char *err, si
 
 int rail_rule_format(const struct rail_rule *r, char *buf, size_t len)
 {
-    return snprintf(buf, len, "%s,%llu,%llu,%s,%s,%d,%d,%d,%d,%d", rail_rules_coll_str(r->coll),
-                    (unsigned long long)r->min_bytes, (unsigned long long)r->max_bytes,
-                    rail_rules_algo_str(r->algo), rail_rules_proto_str(r->proto), r->nchannels,
-                    r->nnodes, r->nranks, r->pipe_ops, r->reg_buff);
+    int n = snprintf(buf, len, "%s,%llu,%llu,%s,%s,%d,%d,%d,%d,%d", rail_rules_coll_str(r->coll),
+                     (unsigned long long)r->min_bytes, (unsigned long long)r->max_bytes,
+                     rail_rules_algo_str(r->algo), rail_rules_proto_str(r->proto), r->nchannels,
+                     r->nnodes, r->nranks, r->pipe_ops, r->reg_buff);
+    if (n >= 0 && r->chunk_bytes != RAIL_RULE_KEEP) {
+        size_t used = (size_t)n < len ? (size_t)n : len;
+        n += snprintf(buf + used, len - used, ",%d", r->chunk_bytes);
+    }
+    return n;
+}
+
+int rail_rules_chunk(const struct rail_rules *r, int coll, size_t nbytes, int nnodes, int nranks,
+                     int algo, int proto)
+{
+    const uint64_t nb = (uint64_t)nbytes;
+    if (!r || coll < 0 || coll >= NCCL_NUM_FUNCTIONS || !(r->coll_mask & (1u << coll)))
+        return RAIL_RULE_KEEP;
+    for (int i = 0; i < r->n; i++) {
+        const struct rail_rule *x = &r->rules[i];
+        /* The first rule for this call decides, as for the algorithm; a rule that depends on what
+         * getChunkSize is not told (numPipeOps, regBuff) cannot be checked: skipped. */
+        if (x->coll == coll && nb >= x->min_bytes && nb <= x->max_bytes &&
+            (x->nnodes == RAIL_RULE_ANY || x->nnodes == nnodes) &&
+            (x->nranks == RAIL_RULE_ANY || x->nranks == nranks) && x->pipe_ops == RAIL_RULE_ANY &&
+            x->reg_buff == RAIL_RULE_ANY && x->algo == algo && x->proto == proto)
+            return x->chunk_bytes;
+    }
+    return RAIL_RULE_KEEP;
 }
 
 const struct rail_rule *rail_rules_match(const struct rail_rules *r, int coll, size_t nbytes,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The operator's rules file (NCCL_TUNER_CONFIG_FILE): NCCL's example-tuner CSV format,
- *   collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff]]
+ *   collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks[,numPipeOps[,regBuff
+ *   [,chunkSize]]] (chunkSize: the project's extension, answered by tuner v6 getChunkSize)
  * parsed strictly (every malformed line is an error naming file, line and reason) and matched
  * first-rule-wins. The format and the project's extensions are documented in docs/rules.md. */
 #ifndef NCCL_RAIL_RULES_H
@@ -21,6 +22,8 @@
 #define RAIL_RULE_ANY         (-1)        /* wildcard for nnodes, nranks, pipe_ops, reg_buff */
 #define RAIL_RULE_KEEP        (-1)        /* nchannels: keep NCCL's channel count */
 #define RAIL_RULE_MAX_CHANNEL 64
+#define RAIL_RULE_MIN_CHUNK   512
+#define RAIL_RULE_MAX_CHUNK   (1 << 30)
 
 struct rail_rule {
     int coll;                      /* ncclFunc_t, ncclFuncBroadcast..ncclFuncAllReduce */
@@ -31,6 +34,7 @@ struct rail_rule {
     int nnodes, nranks;            /* RAIL_RULE_ANY or >= 1 */
     int pipe_ops;                  /* RAIL_RULE_ANY or >= 1 */
     int reg_buff;                  /* RAIL_RULE_ANY, 0 or 1 */
+    int chunk_bytes;               /* RAIL_RULE_KEEP or the chunk size NCCL 2.30 should use */
     int line;                      /* 1-based line in the file; 0 when parsed from a string */
 };
 
@@ -64,9 +68,16 @@ int rail_rules_load(const char *path, bool lenient, struct rail_rules *out, char
 const struct rail_rule *rail_rules_match(const struct rail_rules *r, int coll, size_t nbytes,
                                          int nnodes, int nranks, int pipe_ops, int reg_buff);
 
+/* The chunk size a rule names for (coll, nbytes, shape) run as (algo, proto): the first rule
+ * matching them (and not depending on numPipeOps or regBuff, which getChunkSize is not told)
+ * gives its chunkSize; RAIL_RULE_KEEP when none does. */
+int rail_rules_chunk(const struct rail_rules *r, int coll, size_t nbytes, int nnodes, int nranks,
+                     int algo, int proto);
+
 void rail_rules_free(struct rail_rules *r);
 
-/* One rule as a canonical 10-field line ("allreduce,0,65536,tree,simple,2,1,-1,-1,1"), which
+/* One rule as a canonical 10-field line ("allreduce,0,65536,tree,simple,2,1,-1,-1,1"; 11 with a
+ * chunk size), which
  * rail_rules_parse_line reads back to the same rule. snprintf semantics. */
 int rail_rule_format(const struct rail_rule *rule, char *buf, size_t len);
 

@@ -84,7 +84,8 @@ static int load_rules(struct rail_tuner *t, const struct rail_tuner_opts *o)
 
 static void calib_apply_for(const struct rail_tuner *t, struct rail_calib_apply *a)
 {
-    *a = (struct rail_calib_apply){.model = &t->model, .cal = t->calib, .nnodes = t->shape.nnodes};
+    *a = (struct rail_calib_apply){
+        .model = &t->model, .cal = t->calib, .topo = t->topo, .nnodes = t->shape.nnodes};
     if (t->shape.min_rpn == t->shape.max_rpn && t->shape.nranks % t->shape.nnodes == 0)
         a->rpn = t->shape.nranks / t->shape.nnodes;
     rail_calib_apply_init(a);
@@ -96,10 +97,14 @@ void rail_tuner_times(const struct rail_tuner *t, int coll, size_t nbytes, int n
     struct rail_calib_apply a;
     if (t->calib)
         calib_apply_for(t, &a);
-    if (!t->calib || !rail_calib_apply_times(&a, coll, nbytes, num_pipe_ops, out))
+    float dist;
+    if (!t->calib ||
+        rail_calib_apply_times(&a, coll, nbytes, num_pipe_ops, out, &dist) == RAIL_DT_TIMES_MODEL)
         for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
             out[c] = rail_model_time(&t->model, coll, c / NCCL_NUM_PROTOCOLS,
                                      c % NCCL_NUM_PROTOCOLS, nbytes, num_pipe_ops);
+    if (t->calib)
+        rail_calib_apply_fini(&a);
 }
 
 /* The decision table, from the calibration file when there is a usable one. */
@@ -128,6 +133,7 @@ static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
             for (int b = 0; b < RAIL_DT_BUCKETS && !t->calib_active; b++)
                 t->calib_active = t->table.source[c][p][b] == RAIL_DT_SRC_CALIBRATION;
     rail_calib_apply_summary(&a, info, sizeof(info));
+    rail_calib_apply_fini(&a);
     RAIL_INFO(NCCL_TUNING | NCCL_INIT, "calibration %s %s", path, info);
 }
 
@@ -179,8 +185,9 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
         *out = t;
         return 0;
     }
-    rail_model_build_fit(&t->model, topo, &t->shape, opts ? opts->constants : NULL,
-                         opts ? opts->fit : NULL);
+    t->topo = topo;
+    rail_model_build_with(&t->model, topo, &t->shape, opts ? opts->constants : NULL,
+                          opts ? opts->table : NULL);
     if (!t->model.confident) {
         RAIL_INFO(NCCL_TUNING | NCCL_INIT, "model not confident (%s): leaving NCCL's choices alone",
                   t->model.why);
@@ -252,6 +259,19 @@ void rail_tuner_apply(struct rail_tuner *t, int coll, size_t nbytes, int num_pip
         }
     }
     /* None of the model's candidates is available: NCCL's own choice stands. */
+}
+
+int rail_tuner_chunk_size(const struct rail_tuner *t, int coll, size_t nbytes, int algo, int proto,
+                          size_t *chunk_size)
+{
+    if (!t || !chunk_size || !t->rules_active || (unsigned)coll >= RAIL_NUM_COLLS)
+        return 0;
+    int c =
+        rail_rules_chunk(&t->rules, coll, nbytes, t->shape.nnodes, t->shape.nranks, algo, proto);
+    if (c == RAIL_RULE_KEEP)
+        return 0;
+    *chunk_size = (size_t)c;
+    return 1;
 }
 
 static bool v2_allowed(int algo, int collnet_support, int nvls_support)

@@ -19,6 +19,9 @@ struct rail_tuner {
     bool rules_active;
     bool user_forced; /* NCCL_ALGO or NCCL_PROTO set: v2 (which cannot see them) stays hands-off */
     struct rail_model model;
+    /* The topology the model was built from: the caller's (opts->topo, which must outlive the
+     * context) or the process-wide discovery cache. */
+    const struct rail_topo *topo;
     struct rail_decision_table table;
     struct rail_rules rules;
     bool calib_active; /* some cell of the table was ranked from the calibration */
@@ -28,12 +31,12 @@ struct rail_tuner {
 };
 
 struct rail_tuner_opts {
-    const struct rail_topo *topo;       /* NULL: discover (process-wide cache) */
-    const char *rules_path;             /* NULL: NCCL_TUNER_CONFIG_FILE or ./nccl_tuner.conf */
-    int lenient;                        /* -1: NCCL_RAIL_CONFIG_LENIENT */
-    ncclTunerConstants_v5_t *constants; /* v5/v6: NCCL's constants (IN/OUT), else NULL */
-    const struct rail_model_fit *fit;   /* trained corrections; NULL: the shipped ones */
-    const char *calib_path;             /* NULL: NCCL_RAIL_CALIBRATION_FILE; "" none */
+    const struct rail_topo *topo;         /* NULL: discover (process-wide cache) */
+    const char *rules_path;               /* NULL: NCCL_TUNER_CONFIG_FILE or ./nccl_tuner.conf */
+    int lenient;                          /* -1: NCCL_RAIL_CONFIG_LENIENT */
+    ncclTunerConstants_v5_t *constants;   /* v5/v6: NCCL's constants (IN/OUT), else NULL */
+    const struct rail_model_table *table; /* trained table; NULL: the one embedded in the build */
+    const char *calib_path;               /* NULL: NCCL_RAIL_CALIBRATION_FILE; "" none */
 };
 
 /* Build the tuner for one communicator. -EINVAL when the rules file is malformed (strict mode):
@@ -57,6 +60,13 @@ void rail_tuner_apply(struct rail_tuner *t, int coll, size_t nbytes, int num_pip
 void rail_tuner_choose_v2(struct rail_tuner *t, int coll, size_t nbytes, int collnet_support,
                           int nvls_support, int num_pipe_ops, int *algo, int *proto,
                           int *nchannels);
+
+/* v6 getChunkSize: *chunk_size is set only where the operator's rules file names a chunk size
+ * for this call run as (algo, proto) (docs/rules.md); the model never answers (no measurement it
+ * was trained on varied the chunk size), so NCCL's own value stands everywhere else. Returns 1
+ * when it answered. */
+int rail_tuner_chunk_size(const struct rail_tuner *t, int coll, size_t nbytes, int algo, int proto,
+                          size_t *chunk_size);
 
 /* Where a decision came from (explain). */
 enum rail_decision_from {

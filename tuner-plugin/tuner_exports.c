@@ -50,6 +50,15 @@ static ncclResult_t finalize(void *ctx)
     return ncclSuccess;
 }
 
+/* v6 (NCCL 2.30): NCCL's chunk size stands unless the rules file names one for this call. */
+static ncclResult_t get_chunk_size(void *ctx, ncclFunc_t coll, size_t nbytes, int algo, int proto,
+                                   int nchannels, size_t *chunk_size)
+{
+    (void)nchannels;
+    rail_tuner_chunk_size(ctx, (int)coll, nbytes, algo, proto, chunk_size);
+    return ncclSuccess;
+}
+
 /* ---- v6 / v5 ---- */
 static ncclResult_t init_v6(void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
                             ncclDebugLogger_t logger, ncclNvlDomainInfo_v5_t *nvl,
@@ -70,7 +79,7 @@ const ncclTuner_v6_t ncclTunerPlugin_v6 = {
     .init = init_v6,
     .getCollInfo = get_coll_info,
     .finalize = finalize,
-    .getChunkSize = NULL, /* NCCL's chunk sizes stand */
+    .getChunkSize = get_chunk_size,
 };
 
 const ncclTuner_v5_t ncclTunerPlugin_v5 = {

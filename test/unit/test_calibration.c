@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Calibration file (calibration.h): parsing and its errors, the write/parse round trip, and the
- * predictions: measured points, sizes between and beyond, node counts between and beyond. */
+ * times it gives a communicator (calib_apply.h): measured points, sizes between, node counts
+ * between and beyond. */
 #include <errno.h>
+#include <math.h>
 #include <unistd.h>
 
 #include "calibration.h"
 #include "check.h"
+#include "calib_apply.h"
 #include "cost_model.h"
+#include "model_table.h"
 
 static char g_err[1024];
 static struct rail_calibration g_cal;
@@ -97,57 +101,79 @@ static void test_roundtrip(void)
     rail_calib_free(&c);
 }
 
-static double predict(int nnodes, uint64_t bytes, enum rail_calib_how *how)
+/* calib_apply: a calibrated pair's time is the model's times the calibration's residual,
+ * log(measured / model at the calibrated node count), interpolated in log(nodes). */
+static double model_at(const struct rail_topo *t, int nnodes, int coll, int algo, int proto,
+                       size_t bytes)
 {
-    return rail_calib_time(&g_cal, ncclFuncAllGather, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 1, nnodes,
-                           bytes, how);
+    static struct rail_model m;
+    struct rail_comm_shape s = {.nranks = nnodes, .nnodes = nnodes, .min_rpn = 1, .max_rpn = 1};
+    CHECK_EQ_INT(rail_model_build(&m, t, &s, NULL), 0);
+    return rail_model_time(&m, coll, algo, proto, bytes, 1);
+}
+
+static int apply_at(const struct rail_topo *t, int nnodes, size_t bytes, float out[21], float *dist)
+{
+    static struct rail_model m;
+    static struct rail_calib_apply a;
+    struct rail_comm_shape s = {.nranks = nnodes, .nnodes = nnodes, .min_rpn = 1, .max_rpn = 1};
+    CHECK_EQ_INT(rail_model_build(&m, t, &s, NULL), 0);
+    a = (struct rail_calib_apply){
+        .model = &m, .cal = &g_cal, .topo = t, .rpn = 1, .nnodes = nnodes};
+    rail_calib_apply_init(&a);
+    int kind = rail_calib_apply_times(&a, ncclFuncAllGather, bytes, 1, out, dist);
+    rail_calib_apply_fini(&a);
+    return kind;
 }
 
 static void test_predict(void)
 {
-    enum rail_calib_how how;
-    /* Node counts 2 and 8 at 1 rank/node: latency floor 20 and 80 (grows with N), the rest 100. */
-    CHECK_EQ_INT(parse(HDR "AllGather,Ring,Simple,2,2,1,20\n"
-                           "AllGather,Ring,Simple,2,2,1000000,120\n"
-                           "AllGather,Ring,Simple,8,8,1,80\n"
-                           "AllGather,Ring,Simple,8,8,1000000,180\n"
-                           "AllGather,Ring,Simple,16,2,1,7\n"
-                           "AllGather,PAT,Simple,4,4,1,9\n"),
+    static struct rail_topo topo;
+    const int AG = ncclFuncAllGather, P = NCCL_ALGO_PAT, S = NCCL_PROTO_SIMPLE;
+    const int RS_ = NCCL_ALGO_RING * 3 + NCCL_PROTO_SIMPLE, PS = P * 3 + S;
+    float out[21], dist;
+    char err[256];
+    CHECK_EQ_INT(rail_topo_load_profile("aws-p5", &topo, err, sizeof(err)), 0);
+    /* PAT (read at the same size) at 2 and 8 nodes, one rank each; Ring/Simple at 2 only. */
+    CHECK_EQ_INT(parse(HDR "AllGather,PAT,Simple,2,2,1048576,100\n"
+                           "AllGather,PAT,Simple,2,2,4194304,300\n"
+                           "AllGather,PAT,Simple,8,8,1048576,400\n"
+                           "AllGather,PAT,Simple,8,8,4194304,900\n"
+                           "AllGather,Ring,Simple,2,2,1048576,150\n"),
                  0);
-    CHECK_NEAR(predict(2, 1000000, &how), 120.0, 1e-9);
-    CHECK_EQ_INT(how, RAIL_CALIB_MEASURED);
-    /* Sizes: log-log between two points, the smallest's time below, the slope beyond. */
-    CHECK_NEAR(predict(2, 1000, &how), 20.0 * pow(6.0, 0.5), 1e-9);
-    CHECK_EQ_INT(how, RAIL_CALIB_SIZE_FIT);
-    CHECK_NEAR(predict(2, 0, &how), 20.0, 1e-9);
-    CHECK_NEAR(predict(2, 2000000, &how), 120.0 + 100.0 * 1000000.0 / 999999.0, 1e-6);
-    /* Node counts: floor 20 -> 80 is slope 1 in log-log, the rest interpolated in log(N). */
-    CHECK_NEAR(predict(4, 1000000, &how), 40.0 + 100.0, 1e-9);
-    CHECK_EQ_INT(how, RAIL_CALIB_NODES_INTERP);
-    CHECK_NEAR(predict(32, 1000000, &how), 320.0 + 100.0, 1e-9);
-    CHECK_EQ_INT(how, RAIL_CALIB_NODES_EXTRAP);
-    CHECK_NEAR(predict(1, 1, &how), 10.0, 1e-9);
-    /* Other ranks per node, other pairs, a single node count: nothing. */
-    CHECK(rail_calib_time(&g_cal, ncclFuncAllGather, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 4, 2, 1,
-                          &how) < 0);
-    CHECK_EQ_INT(how, RAIL_CALIB_NONE);
-    CHECK(rail_calib_time(&g_cal, ncclFuncAllGather, NCCL_ALGO_RING, NCCL_PROTO_LL, 1, 2, 1, &how) <
-          0);
-    CHECK(rail_calib_time(&g_cal, ncclFuncAllGather, NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE, 1, 8, 1,
-                          &how) < 0);
-    CHECK_NEAR(
-        rail_calib_time(&g_cal, ncclFuncAllGather, NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE, 1, 4, 1, &how),
-        9.0, 1e-9);
-    CHECK_NEAR(rail_calib_time(&g_cal, ncclFuncAllGather, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 8, 2,
-                               1, &how),
-               7.0, 1e-9);
-    /* One measured size: beyond it, time grows in proportion to the bytes. */
-    CHECK_NEAR(rail_calib_time(&g_cal, ncclFuncAllGather, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 8, 2,
-                               4, &how),
-               28.0, 1e-9);
-    /* Extrapolation slope is clamped to 2 in log-log. */
-    CHECK_EQ_INT(parse(HDR "AllGather,Ring,Simple,2,2,1,1\nAllGather,Ring,Simple,4,4,1,64\n"), 0);
-    CHECK_NEAR(predict(8, 1, &how), 256.0, 1e-6);
+    double r2 = log(100.0 / model_at(&topo, 2, AG, P, S, 1048576));
+    double r8 = log(400.0 / model_at(&topo, 8, AG, P, S, 1048576));
+    /* Measured here, every calibrated pair at this size: the measured times, no margin. */
+    CHECK_EQ_INT(apply_at(&topo, 2, 1048576, out, &dist), RAIL_DT_TIMES_CAL_MEASURED);
+    CHECK_NEAR(out[PS], 100.0, 1e-3);
+    CHECK_NEAR(out[RS_], 150.0, 1e-3);
+    CHECK_NEAR(dist, 0.0, 1e-9);
+    /* Between two measured sizes: the residual in log(bytes). */
+    CHECK_EQ_INT(apply_at(&topo, 2, 2097152, out, &dist), RAIL_DT_TIMES_CAL_NEAR);
+    double r2b = log(300.0 / model_at(&topo, 2, AG, P, S, 4194304));
+    CHECK_NEAR(out[PS] / model_at(&topo, 2, AG, P, S, 2097152), exp(0.5 * (r2 + r2b)), 1e-4);
+    /* 4 nodes: halfway between 2 and 8 in log(nodes); Ring/Simple only at 2: beyond, fading. */
+    CHECK_EQ_INT(apply_at(&topo, 4, 1048576, out, &dist), RAIL_DT_TIMES_CAL_BEYOND);
+    CHECK_NEAR(out[PS] / model_at(&topo, 4, AG, P, S, 1048576), exp(0.5 * r2 + 0.5 * r8), 1e-4);
+    CHECK_NEAR(dist, 1.0, 1e-6);
+    /* 32 nodes: two octaves beyond 8, the residual fades with the table's fade_nodes. */
+    const struct rail_model_table *tab = rail_model_table_builtin();
+    CHECK_EQ_INT(apply_at(&topo, 32, 1048576, out, &dist), RAIL_DT_TIMES_CAL_BEYOND);
+    CHECK_NEAR(out[PS] / model_at(&topo, 32, AG, P, S, 1048576),
+               exp(r8 * exp(-2.0 / tab->fade_nodes)), 1e-4);
+    CHECK_NEAR(dist, 2.0, 1e-6);
+    /* Another number of ranks per node: nothing calibrated, the model's times. */
+    {
+        static struct rail_model m;
+        static struct rail_calib_apply a;
+        struct rail_comm_shape s = {.nranks = 16, .nnodes = 2, .min_rpn = 8, .max_rpn = 8};
+        CHECK_EQ_INT(rail_model_build(&m, &topo, &s, NULL), 0);
+        a = (struct rail_calib_apply){
+            .model = &m, .cal = &g_cal, .topo = &topo, .rpn = 8, .nnodes = 2};
+        rail_calib_apply_init(&a);
+        CHECK_EQ_INT(rail_calib_apply_times(&a, AG, 1048576, 1, out, &dist), RAIL_DT_TIMES_MODEL);
+        rail_calib_apply_fini(&a);
+    }
 
     {
         struct rail_calib_cover cv;

@@ -140,15 +140,16 @@ static void test_published_cases(void)
 {
     static struct rail_model m;
 
-    /* Hopper single node: LL tiny, Ring LL128 in the mid range, NVLS for large AR; Ring for large
-     * AG/RS, where NVLS is measured slower (nccl#1047, #1083, #1506). */
+    /* Hopper single node: LL tiny and in the mid range (NCCL's own latencies: the unvalidated
+     * LL128 latency estimate R3 was dropped), NVLS for large AR; Ring for large AG/RS, where
+     * NVLS is measured slower (nccl#1047, #1083, #1506). */
     build(topo_h100, 1, &m);
     expect_pick(&m, AR, 8, NCCL_ALGO_RING, NCCL_PROTO_LL);
-    expect_pick(&m, AR, 64 * KiB, NCCL_ALGO_RING, NCCL_PROTO_LL128);
-    expect_pick(&m, AR, MiB, NCCL_ALGO_RING, NCCL_PROTO_LL128);
+    expect_pick(&m, AR, 64 * KiB, NCCL_ALGO_RING, NCCL_PROTO_LL);
+    expect_pick(&m, AR, MiB, NCCL_ALGO_RING, NCCL_PROTO_LL);
     expect_pick(&m, AR, 64 * MiB, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE);
     expect_pick(&m, AR, GiB, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE);
-    expect_pick(&m, AG, 256 * KiB, NCCL_ALGO_RING, NCCL_PROTO_LL128);
+    expect_pick(&m, AG, 256 * KiB, NCCL_ALGO_RING, NCCL_PROTO_LL);
     expect_pick(&m, AG, GiB, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE);
     expect_pick(&m, RS, GiB, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE);
     /* NVLS AR: 370.8 x 0.85 x 8/9 algorithm bandwidth, busbw ~490 (measured ~480, nccl#1455). */
@@ -159,13 +160,12 @@ static void test_published_cases(void)
     CHECK_NEAR(m.bw[AG][NCCL_ALGO_NVLS][NCCL_PROTO_SIMPLE], 360.0, 1e-3);
     /* Ring Simple AR busbw ~360. */
     CHECK_NEAR(m.bw[AR][NCCL_ALGO_RING][NCCL_PROTO_SIMPLE] * 14.0 / 8.0, 360.0, 1e-3);
-    CHECK(m.refinements & RAIL_REFINE_LL128_NVLINK);
     CHECK(m.refinements & RAIL_REFINE_NVLS_AGRS_BW);
 
-    /* Ampere NVLink single node: LL128 in the mid range as well. */
+    /* Ampere NVLink single node: LL to the mid range, LL128 beyond, as NCCL. */
     build(topo_p4d, 1, &m);
     expect_pick(&m, AR, 8, NCCL_ALGO_RING, NCCL_PROTO_LL);
-    expect_pick(&m, AR, 256 * KiB, NCCL_ALGO_RING, NCCL_PROTO_LL128);
+    expect_pick(&m, AR, 256 * KiB, NCCL_ALGO_RING, NCCL_PROTO_LL);
     expect_pick(&m, AR, 4 * MiB, NCCL_ALGO_RING, NCCL_PROTO_LL128);
     expect_pick(&m, AR, GiB, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE);
 

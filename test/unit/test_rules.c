@@ -307,10 +307,35 @@ static void test_errors(void)
                     "min_bytes 100 is greater than max_bytes 99");
     CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,4,2", "nRanks 2 is less than nNodes 4");
     /* Field count and empty fields. */
-    CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,-1", "7 fields; expected 8, 9 or 10");
-    CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,-1,-1,-1,-1,-1", "11 fields; expected 8, 9 or");
-    CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,-1,-1,-1,-1,", "11 fields");
-    CHECK_PARSE_ERR("garbage", "1 field; expected 8, 9 or 10");
+    CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,-1", "7 fields; expected 8 to 11");
+    CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,-1,-1,-1,-1,-1,-1", "12 fields; expected 8 to");
+    CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,-1,-1,-1,-1,-1,", "12 fields");
+    CHECK_PARSE_ERR("garbage", "1 field; expected 8 to 11");
+    /* The 11th field (the project's extension): a chunk size for tuner v6 getChunkSize. */
+    CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,-1,-1,-1,-1,511",
+                    "field 11 (chunkSize): '511' is out of range; expected -1 (keep NCCL's) or a "
+                    "chunk size in bytes, 512..1073741824");
+    CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,-1,-1,-1,-1,1073741825", "out of range");
+    CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,-1,-1,-1,-1,64k", "bad number '64k'");
+    {
+        struct rail_rule r;
+        char buf[160];
+        CHECK_EQ_INT(rail_rules_parse_line("allreduce,0,1,ring,simple,-1,-1,-1,-1,-1,", &r, g_err,
+                                           sizeof(g_err)),
+                     1);
+        CHECK_EQ_INT(r.chunk_bytes, RAIL_RULE_KEEP);
+        CHECK_EQ_INT(rail_rules_parse_line("allreduce,0,1,ring,simple,-1,-1,-1,-1,-1,524288", &r,
+                                           g_err, sizeof(g_err)),
+                     1);
+        CHECK_EQ_INT(r.chunk_bytes, 524288);
+        rail_rule_format(&r, buf, sizeof(buf));
+        CHECK_EQ_STR(buf, "allreduce,0,1,ring,simple,-1,-1,-1,-1,-1,524288");
+        CHECK_EQ_INT(
+            rail_rules_parse_line("allreduce,0,1,ring,simple,-1,-1,-1", &r, g_err, sizeof(g_err)),
+            1);
+        rail_rule_format(&r, buf, sizeof(buf));
+        CHECK_EQ_STR(buf, "allreduce,0,1,ring,simple,-1,-1,-1,-1,-1"); /* 10 fields without one */
+    }
     CHECK_PARSE_ERR("a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w", "23 fields");
     CHECK_PARSE_ERR("allreduce,,1,ring,simple,-1,-1,-1", "field 2 (min_bytes): empty");
     CHECK_PARSE_ERR("allreduce,0,1,ring,simple,-1,-1, ", "field 8 (nRanks): empty");
@@ -454,7 +479,7 @@ static void test_load_errors(void)
                    "field 4 (algorithm): unknown algorithm 'rign'; expected");
     check_load_err(FIX("bad_min_gt_max.conf"), 3,
                    "min_bytes 4294967295 is greater than max_bytes 32769");
-    check_load_err(FIX("bad_field_count.conf"), 5, "7 fields; expected 8, 9 or 10");
+    check_load_err(FIX("bad_field_count.conf"), 5, "7 fields; expected 8 to 11");
     check_load_err(FIX("bad_channels.conf"), 3, "field 6 (channels): '0' is out of range");
     check_load_err(FIX("bad_trailing_garbage.conf"), 2,
                    "field 8 (nRanks): bad number '-1 # small messages'");

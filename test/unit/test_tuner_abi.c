@@ -63,7 +63,7 @@ static void test_lookup_order(void)
         CHECK(t && t->init && t->getCollInfo && t->destroy); /* complete at load time */
     }
     const ncclTuner_v6_t *v6 = dlsym(h, "ncclTunerPlugin_v6");
-    CHECK(v6 && v6->init && v6->getCollInfo && v6->finalize && v6->getChunkSize == NULL);
+    CHECK(v6 && v6->init && v6->getCollInfo && v6->finalize && v6->getChunkSize);
     CHECK(dlsym(h, "rail_tuner_create") == NULL); /* internals stay hidden */
     dlclose(h);
 }
@@ -98,16 +98,18 @@ static void test_v5_table(void)
     void *h = open_plugin();
     const ncclTuner_v5_t *t = h ? dlsym(h, "ncclTunerPlugin_v5") : NULL;
     ncclTunerConstants_v5_t consts;
-    ncclNvlDomainInfo_v5_t nvl = {2, 8, 8};
+    ncclNvlDomainInfo_v5_t nvl = {8, 1, 1};
     void *ctx = NULL;
     int forced = 0, bad = 0, nch_bad = 0;
 
     CHECK(t != NULL);
     if (!t)
         return;
-    setenv("NCCL_RAIL_TOPO_PROFILE", "dgx-h100", 1);
+    /* One GPU on each of 8 P5 nodes: a shape the trained table covers, where NCCL's own choice
+     * (PAT) is measured far off, so the tuner acts (docs/cost-model.md §12). */
+    setenv("NCCL_RAIL_TOPO_PROFILE", "aws-p5", 1);
     rail_model_default_constants(&consts);
-    CHECK_EQ_INT(t->init(&ctx, 0x1234, 16, 2, test_logger, &nvl, &consts), ncclSuccess);
+    CHECK_EQ_INT(t->init(&ctx, 0x1234, 8, 8, test_logger, &nvl, &consts), ncclSuccess);
     CHECK(ctx != NULL);
     CHECK(g_log_lines > 0 && g_log_prefix_ok);
 
@@ -147,15 +149,16 @@ static void test_v5_table(void)
         CHECK(check_call(before, after, &chosen) && chosen == -1);
         CHECK_EQ_INT(nch, 0);
     }
-    /* Only one entry available: it is the one chosen (the model ranks every possible entry). */
+    /* Only one entry available: it is the one that runs (chosen, or NCCL's own when the tuner
+     * leaves the table alone); nothing else is touched. */
     {
         float before[7][3], after[7][3];
         int chosen, nch = 0;
         fill_table(before, 1u << (NCCL_ALGO_RING * 3 + NCCL_PROTO_SIMPLE));
         memcpy(after, before, sizeof(after));
-        t->getCollInfo(ctx, ncclFuncAllReduce, 1 << 20, 1, (float **)(void *)after, 7, 3, 0, &nch);
+        t->getCollInfo(ctx, ncclFuncAllGather, 1 << 10, 1, (float **)(void *)after, 7, 3, 0, &nch);
         CHECK(check_call(before, after, &chosen));
-        CHECK_EQ_INT(chosen, NCCL_ALGO_RING * 3 + NCCL_PROTO_SIMPLE);
+        CHECK(chosen == -1 || chosen == NCCL_ALGO_RING * 3 + NCCL_PROTO_SIMPLE);
     }
     /* A table of another shape is not touched. */
     {
@@ -175,25 +178,26 @@ static void test_v5_table(void)
         t->getCollInfo(ctx, ncclFuncSendRecv, 1 << 20, 1, (float **)(void *)after, 7, 3, 0, &nch);
         CHECK(check_call(before, after, &chosen) && chosen == -1);
     }
-    /* 8 bytes AllReduce picks LL; 1 GiB picks Simple (when everything is offered). */
+    /* AllGather over 8 single-GPU P5 nodes (measured: test/fixtures/tuner-data/p5_8x1_efa): Ring/LL
+     * at 1 KiB, where NCCL picks PAT; Ring/Simple at 64 MiB, where NCCL picks Ring/LL128. */
     {
         float tab[7][3];
         int nch = 0, chosen;
         fill_table(tab, 0x1fffff);
-        t->getCollInfo(ctx, ncclFuncAllReduce, 8, 1, (float **)(void *)tab, 7, 3, 0, &nch);
+        t->getCollInfo(ctx, ncclFuncAllGather, 1024, 1, (float **)(void *)tab, 7, 3, 0, &nch);
         chosen = -1;
         for (int c = 0; c < 21; c++)
             if (tab[c / 3][c % 3] == 0.0f)
                 chosen = c;
-        CHECK_MSG(chosen >= 0 && chosen % 3 == NCCL_PROTO_LL, "8 B chose %d", chosen);
+        CHECK_MSG(chosen == NCCL_ALGO_RING * 3 + NCCL_PROTO_LL, "1 KiB chose %d", chosen);
         fill_table(tab, 0x1fffff);
-        t->getCollInfo(ctx, ncclFuncAllReduce, (size_t)1 << 30, 1, (float **)(void *)tab, 7, 3, 0,
+        t->getCollInfo(ctx, ncclFuncAllGather, (size_t)64 << 20, 1, (float **)(void *)tab, 7, 3, 0,
                        &nch);
         chosen = -1;
         for (int c = 0; c < 21; c++)
             if (tab[c / 3][c % 3] == 0.0f)
                 chosen = c;
-        CHECK_MSG(chosen >= 0 && chosen % 3 == NCCL_PROTO_SIMPLE, "1 GiB chose %d", chosen);
+        CHECK_MSG(chosen == NCCL_ALGO_RING * 3 + NCCL_PROTO_SIMPLE, "64 MiB chose %d", chosen);
     }
     CHECK_EQ_INT(t->finalize(ctx), ncclSuccess);
     unsetenv("NCCL_RAIL_TOPO_PROFILE");
@@ -289,8 +293,8 @@ static void test_v2(void)
     CHECK(t != NULL);
     if (!t)
         return;
-    setenv("NCCL_RAIL_TOPO_PROFILE", "dgx-h100", 1);
-    CHECK_EQ_INT(t->init(8, 1, test_logger, &ctx), ncclSuccess);
+    setenv("NCCL_RAIL_TOPO_PROFILE", "aws-p5", 1);
+    CHECK_EQ_INT(t->init(8, 8, test_logger, &ctx), ncclSuccess);
     for (int coll = 0; coll < 5; coll++)
         for (int l = 0; l <= 34; l++)
             for (int nvls = 0; nvls <= 1; nvls++)
@@ -398,6 +402,66 @@ static void test_rules_strict(void)
     dlclose(h);
 }
 
+/* v6 getChunkSize: NCCL's chunk size stands unless the rules file names one for the call's
+ * (algo, proto); the answer follows the first matching rule. */
+static void test_v6_chunk_size(void)
+{
+    void *h = open_plugin();
+    const ncclTuner_v6_t *t = h ? dlsym(h, "ncclTunerPlugin_v6") : NULL;
+    ncclNvlDomainInfo_v5_t nvl = {2, 8, 8};
+    ncclTunerConstants_v5_t consts;
+    char path[] = "/tmp/rail-tuner-chunk-XXXXXX";
+    void *ctx = NULL;
+    size_t chunk;
+    int fd = mkstemp(path);
+
+    CHECK(t != NULL && fd >= 0);
+    if (!t || fd < 0)
+        return;
+    rail_model_default_constants(&consts);
+    setenv("NCCL_RAIL_TOPO_PROFILE", "aws-p5", 1);
+    /* No rules: every call keeps NCCL's value, also for bad arguments. */
+    CHECK_EQ_INT(t->init(&ctx, 1, 16, 2, test_logger, &nvl, &consts), ncclSuccess);
+    chunk = 131072;
+    CHECK_EQ_INT(t->getChunkSize(ctx, ncclFuncAllReduce, 1 << 20, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE,
+                                 8, &chunk),
+                 ncclSuccess);
+    CHECK_EQ_INT((int)chunk, 131072);
+    CHECK_EQ_INT(t->getChunkSize(ctx, ncclFuncAllReduce, 1 << 20, 1, 2, 8, NULL), ncclSuccess);
+    CHECK_EQ_INT(t->getChunkSize(NULL, ncclFuncAllReduce, 1 << 20, 1, 2, 8, &chunk), ncclSuccess);
+    CHECK_EQ_INT((int)chunk, 131072);
+    t->finalize(ctx);
+
+    CHECK(write(fd,
+                "allreduce,0,65536,ring,simple,-1,-1,-1,-1,-1,524288\n"
+                "allreduce,0,1048576,tree,ll128,-1,2,-1,-1,-1,65536\n"
+                "allreduce,0,1048576,ring,simple,-1,-1,-1,-1,-1,262144\n",
+                157) == 157);
+    close(fd);
+    setenv("NCCL_TUNER_CONFIG_FILE", path, 1);
+    ctx = NULL;
+    CHECK_EQ_INT(t->init(&ctx, 1, 16, 2, test_logger, &nvl, &consts), ncclSuccess);
+    chunk = 131072;
+    t->getChunkSize(ctx, ncclFuncAllReduce, 4096, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 8, &chunk);
+    CHECK_EQ_INT((int)chunk, 524288); /* the first rule */
+    chunk = 131072;
+    t->getChunkSize(ctx, ncclFuncAllReduce, 1 << 20, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 8, &chunk);
+    CHECK_EQ_INT((int)chunk, 262144); /* beyond the first rule's sizes */
+    chunk = 131072;
+    t->getChunkSize(ctx, ncclFuncAllReduce, 1 << 20, NCCL_ALGO_TREE, NCCL_PROTO_LL128, 8, &chunk);
+    CHECK_EQ_INT((int)chunk, 65536);
+    chunk = 131072; /* a pair no rule names, another collective, a size beyond every rule */
+    t->getChunkSize(ctx, ncclFuncAllReduce, 1 << 20, NCCL_ALGO_RING, NCCL_PROTO_LL, 8, &chunk);
+    t->getChunkSize(ctx, ncclFuncAllGather, 1 << 20, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 8, &chunk);
+    t->getChunkSize(ctx, ncclFuncAllReduce, 1 << 21, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 8, &chunk);
+    CHECK_EQ_INT((int)chunk, 131072);
+    t->finalize(ctx);
+    unsetenv("NCCL_TUNER_CONFIG_FILE");
+    unsetenv("NCCL_RAIL_TOPO_PROFILE");
+    unlink(path);
+    dlclose(h);
+}
+
 int main(void)
 {
     unsetenv("NCCL_TOPO_FILE");
@@ -408,5 +472,6 @@ int main(void)
     test_hands_off();
     test_v2();
     test_rules_strict();
+    test_v6_chunk_size();
     return check_report("test_tuner_abi");
 }

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Forced-pair measurements (test/fixtures/tuner-data: measurements.csv and topo/<system>.xml)
+ * loaded for the tuner's benchmarks: the rows sorted by (system, collective, nodes, ranks,
+ * bytes, pair), one topology per system. */
+#ifndef NCCL_RAIL_BENCH_TUNER_DATA_H
+#define NCCL_RAIL_BENCH_TUNER_DATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "topo.h"
+
+#define TD_MAX_ROWS    8192
+#define TD_MAX_SYSTEMS 32
+#define TD_NAME_LEN    48
+
+struct td_row {
+    int sys; /* index into td.names */
+    int coll, nranks, nnodes, algo, proto;
+    size_t bytes;
+    double time_us;
+};
+
+struct td {
+    int nrows, nsys;
+    struct td_row rows[TD_MAX_ROWS];
+    char names[TD_MAX_SYSTEMS][TD_NAME_LEN];
+    int lo[TD_MAX_SYSTEMS], hi[TD_MAX_SYSTEMS]; /* each system's rows */
+    struct rail_topo topo[TD_MAX_SYSTEMS];
+};
+
+/* Loads dir/measurements.csv and dir/topo/<system>.xml. 0, or -1 with a message on stderr. */
+int td_load(const char *dir, struct td *d);
+/* Rows a and b are the same measured point (system, collective, shape, size). */
+bool td_same_point(const struct td_row *a, const struct td_row *b);
+/* The end of the point starting at row i. */
+int td_point_end(const struct td *d, int i);
+/* The end of the (system, collective, shape) series starting at row i. */
+int td_shape_end(const struct td *d, int i);
+/* The system's index by name, or -1. */
+int td_find(const struct td *d, const char *name);
+
+#endif

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Held-out evaluations: leave one system out, leave one P5 node count out, and the same node
+ * counts calibrated from the other node counts' nccl-tests logs. Each held-out system is
+ * replayed with a table fitted without it (cached: LOSO and LONO share the fits). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib_files.h"
+#include "calibration.h"
+#include "tuner_eval.h"
+
+static struct rail_model_table g_fold[TD_MAX_SYSTEMS];
+static struct sys_result g_held[TD_MAX_SYSTEMS];
+static bool g_done[TD_MAX_SYSTEMS];
+
+static uint64_t all_mask(const struct td *d)
+{
+    return d->nsys >= 64 ? ~0ull : (1ull << d->nsys) - 1;
+}
+
+/* The table fitted without system s, and s replayed with it. */
+static int held_out(struct eval_opts *e, const struct fit_opts *fo, int s)
+{
+    if (g_done[s])
+        return 0;
+    if (tuner_fit(e->d, all_mask(e->d) & ~(1ull << s), fo, &g_fold[s]) < 0)
+        return -1;
+    const struct rail_model_table *keep = e->table;
+    e->table = &g_fold[s];
+    int rc = eval_run(e, 1ull << s);
+    e->table = keep;
+    if (rc < 0)
+        return -1;
+    g_held[s] = e->res[s];
+    g_done[s] = true;
+    return 0;
+}
+
+static void print_held(struct eval_opts *e, uint64_t mask, const char *title)
+{
+    for (int s = 0; s < e->d->nsys; s++)
+        if (mask >> s & 1)
+            e->res[s] = g_held[s];
+    eval_print(e, mask, title);
+}
+
+int eval_loso(struct eval_opts *e, const struct fit_opts *fo, bool check)
+{
+    uint64_t mask = 0;
+    for (int s = 0; s < e->d->nsys; s++)
+        if (held_out(e, fo, s) == 0)
+            mask |= 1ull << s;
+    print_held(e, mask,
+               "Leave one system out (each system replayed with a table fitted on the "
+               "others)");
+    if (mask != all_mask(e->d))
+        return 1;
+    return check ? eval_check(e, mask) : 0;
+}
+
+/* The P5 systems at gpn GPUs per node (p5_<nodes>x<gpn>_...). */
+static uint64_t p5_group(const struct td *d, int gpn)
+{
+    char tag[16];
+    uint64_t mask = 0;
+    snprintf(tag, sizeof(tag), "x%d_", gpn);
+    for (int s = 0; s < d->nsys; s++)
+        if (strncmp(d->names[s], "p5_", 3) == 0 && strstr(d->names[s], tag))
+            mask |= 1ull << s;
+    return mask;
+}
+
+void eval_lono(struct eval_opts *e, const struct fit_opts *fo)
+{
+    static const int gpns[] = {1, 8};
+    for (int i = 0; i < 2; i++) {
+        uint64_t mask = p5_group(e->d, gpns[i]), done = 0;
+        char title[160];
+        for (int s = 0; s < e->d->nsys; s++)
+            if (mask >> s & 1 && held_out(e, fo, s) == 0)
+                done |= 1ull << s;
+        snprintf(title, sizeof(title),
+                 "Leave one node count out (P5, %d GPU%s per node; fitted on all other data)",
+                 gpns[i], gpns[i] > 1 ? "s" : "");
+        print_held(e, done, title);
+    }
+}
+
+/* The nccl-tests logs of the systems in mask, read as `nccl-rail calibrate` reads them, written
+ * as a calibration file to out. */
+static int write_calibration(const struct eval_opts *e, uint64_t mask, const char *out)
+{
+    struct rail_calib_logs logs = {0};
+    struct rail_calibration cal = {0};
+    char dir[2048], err[512];
+    int rc = 0;
+    FILE *f;
+
+    for (int s = 0; s < e->d->nsys && rc == 0; s++)
+        if (mask >> s & 1) {
+            snprintf(dir, sizeof(dir), "%s/nccl-tests/%s", e->data, e->d->names[s]);
+            if ((rc = rail_calib_logs_add(&logs, dir, NULL, err, sizeof(err))) < 0)
+                fprintf(stderr, "tuner_eval: %s\n", err);
+        }
+    if (rc == 0)
+        rc = rail_calib_from_runs(logs.runs, logs.nruns, &cal);
+    rail_calib_logs_free(&logs);
+    if (rc == 0 && !(f = fopen(out, "w")))
+        rc = -errno;
+    else if (rc == 0) {
+        rc = rail_calib_write(&cal, "tuner_eval --calibrated", f);
+        if (fclose(f) != 0 && rc == 0)
+            rc = -EIO;
+    }
+    rail_calib_free(&cal);
+    return rc;
+}
+
+void eval_calibrated(struct eval_opts *e)
+{
+    static const int gpns[] = {1, 8};
+    struct fit_opts fo;
+    char path[] = "/tmp/tuner_eval_calib_XXXXXX";
+    int fd = mkstemp(path);
+
+    fit_opts_default(&fo);
+    fo.published = RAIL_FIXTURES "/measurements/published.csv";
+    if (fd < 0) {
+        perror("tuner_eval: mkstemp");
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        uint64_t mask = p5_group(e->d, gpns[i]), done = 0;
+        char title[200];
+        for (int s = 0; s < e->d->nsys; s++) {
+            if (!(mask >> s & 1) || held_out(e, &fo, s) < 0 ||
+                write_calibration(e, mask & ~(1ull << s), path) < 0)
+                continue;
+            const struct rail_model_table *keep = e->table;
+            e->table = &g_fold[s];
+            e->calib_path = path;
+            if (eval_run(e, 1ull << s) == 0)
+                done |= 1ull << s;
+            e->calib_path = NULL;
+            e->table = keep;
+        }
+        snprintf(title, sizeof(title),
+                 "Calibrated, leave one node count out (P5, %d GPU%s per node; table fitted "
+                 "without it + calibration from the other node counts' nccl-tests logs)",
+                 gpns[i], gpns[i] > 1 ? "s" : "");
+        eval_print(e, done, title);
+        for (int s = 0; s < e->d->nsys; s++)
+            if (done >> s & 1)
+                printf("%-16s calibrated / NCCL mean regret: %.3f\n", e->d->names[s],
+                       eval_mean(e->res[s].proj, e->res[s].n) /
+                           eval_mean(e->res[s].nccl, e->res[s].n));
+        printf("\n");
+    }
+    close(fd);
+    unlink(path);
+}
