@@ -12,7 +12,7 @@
  *
  * usage: tuner_eval [--data DIR] [--table FILE] [--calibration FILE] [--dump] [--fit] [--out FILE]
  * [--loso] [--lono]
- *                   [--calibrated] [--check] [--check-table]
+ *                   [--calibrated] [--check] [--check-table] [--check-calibration]
  *                   [--margin M0,SLOPE,OUT,FADE_N,FADE_B]
  *                   [--lambda L] [--prior W]
  *   --calibration FILE: replay with NCCL_RAIL_CALIBRATION_FILE=FILE;
@@ -29,6 +29,8 @@
  *   --check: the shipped table against the regression bounds (ctest tuner_regret); with
  *          --loso, the held-out bounds too (ctest tuner_loso);
  *   --check-table: refit and compare with the embedded table (ctest tuner_table);
+ *   --check-calibration: each P5 sweep calibrated from its own logs is never worse than the
+ *          default table at a measured point (ctest tuner_calibration);
  *   --dump: one CSV line per (point, pair): measured time, both models, both picks. */
 #include "tuner_eval.h"
 
@@ -38,12 +40,12 @@
 
 static int usage(void)
 {
-    fprintf(
-        stderr,
-        "usage: tuner_eval [--data DIR] [--table FILE] [--calibration FILE] [--dump] [--fit] "
-        "[--out FILE] "
-        "[--loso] [--lono] [--calibrated] [--check] [--check-table] [--margin M0,SLOPE,OUT,FN,FB] "
-        "[--lambda L] [--prior W]\n");
+    fprintf(stderr,
+            "usage: tuner_eval [--data DIR] [--table FILE] [--calibration FILE] [--dump] [--fit] "
+            "[--out FILE] "
+            "[--loso] [--lono] [--calibrated] [--check] [--check-table] [--check-calibration] "
+            "[--margin M0,SLOPE,OUT,FN,FB] "
+            "[--lambda L] [--prior W]\n");
     return 2;
 }
 
@@ -53,7 +55,7 @@ int main(int argc, char **argv)
     struct eval_opts e = {.data = RAIL_FIXTURES "/tuner-data"};
     struct fit_opts fo;
     bool dump = false, fit = false, loso = false, lono = false, check = false, calibrated = false;
-    bool check_table = false;
+    bool check_table = false, check_cal = false;
     const char *out = NULL, *table_path = NULL;
     struct rail_model_table table;
 
@@ -88,6 +90,8 @@ int main(int argc, char **argv)
             check = true;
         else if (strcmp(argv[i], "--check-table") == 0)
             check_table = true;
+        else if (strcmp(argv[i], "--check-calibration") == 0)
+            check_cal = true;
         else if (strcmp(argv[i], "--calibrated") == 0)
             calibrated = true;
         else
@@ -104,6 +108,8 @@ int main(int argc, char **argv)
     }
     if (dump)
         return eval_dump(&e, all) < 0;
+    if (check_cal)
+        return eval_check_calibrated_points(&e) != 0;
     if (check_table) { /* the embedded table is what --fit writes from these fixtures */
         struct rail_model_table t;
         if (tuner_fit(&d, all, &fo, &t) < 0)

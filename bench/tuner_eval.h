@@ -44,6 +44,7 @@ int eval_loso(struct eval_opts *e, const struct fit_opts *fo, bool check);
 int eval_check_table(const struct rail_model_table *fitted, const struct rail_model_table *shipped);
 void eval_lono(struct eval_opts *e, const struct fit_opts *fo);
 void eval_calibrated(struct eval_opts *e);
+int eval_check_calibrated_points(struct eval_opts *e);
 
 double eval_mean(const double *v, int n);
 double eval_p90(const double *v, int n);

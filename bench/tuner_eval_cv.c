@@ -162,3 +162,44 @@ void eval_calibrated(struct eval_opts *e)
     close(fd);
     unlink(path);
 }
+
+/* At calibrated points a calibration never makes a choice worse than the default table's: each
+ * P5 sweep calibrated from its own logs, every measured point compared (ctest tuner_calibration).
+ * 0 when it holds. */
+int eval_check_calibrated_points(struct eval_opts *e)
+{
+    static const int gpns[] = {1, 8};
+    static struct sys_result base[TD_MAX_SYSTEMS];
+    char path[] = "/tmp/tuner_eval_calib_XXXXXX";
+    int fd = mkstemp(path), worse = 0, better = 0, points = 0;
+    if (fd < 0) {
+        perror("tuner_eval: mkstemp");
+        return 1;
+    }
+    for (int i = 0; i < 2; i++) {
+        uint64_t mask = p5_group(e->d, gpns[i]);
+        if (eval_run(e, mask) < 0 || write_calibration(e, mask, path) < 0)
+            return 1;
+        memcpy(base, e->res, sizeof(base));
+        e->calib_path = path;
+        int rc = eval_run(e, mask);
+        e->calib_path = NULL;
+        if (rc < 0)
+            return 1;
+        for (int s = 0; s < e->d->nsys; s++)
+            for (int k = 0; mask >> s & 1 && k < e->res[s].n; k++) {
+                points++;
+                if (e->res[s].proj[k] > base[s].proj[k] + 1e-9) {
+                    printf("CHECK: %s point %d: calibrated regret %.3f, default %.3f\n",
+                           e->d->names[s], k, e->res[s].proj[k], base[s].proj[k]);
+                    worse++;
+                }
+                better += e->res[s].proj[k] < base[s].proj[k] - 1e-9;
+            }
+    }
+    close(fd);
+    unlink(path);
+    printf("calibrated points: %d, worse than the default table %d, better %d\n", points, worse,
+           better);
+    return worse ? 1 : 0;
+}

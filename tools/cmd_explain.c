@@ -212,7 +212,9 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
 {
     int cands[RAIL_DT_CANDIDATES], nc = 0;
 
-    /* Columns: every candidate the model considers possible for this collective. */
+    /* Columns: every candidate the model considers possible for this collective. A row's choice
+     * is the tuner's, or (from "NCCL") the pick of NCCL's own model where the tuner leaves the
+     * table alone. */
     float times[RAIL_DT_CANDIDATES];
     rail_tuner_times(t, coll, 1 << 20, (int)o->pipe_ops, times);
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
@@ -236,10 +238,16 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
         char sz[32], ch[40];
         rail_tuner_times(t, coll, bytes, (int)o->pipe_ops, times);
         format_size(sz, sizeof(sz), bytes);
+        int a0, p0;
         if (choice >= 0)
             snprintf(ch, sizeof(ch), "%s/%s", rail_algo_name(choice / NCCL_NUM_PROTOCOLS),
                      rail_proto_name(choice % NCCL_NUM_PROTOCOLS));
-        else
+        else if (t->model_active &&
+                 rail_model_nccl_pick(&t->model, coll, bytes, (int)o->pipe_ops, &a0, &p0) >= 0) {
+            /* The tuner leaves NCCL's table alone: show what NCCL's own model picks. */
+            choice = a0 * NCCL_NUM_PROTOCOLS + p0;
+            snprintf(ch, sizeof(ch), "%s/%s", rail_algo_name(a0), rail_proto_name(p0));
+        } else
             snprintf(ch, sizeof(ch), "(NCCL default)");
         if (o->csv) {
             for (int i = 0; i < nc; i++) {

@@ -68,6 +68,7 @@ static int sample_sizes(int bucket, size_t out[POINTS_PER_BUCKET])
  * tuner leaves NCCL's table alone (so NCCL's real choice stands, whatever its emulation says).
  * The margin grows with the distance from the shapes the measurements cover; outside their
  * range the prior (NCCL's model and the validated refinements) must predict the gain as well.
+ * Across nodes where no step model is trained, a pair needs measurements near the shape.
  * Times measured here (a calibration at this node count and size) need no margin. */
 /* A cell's candidates before truncation to RAIL_DT_KEEP. */
 struct ranked {
@@ -126,6 +127,11 @@ static void keep_what_beats_nccl(struct ranked *cell, const struct rail_model *m
                 ok = pc > 0.0f && pc * (1.0f + margin) < pn;
             }
         }
+        /* Across nodes without a trained step model (the prior's numbers), only a pair measured
+         * at or near this shape (a residual of the table) is backed by a measurement. */
+        if (ok && !m->trained && m->family != RAIL_FAM_NODE && m->resid[coll][c].na == 0 &&
+            kind == RAIL_DT_TIMES_MODEL)
+            ok = false;
         if (ok)
             cell->cand[keep++] = (uint8_t)c;
         else if (!is_pick)

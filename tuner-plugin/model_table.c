@@ -395,7 +395,8 @@ int rail_model_table_parse(const char *buf, size_t len, const char *name,
 
 int rail_model_table_write(const struct rail_model_table *t, const char *comment, FILE *f)
 {
-    fprintf(f, "%s %d\n", RAIL_MODEL_TABLE_FORMAT, RAIL_MODEL_TABLE_VERSION);
+    fprintf(f, "# SPDX-License-Identifier: Apache-2.0\n%s %d\n", RAIL_MODEL_TABLE_FORMAT,
+            RAIL_MODEL_TABLE_VERSION);
     if (comment)
         fprintf(f, "# %s\n", comment);
     fprintf(f, "margin %.4g %.4g %.4g %.4g %.4g\n", t->margin0, t->margin_slope, t->margin_out,
