@@ -334,19 +334,27 @@ int rail_rule_format(const struct rail_rule *r, char *buf, size_t len)
     return n;
 }
 
+/* The rule applies to the collective, the size and the communicator. */
+static bool rule_fits(const struct rail_rule *x, int coll, uint64_t nb, int nnodes, int nranks)
+{
+    return x->coll == coll && nb >= x->min_bytes && nb <= x->max_bytes &&
+           (x->nnodes == RAIL_RULE_ANY || x->nnodes == nnodes) &&
+           (x->nranks == RAIL_RULE_ANY || x->nranks == nranks);
+}
+
+static bool has_coll(const struct rail_rules *r, int coll)
+{
+    return r && coll >= 0 && coll < NCCL_NUM_FUNCTIONS && (r->coll_mask & (1u << coll));
+}
+
 int rail_rules_chunk(const struct rail_rules *r, int coll, size_t nbytes, int nnodes, int nranks,
                      int algo, int proto)
 {
-    const uint64_t nb = (uint64_t)nbytes;
-    if (!r || coll < 0 || coll >= NCCL_NUM_FUNCTIONS || !(r->coll_mask & (1u << coll)))
-        return RAIL_RULE_KEEP;
-    for (int i = 0; i < r->n; i++) {
+    for (int i = 0; has_coll(r, coll) && i < r->n; i++) {
         const struct rail_rule *x = &r->rules[i];
-        /* The first rule for this call decides, as for the algorithm; a rule that depends on what
-         * getChunkSize is not told (numPipeOps, regBuff) cannot be checked: skipped. */
-        if (x->coll == coll && nb >= x->min_bytes && nb <= x->max_bytes &&
-            (x->nnodes == RAIL_RULE_ANY || x->nnodes == nnodes) &&
-            (x->nranks == RAIL_RULE_ANY || x->nranks == nranks) && x->pipe_ops == RAIL_RULE_ANY &&
+        /* A rule that depends on what getChunkSize is not told (numPipeOps, regBuff) cannot be
+         * checked: skipped. */
+        if (rule_fits(x, coll, (uint64_t)nbytes, nnodes, nranks) && x->pipe_ops == RAIL_RULE_ANY &&
             x->reg_buff == RAIL_RULE_ANY && x->algo == algo && x->proto == proto)
             return x->chunk_bytes;
     }
@@ -356,15 +364,9 @@ int rail_rules_chunk(const struct rail_rules *r, int coll, size_t nbytes, int nn
 const struct rail_rule *rail_rules_match(const struct rail_rules *r, int coll, size_t nbytes,
                                          int nnodes, int nranks, int pipe_ops, int reg_buff)
 {
-    const uint64_t nb = (uint64_t)nbytes;
-
-    if (!r || coll < 0 || coll >= NCCL_NUM_FUNCTIONS || !(r->coll_mask & (1u << coll)))
-        return NULL;
-    for (int i = 0; i < r->n; i++) {
+    for (int i = 0; has_coll(r, coll) && i < r->n; i++) {
         const struct rail_rule *x = &r->rules[i];
-        if (x->coll == coll && nb >= x->min_bytes && nb <= x->max_bytes &&
-            (x->nnodes == RAIL_RULE_ANY || x->nnodes == nnodes) &&
-            (x->nranks == RAIL_RULE_ANY || x->nranks == nranks) &&
+        if (rule_fits(x, coll, (uint64_t)nbytes, nnodes, nranks) &&
             (x->pipe_ops == RAIL_RULE_ANY || x->pipe_ops == pipe_ops) &&
             (x->reg_buff == RAIL_RULE_ANY || x->reg_buff == reg_buff))
             return x;
