@@ -248,6 +248,8 @@ static int add_records(const struct td *d, uint64_t mask, struct rail_model_tabl
         struct rail_table_cover c = {.family = (uint8_t)fam,
                                      .gen = (uint8_t)gen,
                                      .coll = (uint8_t)a->coll,
+                                     .algo = RAIL_COVER_ANY,
+                                     .proto = RAIL_COVER_ANY,
                                      .rpn = s.min_rpn,
                                      .nnodes = a->nnodes,
                                      .bytes_min = UINT64_MAX};
@@ -316,14 +318,25 @@ static int add_published(const char *path, struct rail_model_table *t)
             return -1;
         }
         uint64_t bytes = strtoull(fl[7], NULL, 10);
+        int algo = -1, proto = -1;
+        for (int k = 0; k < NCCL_NUM_ALGORITHMS; k++)
+            if (strcasecmp(fl[8], rail_algo_name(k)) == 0)
+                algo = k;
+        for (int k = 0; k < NCCL_NUM_PROTOCOLS; k++)
+            if (strcasecmp(fl[9], rail_proto_name(k)) == 0)
+                proto = k;
         struct rail_table_cover c = {.family = (uint8_t)fam,
                                      .gen = (uint8_t)gen,
                                      .coll = (uint8_t)coll,
+                                     .algo = (uint8_t)algo,
+                                     .proto = (uint8_t)proto,
                                      .rpn = gpn,
                                      .nnodes = nnodes,
                                      .bytes_min = bytes,
                                      .bytes_max = bytes};
-        if (coll < 0 || gpn < 1 || nnodes < 1 || bytes == 0 || rail_model_table_add_cover(t, &c))
+        /* One record per measured pair of the set (a set is its alternatives at one point). */
+        if (coll < 0 || algo < 0 || proto < 0 || gpn < 1 || nnodes < 1 || bytes == 0 ||
+            rail_model_table_add_cover(t, &c))
             continue;
     }
     fclose(f);

@@ -126,6 +126,10 @@ float rail_model_residual(const struct rail_model *m, int coll, int algo, int pr
  * the table's outside margin (the prior must then predict the gain too). */
 int rail_model_trust(const struct rail_model *m, int coll, size_t nbytes, float *margin,
                      float *distance);
+/* Whether (algo, proto) was measured near this communicator for coll at nbytes: a residual of the
+ * table for this family, generation and ranks per node, or a published set at this very shape. */
+bool rail_model_pair_measured(const struct rail_model *m, int coll, int algo, int proto,
+                              size_t nbytes);
 
 /* The same for NCCL 2.28.9's own model (nccl_lat/nccl_bw) fed with the same inputs. */
 float rail_model_nccl_time(const struct rail_model *m, int coll, int algo, int proto, size_t nbytes,

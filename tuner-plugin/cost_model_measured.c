@@ -178,3 +178,24 @@ int rail_model_trust(const struct rail_model *m, int coll, size_t nbytes, float 
         *margin = t->margin0 + t->margin_slope * (float)best;
     return 1;
 }
+
+bool rail_model_pair_measured(const struct rail_model *m, int coll, int algo, int proto,
+                              size_t nbytes)
+{
+    const struct rail_model_table *t = m ? m->table : NULL;
+    int rpn = m ? model_rpn(m) : 0;
+    if (!t || rpn < 1 || coll < 0 || coll >= RAIL_NUM_COLLS || algo < 0 ||
+        algo >= NCCL_NUM_ALGORITHMS || proto < 0 || proto >= NCCL_NUM_PROTOCOLS)
+        return false;
+    if (m->resid[coll][algo * NCCL_NUM_PROTOCOLS + proto].na > 0)
+        return true;
+    for (int i = 0; i < t->ncover; i++) {
+        const struct rail_table_cover *c = &t->cover[i];
+        if (c->family == m->family && c->gen == m->compcap_idx && c->coll == coll &&
+            c->algo == algo && c->proto == proto && c->rpn == rpn && c->nnodes == m->shape.nnodes &&
+            (double)nbytes * SIZE_SLACK >= (double)c->bytes_min &&
+            (double)nbytes <= (double)c->bytes_max * SIZE_SLACK)
+            return true;
+    }
+    return false;
+}

@@ -82,7 +82,7 @@ static void keep_what_beats_nccl(struct ranked *cell, const struct rail_model *m
 {
     int picks[POINTS_PER_BUCKET], npicks = 0, keep = 0;
     size_t mid = sizes[npts / 2];
-    float margin = 0.0f, dist;
+    float margin = 0.0f, dist = 0.0f;
     bool inside = true;
 
     for (int i = 0; i < npts; i++) {
@@ -128,9 +128,10 @@ static void keep_what_beats_nccl(struct ranked *cell, const struct rail_model *m
             }
         }
         /* Across nodes without a trained step model (the prior's numbers), only a pair measured
-         * at or near this shape (a residual of the table) is backed by a measurement. */
-        if (ok && !m->trained && m->family != RAIL_FAM_NODE && m->resid[coll][c].na == 0 &&
-            kind == RAIL_DT_TIMES_MODEL)
+         * near this shape (a residual of the table) or at it (a published set) is backed by a
+         * measurement. */
+        if (ok && !m->trained && m->family != RAIL_FAM_NODE && kind == RAIL_DT_TIMES_MODEL &&
+            !rail_model_pair_measured(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS, mid))
             ok = false;
         if (ok)
             cell->cand[keep++] = (uint8_t)c;

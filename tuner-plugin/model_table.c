@@ -291,11 +291,19 @@ static int parse_coll(const char *s, uint8_t *out)
 
 static int parse_cover(struct rail_model_table *t, char **w, int n, char *why, size_t whylen)
 {
-    struct rail_table_cover c;
-    if (n != 7)
-        return rail_fail(why, whylen, "cover takes 7 fields, found %d", n);
+    struct rail_table_cover c = {.algo = RAIL_COVER_ANY, .proto = RAIL_COVER_ANY};
+    if (n != 7 && n != 9)
+        return rail_fail(why, whylen, "cover takes 7 or 9 fields, found %d", n);
     if (family_gen(w, &c.family, &c.gen, why, whylen) < 0)
         return -EINVAL;
+    if (n == 9) {
+        int a = rail_calib_algo_from_name(w[7], strlen(w[7]));
+        int p = rail_calib_proto_from_name(w[8], strlen(w[8]));
+        if (a < 0 || p < 0)
+            return rail_fail(why, whylen, "bad cover record pair '%.20s/%.20s'", w[7], w[8]);
+        c.algo = (uint8_t)a;
+        c.proto = (uint8_t)p;
+    }
     if (parse_coll(w[2], &c.coll) < 0 || parse_int(w[3], 1, 1 << 20, &c.rpn) < 0 ||
         parse_int(w[4], 1, 1 << 20, &c.nnodes) < 0 || parse_u64(w[5], &c.bytes_min) < 0 ||
         parse_u64(w[6], &c.bytes_max) < 0 || c.bytes_min > c.bytes_max)
@@ -412,9 +420,12 @@ int rail_model_table_write(const struct rail_model_table *t, const char *comment
         }
     for (int i = 0; i < t->ncover; i++) {
         const struct rail_table_cover *c = &t->cover[i];
-        fprintf(f, "cover %s %s %s %d %d %llu %llu\n", k_family[c->family], k_gen[c->gen],
+        fprintf(f, "cover %s %s %s %d %d %llu %llu", k_family[c->family], k_gen[c->gen],
                 rail_coll_name(c->coll), c->rpn, c->nnodes, (unsigned long long)c->bytes_min,
                 (unsigned long long)c->bytes_max);
+        if (c->algo != RAIL_COVER_ANY)
+            fprintf(f, " %s %s", rail_algo_name(c->algo), rail_proto_name(c->proto));
+        fprintf(f, "\n");
     }
     for (int i = 0; i < t->nresid; i++) {
         const struct rail_table_resid *r = &t->resid[i];

@@ -16,7 +16,7 @@
  *   nccl-rail-model-table 1
  *   margin M0 SLOPE OUTSIDE FADE_NODES FADE_BYTES
  *   coef FAMILY GEN NAME=VALUE ...
- *   cover FAMILY GEN COLL RPN NNODES BYTES_MIN BYTES_MAX
+ *   cover FAMILY GEN COLL RPN NNODES BYTES_MIN BYTES_MAX [ALGO PROTO]
  *   resid FAMILY GEN COLL ALGO PROTO RPN NNODES BYTES LOG_RATIO
  * FAMILY: node (inside one node), efa, ib (InfiniBand and RoCE); GEN: volta, ampere, hopper,
  * blackwell. Pure parser and writer; the embedded copy is parsed once per process. */
@@ -77,8 +77,13 @@ struct rail_step_coef {
 };
 
 /* A shape the table's measurements were taken at. */
+/* A shape the table's measurements were taken at. algo/proto name the one pair a published set
+ * measured there (its alternatives are records of their own); RAIL_COVER_ANY for a training
+ * system, whose measured pairs are its residual rows. */
+#define RAIL_COVER_ANY 0xff
 struct rail_table_cover {
     uint8_t family, gen, coll;
+    uint8_t algo, proto;
     int rpn, nnodes;
     uint64_t bytes_min, bytes_max;
 };

@@ -81,6 +81,10 @@ static void test_parse_errors(void)
                     "bad cover record");
     CHECK_PARSE_ERR("nccl-rail-model-table 1\ncover efa pascal AllReduce 8 2 1 10\n",
                     "unknown GPU generation 'pascal'");
+    CHECK_PARSE_ERR("nccl-rail-model-table 1\ncover efa hopper AllReduce 8 2 1 10 Ring\n",
+                    "cover takes 7 or 9 fields, found 8");
+    CHECK_PARSE_ERR("nccl-rail-model-table 1\ncover efa hopper AllReduce 8 2 1 10 Ring LL64\n",
+                    "bad cover record pair");
     CHECK_PARSE_ERR("nccl-rail-model-table 1\nresid efa hopper AllReduce Ring LL 8 2 8 0x1\n",
                     "bad resid record");
     CHECK_PARSE_ERR("nccl-rail-model-table 1\nresid efa hopper AllReduce Ring LL 8 2 8 21\n",
@@ -108,6 +112,7 @@ static void test_roundtrip(void)
     snprintf(text, sizeof(text),
              "nccl-rail-model-table 1\r\n# comment\n\nmargin 0.03 0.04 0.5 0.5 2\n%s"
              "cover efa hopper AllGather 1 8 128 17179869184\n"
+             "cover efa hopper AllReduce 8 2 1024 1024 Tree LL128\n"
              "resid efa hopper AllGather Ring LL 1 8 4096 -0.25\n"
              "resid efa hopper AllGather Ring LL 1 2 4096 0.125\n",
              coef);
@@ -115,7 +120,10 @@ static void test_roundtrip(void)
     CHECK(a.has_coef[RAIL_FAM_IB][NCCL_BLACKWELL_COMPCAP_IDX]);
     CHECK(!a.has_coef[RAIL_FAM_EFA][NCCL_HOPPER_COMPCAP_IDX]);
     CHECK_NEAR(a.margin_slope, 0.04, 1e-7);
-    CHECK_EQ_INT(a.ncover, 1);
+    CHECK_EQ_INT(a.ncover, 2);
+    CHECK_EQ_INT(a.cover[0].algo, RAIL_COVER_ANY);
+    CHECK_EQ_INT(a.cover[1].algo, NCCL_ALGO_TREE);
+    CHECK_EQ_INT(a.cover[1].proto, NCCL_PROTO_LL128);
     CHECK_EQ_INT(a.nresid, 2);
     CHECK_EQ_INT(a.resid[0].nnodes, 2); /* sorted by node count */
     CHECK_NEAR(a.resid[1].log_ratio, -0.25, 1e-7);
@@ -131,6 +139,8 @@ static void test_roundtrip(void)
     CHECK_EQ_INT(b.nresid, a.nresid);
     CHECK_EQ_INT(b.ncover, a.ncover);
     CHECK(memcmp(a.coef, b.coef, sizeof(a.coef)) == 0);
+    CHECK_EQ_INT(b.cover[1].algo, NCCL_ALGO_TREE);
+    CHECK_EQ_INT(b.cover[1].proto, NCCL_PROTO_LL128);
     for (int i = 0; i < a.nresid; i++) {
         const struct rail_table_resid *x = &a.resid[i], *y = &b.resid[i];
         CHECK(x->family == y->family && x->gen == y->gen && x->coll == y->coll &&
@@ -273,11 +283,17 @@ static void test_trust(void)
     float margin, dist;
     make_table(&t);
     struct rail_table_cover c[] = {
-        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AR, 8, 2, 8, 1ull << 34},
-        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AR, 8, 64, 8, 1ull << 34},
-        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AG, 1, 8, 1 << 20, 1 << 30},
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AR, RAIL_COVER_ANY, RAIL_COVER_ANY, 8, 2, 8,
+         1ull << 34},
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AR, RAIL_COVER_ANY, RAIL_COVER_ANY, 8, 64, 8,
+         1ull << 34},
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AG, RAIL_COVER_ANY, RAIL_COVER_ANY, 1, 8, 1 << 20,
+         1 << 30},
+        /* A published set: one pair measured at one size on 4 nodes. */
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AR, NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE, 8, 4,
+         1 << 30, 1 << 30},
     };
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         CHECK_EQ_INT(rail_model_table_add_cover(&t, &c[i]), 0);
     topo_p5(&topo);
     struct rail_comm_shape s = shape_of(2, 8);
@@ -306,6 +322,17 @@ static void test_trust(void)
     CHECK_EQ_INT(rail_model_trust(&m, AG, 1 << 17, &margin, &dist), 0); /* 3 octaves below */
     CHECK_EQ_INT(rail_model_trust(&m, AG, 1ull << 32, &margin, &dist), 1);
     CHECK_EQ_INT(rail_model_trust(&m, AG, 1ull << 33, &margin, &dist), 0);
+    /* The published pair counts as measured at its very shape and size, nowhere else. */
+    s = shape_of(4, 8);
+    rail_model_build_with(&m, &topo, &s, NULL, &t);
+    CHECK(rail_model_pair_measured(&m, AR, NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE, 1 << 30));
+    CHECK(rail_model_pair_measured(&m, AR, NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE, 1u << 31));
+    CHECK(!rail_model_pair_measured(&m, AR, NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE, 1 << 26));
+    CHECK(!rail_model_pair_measured(&m, AR, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 1 << 30));
+    CHECK(!rail_model_pair_measured(&m, AG, NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE, 1 << 30));
+    s = shape_of(8, 8);
+    rail_model_build_with(&m, &topo, &s, NULL, &t);
+    CHECK(!rail_model_pair_measured(&m, AR, NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE, 1 << 30));
     /* Another family (InfiniBand) or one node: nothing covered. */
     topo_h100(&topo);
     s = shape_of(2, 8);
@@ -332,7 +359,9 @@ static void test_do_no_harm(void)
     static struct rail_model m;
     static struct rail_decision_table dt;
     struct rail_model_table t;
-    struct rail_table_cover cov = {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, 0, 8, 2, 1, 1ull << 40};
+    struct rail_table_cover cov = {
+        RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, 0, RAIL_COVER_ANY, RAIL_COVER_ANY, 8, 2, 1,
+        1ull << 40};
     make_table(&t);
     for (int c = 0; c < RAIL_NUM_COLLS; c++) {
         cov.coll = (uint8_t)c;
