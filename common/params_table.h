@@ -33,6 +33,14 @@ RAIL_PARAM(CONFIG_LENIENT, "NCCL_RAIL_CONFIG_LENIENT", BOOL, "0", 0, 1, NULL,
 RAIL_PARAM(LOG_STDERR, "NCCL_RAIL_LOG_STDERR", BOOL, "0", 0, 1, NULL,
            "Outside NCCL (CLI, tests): 1 also prints INFO messages on stderr")
 
+/* ---- profiler plugin (profiler-plugin/, docs/calibration.md §7) ---- */
+RAIL_PARAM(PROFILE_DIR, "NCCL_RAIL_PROFILE_DIR", STRING, "", 0, 0, NULL,
+           "Directory the profiler plugin (NCCL_PROFILER_PLUGIN=rail with NCCL_NET_PLUGIN=rail, or =libnccl-tuner-rail.so) writes one file per rank of each communicator to: the collectives with their algorithm, protocol, channels and GPU time, for `nccl-rail calibrate`. Unset: the profiler asks NCCL for no event; not a directory: WARN, nothing recorded")
+RAIL_PARAM(PROFILE_INTERVAL, "NCCL_RAIL_PROFILE_INTERVAL", INT, "0", 0, 86400, NULL,
+           "Seconds between two rewrites of the profiler's files (one thread per process); 0: written at communicator finalize only")
+RAIL_PARAM(PROFILE_RING, "NCCL_RAIL_PROFILE_RING", INT, "4096", 16, 1048576, NULL,
+           "Completed collectives the profiler keeps per communicator (32 bytes each, allocated at init): the file holds the last ones")
+
 /* ---- net plugin: NCCL's IB knobs, honoured with NCCL's defaults ---- */
 RAIL_PARAM(IB_HCA, "NCCL_IB_HCA", STRING, "", 0, 0, NULL,
            "HCA filter: [^][=]name[:port],... (^ excludes, = exact match, otherwise prefix match)")

@@ -61,14 +61,16 @@ check_needed() {
   done
 }
 TUNER="ncclTunerPlugin_v2 ncclTunerPlugin_v3 ncclTunerPlugin_v4 ncclTunerPlugin_v5 ncclTunerPlugin_v6"
+# Both libraries carry the profiler (NCCL 2.28 looks for v5, 2.29 and 2.30 for v6 first).
+PROF="ncclProfiler_v5 ncclProfiler_v6"
 # shellcheck disable=SC2086
-check_lib "$build/libnccl-tuner-rail.so" $TUNER
+check_lib "$build/libnccl-tuner-rail.so" $TUNER $PROF
 # The tuner: topology XML (libxml2), hwloc, libm for the cost model; no verbs, no json-c.
 check_needed "$build/libnccl-tuner-rail.so" libc libhwloc libm libxml2
 if [ -f "$build/libnccl-net-rail.so" ]; then
   NET="ncclNetPlugin_v6 ncclNetPlugin_v7 ncclNetPlugin_v8 ncclNetPlugin_v9 ncclNetPlugin_v10 ncclNetPlugin_v11 ncclNetPlugin_v12"
   # shellcheck disable=SC2086
-  check_lib "$build/libnccl-net-rail.so" $TUNER $NET
+  check_lib "$build/libnccl-net-rail.so" $TUNER $PROF $NET
   # The net plugin adds verbs and json-c (the NCCL_RAIL_STATS_FILE telemetry snapshots).
   check_needed "$build/libnccl-net-rail.so" libc libhwloc libibverbs libjson-c libm libxml2
 fi

@@ -302,7 +302,7 @@ static bool knob_valid(const struct doctor_ctx *c, const struct rail_param_def *
     }
     if (id == RAIL_PARAM_TOPO_FILE || id == RAIL_PARAM_HWLOC_XMLFILE)
         return doctor_path_file_ok(doctor_env_root(c, d->name), v, why, len);
-    if (id == RAIL_PARAM_SYSFS_ROOT)
+    if (id == RAIL_PARAM_SYSFS_ROOT || id == RAIL_PARAM_PROFILE_DIR)
         return doctor_path_dir_ok(doctor_env_root(c, d->name), v, why, len);
     if (id == RAIL_PARAM_SOCKET_IFNAME)
         return rail_ifname_spec_check(v, why, len) == 0;
