@@ -2,10 +2,10 @@
 /* Per-HCA GPUDirect facts and decisions: see net_gdr.h. */
 #include "gdr/net_gdr.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cuda_drv.h"
@@ -26,43 +26,18 @@ struct gdr_state {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gdr_state g_state[GDR_MAX_DEVS];
 
-typedef struct ibv_mr *(*reg_dmabuf_fn)(struct ibv_pd *, uint64_t, size_t, uint64_t, int, int);
-static pthread_once_t g_verbs_once = PTHREAD_ONCE_INIT;
-static reg_dmabuf_fn g_reg_dmabuf;
-
-/* ibv_reg_dmabuf_mr (IBVERBS_1.12, rdma-core 34) is looked up at run time so that the plugin
- * still loads with an older libibverbs. The plugin is loaded RTLD_LOCAL: ask libibverbs itself. */
-static void verbs_lookup(void)
-{
-    void *lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (lib) {
-        g_reg_dmabuf = (reg_dmabuf_fn)dlsym(lib, "ibv_reg_dmabuf_mr");
-        dlclose(lib);
-    }
-}
-
-struct ibv_mr *rail_gdr_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
-                                      uint64_t iova, int fd, int access)
-{
-    pthread_once(&g_verbs_once, verbs_lookup);
-    if (!g_reg_dmabuf) {
-        errno = EOPNOTSUPP;
-        return NULL;
-    }
-    return g_reg_dmabuf(pd, offset, length, iova, fd, access);
-}
-
 int rail_gdr_probe_dmabuf(struct ibv_pd *pd)
 {
-    pthread_once(&g_verbs_once, verbs_lookup);
-    if (!g_reg_dmabuf || !pd)
+    if (!pd)
         return RAIL_GDR_PROBE_NONE;
     errno = 0;
-    struct ibv_mr *mr = g_reg_dmabuf(pd, 0, 0, 0, -1, 0);
+    struct ibv_mr *mr = rail_ibv->reg_dmabuf_mr(pd, 0, 0, 0, -1, 0);
     if (mr) {
         (void)rail_ibv->dereg_mr(mr);
         return 0;
     }
+    if (errno == ENOSYS)
+        return RAIL_GDR_PROBE_NONE; /* the verbs library has no ibv_reg_dmabuf_mr */
     return errno ? errno : EIO;
 }
 
@@ -90,6 +65,16 @@ static void decide(struct rail_dev *d, struct rail_gdr_decision *dec)
 {
     const char *root = rail_sysfs_root_param();
     struct rail_gdr_inputs in = {.dev = d->name, .path = RAIL_GDR_PATH_UNKNOWN};
+
+    if (rail_ibv->host_memory_only) {
+        *dec = (struct rail_gdr_decision){.ptr_support = 1 /* NCCL_PTR_HOST */, .path_ok = true};
+        snprintf(dec->reason, sizeof(dec->reason),
+                 "GDR disabled for %s: the %s verbs provider moves host memory only (NCCL "
+                 "stages GPU buffers through host memory)",
+                 d->name, rail_ibv->provider);
+        RAIL_INFO(NCCL_INIT | NCCL_NET, "%s", dec->reason);
+        return;
+    }
 
     for (int i = 0; rail_gdr_peermem_files[i] && !in.peermem; i++)
         if (rail_sysfs_exists(root, rail_gdr_peermem_files[i]))

@@ -28,12 +28,9 @@ bool rail_gdr_flush_needed(struct rail_dev *d);
  * rendezvous writes straight into the receive buffer for every size). */
 bool rail_gdr_eager_ok(struct rail_dev *d);
 
-/* The errno of ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0) (0 if it succeeded), or RAIL_GDR_PROBE_NONE
- * when the verbs library has no ibv_reg_dmabuf_mr. */
+/* The errno of ibv_reg_dmabuf_mr(pd, 0, 0, 0, -1, 0) through the verbs seam (0 if it succeeded),
+ * or RAIL_GDR_PROBE_NONE when the verbs library has no ibv_reg_dmabuf_mr. */
 int rail_gdr_probe_dmabuf(struct ibv_pd *pd);
-/* ibv_reg_dmabuf_mr when the verbs library has it; NULL with errno EOPNOTSUPP otherwise. */
-struct ibv_mr *rail_gdr_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
-                                      uint64_t iova, int fd, int access);
 
 /* IBV_ACCESS_RELAXED_ORDERING when NCCL_IB_PCI_RELAXED_ORDERING allows it and d has not refused it
  * yet, else 0. */

@@ -42,7 +42,9 @@ static struct ibv_mr *reg_access(struct rail_dev *d, uintptr_t start, size_t len
         if (fd < 0)
             mr = rail_ibv->reg_mr(d->pd, (void *)start, len, access);
         else
-            mr = rail_gdr_reg_dmabuf_mr(d->pd, offset, len, start, fd, access);
+            mr = rail_ibv->reg_dmabuf_mr(d->pd, offset, len, start, fd, access);
+        if (!mr && errno == ENOSYS)
+            errno = EOPNOTSUPP; /* no ibv_reg_dmabuf_mr in this libibverbs */
         if (mr || !ro || (errno != EINVAL && errno != EOPNOTSUPP))
             return mr;
         rail_gdr_ro_refused(d, errno);

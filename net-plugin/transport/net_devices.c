@@ -346,7 +346,7 @@ static int discover(char *why, size_t whylen, bool *user_fault)
         *user_fault = true;
         return -EINVAL;
     }
-    if (access("/dev/infiniband", F_OK) != 0) {
+    if (rail_ibv->kernel_devices && access("/dev/infiniband", F_OK) != 0) {
         snprintf(why, whylen,
                  "/dev/infiniband is missing: no RDMA user-space device nodes (fix: load "
                  "ib_uverbs and the HCA driver, or start the container with "

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "transport/net_verbs.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -195,6 +197,32 @@ const char *rail_verbs_event_str(enum ibv_event_type type)
 
 /* ---- the libibverbs table (several verbs are macros or inline functions: wrapped here) ---- */
 
+typedef struct ibv_mr *(*reg_dmabuf_fn)(struct ibv_pd *, uint64_t, size_t, uint64_t, int, int);
+static pthread_once_t g_dmabuf_once = PTHREAD_ONCE_INIT;
+static reg_dmabuf_fn g_reg_dmabuf;
+
+/* ibv_reg_dmabuf_mr (IBVERBS_1.12, rdma-core 34) is looked up at run time so that the plugin
+ * still loads with an older libibverbs. The plugin is loaded RTLD_LOCAL: ask libibverbs itself. */
+static void dmabuf_lookup(void)
+{
+    void *lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (lib) {
+        g_reg_dmabuf = (reg_dmabuf_fn)dlsym(lib, "ibv_reg_dmabuf_mr");
+        dlclose(lib);
+    }
+}
+
+static struct ibv_mr *v_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t len, uint64_t iova,
+                                      int fd, int access)
+{
+    pthread_once(&g_dmabuf_once, dmabuf_lookup);
+    if (!g_reg_dmabuf) {
+        errno = ENOSYS; /* this libibverbs has no ibv_reg_dmabuf_mr */
+        return NULL;
+    }
+    return g_reg_dmabuf(pd, offset, len, iova, fd, access);
+}
+
 static int v_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
 {
     return ibv_query_port(ctx, port, attr);
@@ -221,6 +249,9 @@ static int v_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 }
 
 const struct rail_verbs_ops rail_verbs_default_ops = {
+    .provider = "libibverbs",
+    .kernel_devices = true,
+    .host_memory_only = false,
     .get_device_list = ibv_get_device_list,
     .free_device_list = ibv_free_device_list,
     .get_device_name = ibv_get_device_name,
@@ -238,6 +269,7 @@ const struct rail_verbs_ops rail_verbs_default_ops = {
     .destroy_qp = ibv_destroy_qp,
     .reg_mr = v_reg_mr,
     .dereg_mr = ibv_dereg_mr,
+    .reg_dmabuf_mr = v_reg_dmabuf_mr,
     .post_send = v_post_send,
     .post_recv = v_post_recv,
     .poll_cq = v_poll_cq,

@@ -6,6 +6,7 @@
 #define NCCL_RAIL_NET_VERBS_H
 
 #include <infiniband/verbs.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,9 @@ void rail_verbs_dereg_mr(struct ibv_mr *mr);
  * table calls libibverbs; rail_verbs_set_ops() puts another in front (a fault-injecting table in
  * tests), before any device is opened. */
 struct rail_verbs_ops {
+    const char *provider;  /* "libibverbs", "shm" (the first INFO lines name it) */
+    bool kernel_devices;   /* devices are /dev/infiniband nodes (libibverbs) */
+    bool host_memory_only; /* registers host memory only: no GPUDirect (NCCL stages GPU data) */
     struct ibv_device **(*get_device_list)(int *n);
     void (*free_device_list)(struct ibv_device **list);
     const char *(*get_device_name)(struct ibv_device *dev);
@@ -73,6 +77,10 @@ struct rail_verbs_ops {
     int (*destroy_qp)(struct ibv_qp *qp);
     struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access);
     int (*dereg_mr)(struct ibv_mr *mr);
+    /* ibv_reg_dmabuf_mr (rdma-core 34+: looked up at run time; NULL with errno ENOSYS where the
+     * library has none). */
+    struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset, size_t len, uint64_t iova,
+                                    int fd, int access);
     int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
     int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
     int (*poll_cq)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
