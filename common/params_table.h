@@ -100,6 +100,10 @@ RAIL_PARAM(RAILS, "NCCL_RAIL_RAILS", STRING, "", 0, 0, NULL,
            "Rail groups, one NCCL device each: groups separated by ',', the ports of a group by '+', a port named device or device:port (mlx5_0+mlx5_1,mlx5_2:1+mlx5_3:1; at most 8 ports of one link layer per group; ports not named are not used). Unset: each GPU's nearest ports form a group (docs/striping.md, Rails); an invalid value WARNs and uses the automatic grouping")
 RAIL_PARAM(FAULT, "NCCL_RAIL_FAULT", STRING, "", 0, 0, NULL,
            "Tests only: verbs faults to inject, KIND[:KEY=VALUE,...][;...] (docs/fault-injection.md). Honoured only by a build configured with -DRAIL_FAULT_INJECTION=ON; any other build WARNs and ignores it. A malformed spec WARNs and injects nothing")
+RAIL_PARAM(VERBS_PROVIDER, "NCCL_RAIL_VERBS_PROVIDER", ENUM, "libibverbs", 0, 0, "libibverbs|shm",
+           "Tests and machines without RDMA: shm moves data between processes of one host through a userspace verbs provider (devices shm0..shm3, two rails, host memory only; needs ptrace access between the processes: docs/net-plugin.md, The shm verbs provider). The first INFO line names it")
+RAIL_PARAM(SHM_FABRIC, "NCCL_RAIL_SHM_FABRIC", STRING, "default", 0, 0, NULL,
+           "With NCCL_RAIL_VERBS_PROVIDER=shm: the name of the shared-memory fabric (/dev/shm/nccl-rail-shm-UID-NAME, 1-64 of [A-Za-z0-9_.-]); processes that name the same fabric see each other's ports and their up/down states")
 
 /* ---- net plugin: multi-rail telemetry (net-plugin/rail_stats.h, docs/striping.md) ---- */
 RAIL_PARAM(STATS_FILE, "NCCL_RAIL_STATS_FILE", STRING, "", 0, 0, NULL,

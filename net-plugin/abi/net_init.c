@@ -11,6 +11,7 @@
 #include "gdr/net_gdr.h"
 #include "abi/net_plugin.h"
 #include "params.h"
+#include "transport/shm_verbs.h"
 #ifdef RAIL_FAULT_INJECTION
 #include "transport/verbs_fault_ops.h"
 #endif
@@ -20,6 +21,27 @@ static const struct rail_net_ctx g_default_ctx = {RAIL_CTX_MAGIC, 0, -1};
 const struct rail_net_ctx *rail_net_default_ctx(void)
 {
     return &g_default_ctx;
+}
+
+/* NCCL_RAIL_VERBS_PROVIDER: the shm test provider goes in place of libibverbs before any device
+ * is opened (and before the fault layer, which then wraps it). A refusal declines the plugin with
+ * one INFO line. */
+static int g_provider_rc;
+
+static void provider_setup(void)
+{
+    if (rail_param_enum(RAIL_PARAM_VERBS_PROVIDER) != 1 /* shm */)
+        return;
+    char why[512] = "", note[128] = "";
+    g_provider_rc = rail_shm_verbs_install(rail_param_str(RAIL_PARAM_SHM_FABRIC), note,
+                                           sizeof(note), why, sizeof(why));
+    if (g_provider_rc < 0)
+        RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin declines: %s", why);
+    else
+        RAIL_INFO(NCCL_INIT | NCCL_NET,
+                  "verbs provider shm: devices shm0..shm3 on fabric '%s' (shm0-shm1, shm2-shm3 "
+                  "cabled), host memory only%s",
+                  rail_param_str(RAIL_PARAM_SHM_FABRIC), note);
 }
 
 /* NCCL_RAIL_FAULT: the verbs fault layer goes in front of libibverbs before any device is
@@ -49,10 +71,16 @@ int rail_net_init(void **ctx, uint64_t comm_id, int traffic_class, ncclDebugLogg
     struct rail_net_ctx *c;
     int rc;
 
-    static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+    static pthread_once_t provider_once = PTHREAD_ONCE_INIT, fault_once = PTHREAD_ONCE_INIT;
 
     if (logger)
         rail_log_set_logger(logger);
+    (void)pthread_once(&provider_once, provider_setup);
+    if (g_provider_rc < 0) {
+        if (ctx)
+            *ctx = NULL;
+        return g_provider_rc;
+    }
     (void)pthread_once(&fault_once, fault_setup);
     if (ctx)
         *ctx = NULL;
@@ -87,7 +115,7 @@ int rail_net_finalize(void *ctx)
 
 int rail_net_devices(int *ndev)
 {
-    int rc = rail_devices_init(rail_dev_reg_init);
+    int rc = g_provider_rc < 0 ? g_provider_rc : rail_devices_init(rail_dev_reg_init);
     if (!ndev)
         return -EINVAL;
     *ndev = rc > 0 ? rc : 0;
