@@ -2,7 +2,9 @@
 /* rail_net_it PLUGIN.so [--send-dev NAME] [--recv-dev NAME] [SCENARIO...]
  * Runs each scenario as two processes (receive side on --recv-dev, send side on --send-dev),
  * loading the plugin like NCCL does, and prints "PASS name" / "FAIL name" and a closing
- * "N passed, M failed". Without scenario names every scenario runs. */
+ * "N passed, M failed". Without scenario names every scenario runs. With the shm verbs provider
+ * (NCCL_RAIL_VERBS_PROVIDER=shm, devices shmN) the scenarios that need kernel verbs (RoCE GIDs,
+ * GPUDirect) print "SKIP name (why)" and the closing line adds ", K skipped". */
 #include <errno.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -18,6 +20,9 @@
 #include "it_scenarios.h"
 
 #define SCENARIO_TIMEOUT_S 240
+/* Why a scenario does not run on the shm verbs provider (it_scenario.kernel_only). */
+#define SHM_NO_GID "RoCE GID selection: the shm provider's ports are InfiniBand (no GID table)"
+#define SHM_NO_GDR "GPUDirect: the shm provider registers host memory only (ptrSupport HOST)"
 
 static const struct it_scenario k_scenarios[] = {
     {.name = "sizes", .recv_side = it_sizes_recv, .send_side = it_sizes_send},
@@ -91,30 +96,36 @@ static const struct it_scenario k_scenarios[] = {
     {.name = "gid_override",
      .recv_side = it_larger_recv,
      .send_side = it_larger_send,
-     .env = "NCCL_RAIL_GID_INDEX=rxe0:1,rxe1:1"},
+     .env = "NCCL_RAIL_GID_INDEX=rxe0:1,rxe1:1",
+     .kernel_only = SHM_NO_GID},
     {.name = "decline_gid_index",
      .recv_side = it_idle,
      .send_side = it_idle,
      .env = "NCCL_IB_GID_INDEX=200",
-     .decline = "GID index 200"},
+     .decline = "GID index 200",
+     .kernel_only = SHM_NO_GID},
     {.name = "remote_access_error", .recv_side = it_rae_recv, .send_side = it_rae_send},
     {.name = "gdr_off",
      .recv_side = it_gdr_off_recv,
      .send_side = it_gdr_off_send,
-     .setup = it_gdr_setup_off},
+     .setup = it_gdr_setup_off,
+     .kernel_only = SHM_NO_GDR},
     {.name = "gdr_flush",
      .recv_side = it_gdr_flush_recv,
      .send_side = it_gdr_send,
-     .setup = it_gdr_setup_ampere},
+     .setup = it_gdr_setup_ampere,
+     .kernel_only = SHM_NO_GDR},
     {.name = "gdr_hopper",
      .recv_side = it_gdr_hopper_recv,
      .send_side = it_gdr_send,
-     .setup = it_gdr_setup_hopper},
+     .setup = it_gdr_setup_hopper,
+     .kernel_only = SHM_NO_GDR},
     {.name = "gdr_force_flush",
      .recv_side = it_gdr_force_recv,
      .send_side = it_gdr_send,
      .env = "NCCL_NET_FORCE_FLUSH=1",
-     .setup = it_gdr_setup_hopper},
+     .setup = it_gdr_setup_hopper,
+     .kernel_only = SHM_NO_GDR},
     {.name = "mr_stream", .recv_side = it_mr_recv, .send_side = it_mr_stream_send},
     {.name = "mr_stream_split_qps",
      .recv_side = it_mr_recv,
@@ -191,12 +202,14 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_gdr_flush_fault_recv,
      .send_side = it_gdr_flush_fault_send,
      .recv_env = "NCCL_RAIL_FAULT=post_send:op=read",
-     .setup = it_gdr_setup_ampere},
+     .setup = it_gdr_setup_ampere,
+     .kernel_only = SHM_NO_GDR},
     {.name = "vf_gdr_flush_wc",
      .recv_side = it_gdr_flush_fault_recv,
      .send_side = it_gdr_flush_fault_send,
      .recv_env = "NCCL_RAIL_FAULT=wc_retry:op=read",
-     .setup = it_gdr_setup_ampere},
+     .setup = it_gdr_setup_ampere,
+     .kernel_only = SHM_NO_GDR},
     {.name = "vf2_post_send",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
@@ -309,18 +322,19 @@ static int run_side(const struct it_scenario *sc, int recv, int ctl)
     struct it_plugin p;
     struct it_side s = {.p = &p, .ctl = ctl, .name = sc->name};
     g_it_role = recv ? "recv" : "send";
+    /* Device and interface names as the fabric in use calls them (it_fabric_text). */
     if (sc->env)
-        putenv((char *)sc->env);
+        putenv((char *)it_fabric_text(sc->env));
     if (recv ? sc->recv_env : sc->send_env)
-        putenv((char *)(recv ? sc->recv_env : sc->send_env));
+        putenv((char *)it_fabric_text(recv ? sc->recv_env : sc->send_env));
     if (sc->env2)
-        putenv((char *)sc->env2);
+        putenv((char *)it_fabric_text(sc->env2));
     if (sc->low_memlock && limit_memlock())
         return 1;
     if (sc->setup && sc->setup(g_plugin))
         return 1;
     if (sc->decline)
-        return it_load_declines(g_plugin, sc->decline, sc->decline_warn);
+        return it_load_declines(g_plugin, it_fabric_text(sc->decline), sc->decline_warn);
     if (it_load(&p, g_plugin))
         return 1;
     s.dev = it_dev(&p, recv ? g_recv_dev : g_send_dev);
@@ -380,9 +394,19 @@ static int side_ok(int st, int killed, const char *side, const char *name)
     return 1;
 }
 
+static int g_skipped;
+
+/* 1 passed, 0 failed, -1 skipped (not for this verbs provider). */
 static int run_scenario(const struct it_scenario *sc)
 {
     int sv[2];
+    const char *prov = getenv("NCCL_RAIL_VERBS_PROVIDER");
+    if (sc->kernel_only && prov && strcmp(prov, "shm") == 0) {
+        printf("SKIP %s (%s)\n", sc->name, sc->kernel_only);
+        fflush(stdout);
+        g_skipped++;
+        return -1;
+    }
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
         return 0;
     double t0 = it_now(), deadline = t0 + SCENARIO_TIMEOUT_S;
@@ -425,7 +449,9 @@ int main(int argc, char **argv)
         for (int k = 0; k < NSCENARIOS; k++) {
             if (!strcmp(argv[i], k_scenarios[k].name)) {
                 found = any = 1;
-                run_scenario(&k_scenarios[k]) ? passed++ : failed++;
+                int ok = run_scenario(&k_scenarios[k]);
+                passed += ok == 1;
+                failed += ok == 0;
             }
         }
         if (!found) {
@@ -434,8 +460,14 @@ int main(int argc, char **argv)
             any = 1;
         }
     }
-    for (int k = 0; !any && k < NSCENARIOS; k++)
-        run_scenario(&k_scenarios[k]) ? passed++ : failed++;
-    printf("%d passed, %d failed\n", passed, failed);
+    for (int k = 0; !any && k < NSCENARIOS; k++) {
+        int ok = run_scenario(&k_scenarios[k]);
+        passed += ok == 1;
+        failed += ok == 0;
+    }
+    if (g_skipped)
+        printf("%d passed, %d failed, %d skipped\n", passed, failed, g_skipped);
+    else
+        printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -8,7 +8,8 @@
  *   mr_alldown_inflight  the same with the links going down under a batch in flight;
  *   mr_rejoin    rail A goes down, then up again: traffic returns to it (its veth tx counter
  *                grows again).
- * The send side drives the links with `ip link set` and restores them before it returns.
+ * The send side pulls the cables (it_link.c: `ip link set`, or the shm fabric's port states) and
+ * restores them before it returns.
  * Protocol per batch: the send side writes 'B' (a batch follows) or 'E' (end) on the control
  * channel; both sides post the whole batch, then wait for every request. */
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "it_link.h"
 #include "it_scenarios.h"
 
 #define NSIZES     10
@@ -49,34 +51,14 @@ int it_mr_applicable(struct it_side *s)
                 a.name, b.name);
         return 0;
     }
-    if (strcmp(env_or("FABRIC_VM", ""), "1") != 0 || geteuid() != 0) {
-        fprintf(stderr, "[%s] note: needs root in the fabric VM (links go down): skipped\n",
+    if (!it_links_usable()) {
+        fprintf(stderr,
+                "[%s] note: needs root in the fabric VM or the shm provider (links go down): "
+                "skipped\n",
                 g_it_role);
         return 0;
     }
     return 1;
-}
-
-int it_link_set(const char *ifname, const char *state)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "ip link set %s %s", ifname, state);
-    fprintf(stderr, "[%s] %.3f: %s\n", g_it_role, it_now(), cmd);
-    if (system(cmd) != 0)
-        return it_fail("'%s' failed", cmd);
-    return 0;
-}
-
-static int port_active(const char *dev)
-{
-    char path[128], line[64] = "";
-    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/state", dev);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    int ok = fgets(line, sizeof(line), f) && strstr(line, "ACTIVE");
-    fclose(f);
-    return ok;
 }
 
 /* Brings every fabric link up and waits until the ports of both rail groups are ACTIVE (the
@@ -97,26 +79,12 @@ int it_links_restore(struct it_side *s)
     double end = it_now() + 20.0;
     for (char *save = NULL, *dev = strtok_r(names, "+", &save); dev;
          dev = strtok_r(NULL, "+", &save)) {
-        while (!port_active(dev) && it_now() < end)
+        while (!it_dev_port_active(dev) && it_now() < end)
             usleep(50000);
-        if (!port_active(dev))
+        if (!it_dev_port_active(dev))
             rc |= it_fail("port of %s not ACTIVE 20 s after its link came up", dev);
     }
     return rc;
-}
-
-static unsigned long long tx_bytes(const char *ifname)
-{
-    char path[128];
-    unsigned long long v = 0;
-    snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/tx_bytes", ifname);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        if (fscanf(f, "%llu", &v) != 1)
-            v = 0;
-        fclose(f);
-    }
-    return v;
 }
 
 static int batch_alloc(struct it_plugin *p, void *comm, struct mr_batch *m)
@@ -356,7 +324,7 @@ static int mr_send(struct it_side *s, enum mr_kind kind)
         if (send_batch(s, sc, &m, batch++, if_a, NULL) ||
             send_batch(s, sc, &m, batch++, NULL, NULL) || it_links_restore(s))
             goto out;
-        unsigned long long tx0 = tx_bytes(if_a), grown = 0;
+        unsigned long long tx0 = it_link_tx_bytes(if_a), grown = 0;
         double t0 = it_now();
         while (grown < REJOIN_MIN) {
             if (it_now() - t0 > REJOIN_S) {
@@ -366,7 +334,7 @@ static int mr_send(struct it_side *s, enum mr_kind kind)
             }
             if (send_batch(s, sc, &m, batch++, NULL, NULL))
                 goto out;
-            grown = tx_bytes(if_a) - tx0;
+            grown = it_link_tx_bytes(if_a) - tx0;
         }
         fprintf(stderr, "[send] traffic back on %s: %llu bytes within %.2f s (%d batches)\n", if_a,
                 grown, it_now() - t0, batch);

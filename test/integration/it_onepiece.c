@@ -8,51 +8,20 @@
  * must still complete byte-exact, no call may fail, and nothing may be written again into a
  * buffer the receiver already completed: after each batch the receiver poisons its buffers and,
  * before the next batch, checks that they are still poisoned (a late duplicate would show).
- * Runs only on rail groups in the fabric VM as root (passes with a note otherwise). */
+ * Runs only on rail groups in the fabric VM as root or on the shm fabric (passes with a note
+ * otherwise). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "it_link.h"
 #include "it_scenarios.h"
 
 #define NP      32
 #define SZ      (120 << 10)
 #define BATCHES 6
 #define POISON  0x5A
-
-enum { PASS_ALL = 0, DROP_ALL, DROP_ACKS };
-
-/* What leaves ifname: DROP_ALL drops every packet (tc netem loss 100 %), DROP_ACKS only RoCE v2
- * acknowledgements (UDP port 4791, BTH opcode 0x11 right after the 20-byte IP and 8-byte UDP
- * headers), PASS_ALL removes the qdisc. The modules come from the fabric's kernel (the guest has
- * none of its own). */
-static int if_drop(const char *ifname, int mode)
-{
-    char cmd[1024], load[512];
-    const char *fd = getenv("FABRIC_DIR");
-    snprintf(load, sizeof(load),
-             "for m in sch_netem sch_prio cls_u32 act_gact; do grep -q \"^$m \" /proc/modules || "
-             "insmod %s/kernel/lib/modules/*/kernel/net/sched/$m.ko; done",
-             fd && *fd ? fd : "build/fabric");
-    if (mode == DROP_ALL)
-        snprintf(cmd, sizeof(cmd), "%s; tc qdisc add dev %s root netem loss 100%%", load, ifname);
-    else if (mode == DROP_ACKS)
-        snprintf(cmd, sizeof(cmd),
-                 "%s; tc qdisc add dev %s root handle 1: prio && tc filter add dev %s parent 1: "
-                 "protocol ip u32 match ip dport 4791 0xffff match u8 0x11 0xff at 28 action drop",
-                 load, ifname, ifname);
-    else
-        snprintf(cmd, sizeof(cmd), "tc qdisc del dev %s root", ifname);
-    fprintf(stderr, "[send] %.3f: %s leaving %s\n", it_now(),
-            mode == DROP_ALL    ? "every packet dropped"
-            : mode == DROP_ACKS ? "acknowledgements dropped"
-                                : "nothing dropped",
-            ifname);
-    if (system(cmd) != 0)
-        return it_fail("'%s' failed", cmd);
-    return 0;
-}
 
 static uint64_t seed_of(int batch, int i)
 {
@@ -147,7 +116,7 @@ int it_mr_onepiece_send(struct it_side *s)
          * sender never sees them complete. Batch 3: rail A loses everything the sender sends:
          * they do not land. */
         const char *lossy = batch == 1 ? if_a1 : batch == 3 ? if_a0 : NULL;
-        if (lossy && if_drop(lossy, batch == 1 ? DROP_ACKS : DROP_ALL))
+        if (lossy && it_link_drop(lossy, batch == 1 ? IT_DROP_ACKS : IT_DROP_ALL))
             err = 1;
         if (err || it_ctl_signal(s->ctl, 'B'))
             break;
@@ -160,7 +129,7 @@ int it_mr_onepiece_send(struct it_side *s)
         if (!err && it_ctl_wait(s->ctl, 'R'))
             err = it_fail("batch %d: the receiver failed", batch);
         if (lossy) {
-            err |= if_drop(lossy, PASS_ALL);
+            err |= it_link_drop(lossy, IT_PASS_ALL);
             usleep(300000); /* time for a wrong late write to land before the receiver checks */
         }
     }

@@ -8,8 +8,10 @@
  * rail's control QP it goes right after the small message's own pieces completed, while the
  * large one has only begun. Every message must also arrive byte-exact, and the send comm's INFO
  * line must name the control QP. mr_record_ahead_off: NCCL_RAIL_CONTROL_QP=0, no control QP in
- * that line, the share printed but not asserted. Runs only on rail groups in the fabric VM as
- * root (passes with a note otherwise). */
+ * that line, the share printed but not asserted (so on the shm provider: there data moves only in
+ * the sender's own calls, and the share follows the scheduler). Runs only on rail groups, in the
+ * fabric VM as root or on the shm fabric (passes with a note otherwise). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,11 +127,19 @@ int it_mr_record_recv(struct it_side *s)
     if (!err && npct > 0) {
         qsort(pct, (size_t)npct, sizeof(pct[0]), cmp_int);
         int median = pct[npct / 2];
+        /* The shm provider moves data only inside the sender's own calls: how much of the large
+         * message lands before the receiver gets to see the small one follows the scheduler
+         * (25 % idle, 65 % measured under a parallel ctest), not the wire. */
+        const char *prov = getenv("NCCL_RAIL_VERBS_PROVIDER");
+        bool shm = prov && strcmp(prov, "shm") == 0;
         fprintf(stderr,
                 "[recv] median share of the large message landed when the small one "
                 "before it completed: %d %%%s\n",
-                median, control_qp_on() ? "" : " (no control QP: not asserted)");
-        if (median >= MAX_MEDIAN_PCT && control_qp_on())
+                median,
+                !control_qp_on() ? " (no control QP: not asserted)"
+                : shm            ? " (shm provider: not asserted, it follows the scheduler)"
+                                 : "");
+        if (median >= MAX_MEDIAN_PCT && control_qp_on() && !shm)
             err = it_fail("when a small striped message completed, a median %d %% of the large one "
                           "after it had landed already (want < %d %%): its size record waited "
                           "behind later data",

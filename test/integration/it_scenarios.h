@@ -30,6 +30,8 @@ struct it_scenario {
     int decline_warn;     /* a WARN (the user's own value is wrong) when set, else an INFO */
     int low_memlock;      /* sides run with a 64 KiB RLIMIT_MEMLOCK and without CAP_IPC_LOCK */
     int (*setup)(const char *plugin); /* runs in both sides before loading, or NULL */
+    /* Not on the shm verbs provider, for this reason (printed with SKIP), or NULL. */
+    const char *kernel_only;
 };
 
 /* it_data.c */
@@ -95,9 +97,8 @@ int it_mr_alldown_send(struct it_side *s);
 int it_mr_alldown_inflight_send(struct it_side *s);
 int it_mr_rejoin_send(struct it_side *s);
 /* Shared with it_onepiece.c: 1 when a multi-rail scenario can run (prints why not otherwise);
- * `ip link set IF STATE`; every fabric link up and the groups' ports ACTIVE again. */
+ * every fabric link up and the groups' ports ACTIVE again (links: it_link.h). */
 int it_mr_applicable(struct it_side *s);
-int it_link_set(const char *ifname, const char *state);
 int it_links_restore(struct it_side *s);
 /* it_onepiece.c */
 int it_mr_onepiece_recv(struct it_side *s);

@@ -24,6 +24,11 @@ extern const char *g_it_role; /* "send" / "recv", for messages */
 /* Called with every line the plugin logs (level, formatted text) when set; NULL by default. */
 extern void (*g_it_log_hook)(ncclDebugLogLevel level, const char *msg);
 
+/* A scenario's text (an environment setting, an expected log line) for the fabric in use: with
+ * the shm verbs provider (NCCL_RAIL_VERBS_PROVIDER=shm) the VM's device names rxeN become shmN and
+ * its out-of-band interface veth3 becomes lo; otherwise text itself. */
+const char *it_fabric_text(const char *text);
+
 /* Prints "FAIL: ..." context on stderr and returns 1, for `return it_fail(...)`. */
 int it_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 double it_now(void);

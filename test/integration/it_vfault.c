@@ -302,7 +302,7 @@ static int vf_side(struct it_side *s, int recv)
     faulty = k->side == (recv ? 'r' : 's');
     memset(&v, 0, sizeof(v));
     memset(&g_vf, 0, sizeof(g_vf));
-    g_vf.pat = k->want;
+    g_vf.pat = it_fabric_text(k->want);
     g_it_log_hook = hook;
     v.p = s->p;
     v.recv = recv;
