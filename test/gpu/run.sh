@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Device check (a GPU node with PyTorch and its NCCL; not part of CI): loads the plugins of
 # BUILD_DIR into real libnccl, two processes on GPU 0 that NCCL takes for two hosts
-# (test/gpu/nccl_two_hosts.py), three ways: both plugins, the tuner alone, neither. Each rank's
-# NCCL log goes to $OUT; the lines that name the plugins are printed.
+# (test/gpu/nccl_two_hosts.py), three ways: both plugins, the tuner alone, neither; and NCCL's
+# data through the net plugin on the shm verbs provider against NCCL's Socket transport
+# (test/gpu/nccl_shm.py: six collectives 8 B - 256 MiB checked exact, bus bandwidth, a rail's
+# cable pulled mid-run). Each rank's NCCL log goes to $OUT; the lines that name the plugins are
+# printed.
 # usage: OUT=dir bash test/gpu/run.sh [BUILD_DIR] [LIBDIR: extra shared libraries the plugins need]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,7 +36,7 @@ run() { # label env...
   shift
   echo "== $label"
   env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,TUNING,ENV NCCL_DEBUG_FILE="$out/$label.%p.log" \
-    "$@" timeout 150 python3 "$root/test/gpu/nccl_two_hosts.py" "$label" || {
+    "$@" timeout "${RAIL_GPU_TIMEOUT:-150}" python3 "$root/test/gpu/${RAIL_GPU_SCRIPT:-nccl_two_hosts.py}" "$label" || {
     echo "$label: FAIL"
     rc=1
   }
@@ -51,6 +54,28 @@ if [ -e /sys/class/infiniband/rxe0 ] && [ -e /sys/class/infiniband/rxe1 ]; then
   run rxe NCCL_TUNER_PLUGIN=rail NCCL_NET_PLUGIN=rail RAIL_GPU_RANK_HCA=rxe0,rxe1 \
     NCCL_SOCKET_IFNAME=lo
 fi
+# NCCL's data through the net plugin on the shm verbs provider (no RDMA needed): rank 0 on
+# shm0+shm2, rank 1 on shm1+shm3, rail A's cable pulled for 2 s inside the 256 MiB all_reduce loop;
+# then the same collectives over NCCL's Socket transport, for the bus bandwidth side by side.
+fab=gpu-$$
+RAIL_GPU_SCRIPT=nccl_shm.py RAIL_GPU_TIMEOUT=900 run shm NCCL_NET_PLUGIN=rail \
+  NCCL_RAIL_VERBS_PROVIDER=shm NCCL_RAIL_SHM_FABRIC=$fab RAIL_GPU_RANK_RAILS='shm0+shm2;shm1+shm3' \
+  RAIL_GPU_PULL_CABLE=1 NCCL_DEBUG_SUBSYS=INIT,NET,ENV
+rm -f "/dev/shm/nccl-rail-shm-$(id -u)-$fab"
+echo "-- which transport carried the shm run (NCCL's channel lines, one rank's log)"
+for f in "$out"/shm.*.log; do
+  grep -h -o -E 'via NET/[A-Za-z]+(/[0-9]+)?' "$f" | sort | uniq -c
+  if ! grep -q 'via NET/RAIL' "$f" || grep -q 'via NET/Socket' "$f"; then
+    echo "shm: NCCL's connections did not all go through NET/RAIL: FAIL"
+    rc=1
+  fi
+  grep -h -E 'verbs provider shm|failed: its port went down|rejoined' "$f" | sed 's/^[^ ]* [^ ]* //' |
+    sort | uniq -c
+  break
+done
+RAIL_GPU_SCRIPT=nccl_shm.py RAIL_GPU_TIMEOUT=900 run socket NCCL_NET=Socket
+echo "-- bus bandwidth: the plugin on the shm provider (shm) against NCCL's Socket transport"
+paste -d '\n' "$out/shm.txt" "$out/socket.txt" 2>/dev/null || echo "(a table is missing)"
 run both NCCL_TUNER_PLUGIN=rail NCCL_NET_PLUGIN=rail
 # A node of one GPU and no NIC leaves the tuner unsure (it abstains); a built-in profile makes it
 # choose, and NCCL must run what it chose: the results are checked the same way.
