@@ -14,10 +14,12 @@
  *              receive faults (refused post or an error completion): iflush or the flush
  *              request's test returns an error within 30 s, naming the flush, after the data
  *              itself arrived byte-exact; close returns within 5 s. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,23 +48,96 @@ static int use_fake_cuda(const char *plugin, const char *cc)
     return 0;
 }
 
-/* A sysfs root where peer memory is loaded: the real IB class (device discovery reads GIDs from
- * the same root) plus the nvidia_peermem module file. */
+/* Copies one small sysfs file (a missing or unreadable one is skipped: not every GID exists). */
+static void copy_small(const char *src, const char *dst)
+{
+    char buf[4096];
+    int in = open(src, O_RDONLY | O_CLOEXEC), out;
+    ssize_t n;
+    if (in < 0)
+        return;
+    n = read(in, buf, sizeof(buf));
+    close(in);
+    if (n < 0 || (out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+        return;
+    if (write(out, buf, (size_t)n) != n)
+        fprintf(stderr, "[%s] short write to %s\n", g_it_role, dst);
+    close(out);
+}
+
+static int mkdirs(const char *path)
+{
+    char p[1024];
+    snprintf(p, sizeof(p), "%s", path);
+    for (char *s = p + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            if (mkdir(p, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *s = '/';
+        }
+    return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* out = a "/" b, false when it does not fit. */
+static bool join(char *out, size_t len, const char *a, const char *b)
+{
+    int n = snprintf(out, len, "%s/%s", a, b);
+    return n > 0 && (size_t)n < len;
+}
+
+/* Port files the plugin reads, and the first 16 GIDs with their attributes (rxe has 1024 entries,
+ * slow to read under TCG; the used ones come first). Counters are left out. */
+static int copy_port(const char *src, const char *dst)
+{
+    static const char *const files[] = {"state", "phys_state", "rate",     "link_layer",
+                                        "lid",   "sm_lid",     "cap_mask", "lid_mask_count",
+                                        "sm_sl"};
+    static const char *const gid_dirs[] = {"gids", "gid_attrs/types", "gid_attrs/ndevs"};
+    char a[1024], b[1024], k_name[8];
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        if (join(a, sizeof(a), src, files[i]) && join(b, sizeof(b), dst, files[i]))
+            copy_small(a, b);
+    for (size_t d = 0; d < sizeof(gid_dirs) / sizeof(gid_dirs[0]); d++) {
+        char sd[1024], dd[1024];
+        if (!join(sd, sizeof(sd), src, gid_dirs[d]) || !join(dd, sizeof(dd), dst, gid_dirs[d]) ||
+            mkdirs(dd) != 0)
+            return -1;
+        for (int k = 0; k < 16; k++) {
+            snprintf(k_name, sizeof(k_name), "%d", k);
+            if (join(a, sizeof(a), sd, k_name) && join(b, sizeof(b), dd, k_name))
+                copy_small(a, b);
+        }
+    }
+    return 0;
+}
+
+/* A sysfs root where peer memory is loaded: a copy of the real IB devices' port files (device
+ * discovery reads GIDs and port state from the same root; a link out of the root would be
+ * refused, docs/input-limits.md) plus the nvidia_peermem module file. */
 static int use_peermem_root(void)
 {
-    char path[256];
+    char path[1024], src[256];
+    DIR *devs;
+    struct dirent *e;
     snprintf(g_root, sizeof(g_root), "/tmp/rail-gdr-XXXXXX");
     if (!mkdtemp(g_root))
         return it_fail("mkdtemp: %s", strerror(errno));
-    const char *dirs[] = {"/sys", "/sys/class", "/sys/module", "/sys/module/nvidia_peermem"};
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        snprintf(path, sizeof(path), "%s%s", g_root, dirs[i]);
-        if (mkdir(path, 0755) != 0)
-            return it_fail("mkdir %s: %s", path, strerror(errno));
-    }
-    snprintf(path, sizeof(path), "%s/sys/class/infiniband", g_root);
-    if (symlink("/sys/class/infiniband", path) != 0)
-        return it_fail("symlink %s: %s", path, strerror(errno));
+    if (!(devs = opendir("/sys/class/infiniband")))
+        return it_fail("/sys/class/infiniband: %s", strerror(errno));
+    while ((e = readdir(devs)))
+        for (int port = 1; e->d_name[0] != '.' && port <= 2; port++) {
+            snprintf(src, sizeof(src), "/sys/class/infiniband/%.63s/ports/%d", e->d_name, port);
+            snprintf(path, sizeof(path), "%s%s", g_root, src);
+            if (access(src, F_OK) == 0 && (mkdirs(path) != 0 || copy_port(src, path) != 0)) {
+                closedir(devs);
+                return it_fail("cannot copy %s into %s", src, g_root);
+            }
+        }
+    closedir(devs);
+    snprintf(path, sizeof(path), "%s/sys/module/nvidia_peermem", g_root);
+    if (mkdirs(path) != 0)
+        return it_fail("mkdir %s: %s", path, strerror(errno));
     snprintf(path, sizeof(path), "%s/sys/module/nvidia_peermem/version", g_root);
     FILE *f = fopen(path, "w");
     if (!f || fputs("fake\n", f) < 0 || fclose(f) != 0)
