@@ -138,6 +138,11 @@ static void registry_remove(struct prof_comm *p)
         join = true;
         pthread_cond_broadcast(&g_wake);
     }
+    if (g_ncomms == 0) { /* nothing of ours outlives the last communicator (dlclose) */
+        free(g_comms);
+        g_comms = NULL;
+        g_cap = 0;
+    }
     pthread_mutex_unlock(&g_lock);
     if (join)
         pthread_join(g_thread, NULL);
