@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail calibrate -o FILE [--coll C] [--algo A --proto P] LOG|DIR ...
- * nccl-tests logs of forced (algorithm, protocol) runs -> a calibration file
- * (NCCL_RAIL_CALIBRATION_FILE, docs/calibration.md). Files and directories are read by
- * calib_files.h (bounded, non-blocking, regular files only, name order). */
+ * nccl-tests logs of forced (algorithm, protocol) runs and measurements of production jobs (the
+ * rail profiler's files, NCCL Inspector's Prometheus textfile and JSON; calib_job.h) -> a
+ * calibration file (NCCL_RAIL_CALIBRATION_FILE, docs/calibration.md). Files and directories are
+ * read by calib_files.h (bounded, non-blocking, regular files only, name order). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "calib_files.h"
+#include "calib_job.h"
 #include "calibration.h"
 #include "cli.h"
 #include "cost_model.h"
@@ -18,30 +20,34 @@
 
 static void calibrate_usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: nccl-rail calibrate -o FILE [--coll C] [--algo A] [--proto P] LOG|DIR ...\n"
-        "Reads nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
-        "broadcast_perf, reduce_perf) of runs with NCCL_ALGO/NCCL_PROTO forced and writes a\n"
-        "calibration file for NCCL_RAIL_CALIBRATION_FILE (docs/calibration.md).\n"
-        "  -o, --output FILE  the calibration file to write (replaced atomically; only a\n"
-        "                     regular file is replaced: a FIFO, device or link is refused)\n"
-        "  --coll C           collective of the files that follow, when neither a\n"
-        "                     '# Collective test starting' line nor the file name says\n"
-        "  --algo A           forced algorithm of the files that follow, for logs without a\n"
-        "                     '# NCCL_ALGO=A' line (Ring, Tree, PAT, NVLS, NVLSTree, ...)\n"
-        "  --proto P          forced protocol of the files that follow (LL, LL128, Simple)\n"
-        "Directories are read %d levels deep; only their *.log, *.txt and *.out files are\n"
-        "read. Any malformed log stops the command with FILE:LINE: reason and writes nothing.\n",
-        RAIL_CALIB_MAX_DEPTH);
+    fprintf(f,
+            "usage: nccl-rail calibrate -o FILE [--coll C] [--algo A] [--proto P] LOG|DIR ...\n"
+            "Reads nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf,\n"
+            "broadcast_perf, reduce_perf) of runs with NCCL_ALGO/NCCL_PROTO forced, and what\n"
+            "production jobs measured: the rail profiler's files (NCCL_RAIL_PROFILE_DIR), NCCL\n"
+            "Inspector's Prometheus textfile (algo_proto) and JSON (with --algo/--proto), and\n"
+            "writes a calibration file for NCCL_RAIL_CALIBRATION_FILE (docs/calibration.md).\n"
+            "Job measurements: the slowest rank is a collective's time, the median over its\n"
+            "repetitions a run's, the fastest run a point's.\n"
+            "  -o, --output FILE  the calibration file to write (replaced atomically; only a\n"
+            "                     regular file is replaced: a FIFO, device or link is refused)\n"
+            "  --coll C           collective of the files that follow, when neither a\n"
+            "                     '# Collective test starting' line nor the file name says\n"
+            "  --algo A           forced algorithm of the files that follow, for logs without a\n"
+            "                     '# NCCL_ALGO=A' line and Inspector JSON (Ring, Tree, PAT, ...)\n"
+            "  --proto P          forced protocol of the files that follow (LL, LL128, Simple)\n"
+            "Directories are read %d levels deep; only their *.log, *.txt, *.out, *.prof, *.prom\n"
+            "and *.json files are read. Any malformed file stops the command with FILE:LINE:\n"
+            "reason and writes nothing.\n",
+            RAIL_CALIB_MAX_DEPTH);
 }
 
 /* The file text in memory, checked the way the tuner reads it, then written by the output-file
  * rule (safe_file.h: a regular file or nothing is replaced, anything else is refused). 0, or 1
  * with the reason on stderr. */
-static int write_output(const char *out, const struct rail_calibration *cal, int files)
+static int write_output(const char *out, const struct rail_calibration *cal, int logs, int jobs)
 {
-    char comment[128], err[4096 + 512];
+    char comment[160], err[4096 + 512];
     char *text = NULL;
     size_t len = 0;
     struct rail_calibration check;
@@ -49,8 +55,14 @@ static int write_output(const char *out, const struct rail_calibration *cal, int
     FILE *m = open_memstream(&text, &len);
     int rc = m ? 0 : -errno;
 
-    snprintf(comment, sizeof(comment), "written by nccl-rail calibrate from %d nccl-tests log(s)",
-             files);
+    if (jobs)
+        snprintf(comment, sizeof(comment),
+                 "written by nccl-rail calibrate from %d nccl-tests log(s) and %d job measurement "
+                 "file(s)",
+                 logs, jobs);
+    else
+        snprintf(comment, sizeof(comment),
+                 "written by nccl-rail calibrate from %d nccl-tests log(s)", logs);
     if (rc == 0) {
         rc = rail_calib_write(cal, comment, m);
         if (fclose(m) != 0 && rc == 0)
@@ -98,6 +110,39 @@ static int parse_name_arg(const char *opt, const char *v, int (*fn)(const char *
     return 0;
 }
 
+/* The job measurements' rows into cal (calib_job.h), and one line saying what they gave. */
+static int add_jobs(struct rail_calib_logs *c, struct rail_calibration *cal)
+{
+    struct rail_calib_row *rows;
+    struct rail_job_summary js;
+    int nrows, rc = rail_job_merge(&c->jobs, &rows, &nrows, &js);
+    if (rc == 0)
+        rc = rail_calib_add_rows(cal, rows, nrows);
+    free(rows);
+    if (rc < 0)
+        return rc;
+    printf("calibrate: job measurements from %d profiler, %d Inspector Prometheus and %d Inspector "
+           "JSON file(s): %d run(s), %ld collective(s) recorded by every rank of their run, %d "
+           "point(s)",
+           c->files_prof, c->files_prom, c->files_json, js.runs, js.instances, js.points);
+    if (js.incomplete || js.uneven)
+        printf("; left out: %ld not recorded by every rank, %ld of uneven ranks per node",
+               js.incomplete, js.uneven);
+    if (c->jobs.skips.other || c->jobs.skips.no_pair || c->jobs.skips.no_time ||
+        c->jobs.skips.no_size)
+        printf("; skipped: %ld not decided by a tuner, %ld without an algorithm/protocol, %ld "
+               "without a GPU time, %ld of 0 bytes",
+               c->jobs.skips.other, c->jobs.skips.no_pair, c->jobs.skips.no_time,
+               c->jobs.skips.no_size);
+    printf("\n");
+    if (js.partial_runs)
+        fprintf(stderr,
+                "calibrate: %d run(s) have files of fewer ranks than they have: the slowest rank "
+                "may be missing\n",
+                js.partial_runs);
+    return 0;
+}
+
 int cli_calibrate(int argc, char **argv)
 {
     struct rail_calib_hint hint = {-1, -1, -1};
@@ -106,7 +151,7 @@ int cli_calibrate(int argc, char **argv)
     struct rail_calibration cal;
     struct rail_calib_cover cv;
     const char *out = NULL;
-    int rc = 0, paths = 0, files, skipped;
+    int rc = 0, paths = 0, logs, jobs, skipped;
 
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -146,8 +191,16 @@ int cli_calibrate(int argc, char **argv)
         fprintf(stderr, "calibrate: %s\n", !out ? "-o FILE is required" : "no log given");
         rc = -EINVAL;
     }
-    if (rc == 0 && c.nruns == 0) {
-        fprintf(stderr, "calibrate: no nccl-tests log found (%d file(s) skipped)\n", c.skipped);
+    if (rc == 0 && c.nruns == 0 && c.jobs.n == 0) {
+        if (c.files_prof + c.files_prom + c.files_json > 0)
+            fprintf(stderr,
+                    "calibrate: the job measurement file(s) hold no usable collective (%ld not "
+                    "decided by a tuner, %ld without an algorithm/protocol, %ld without a GPU "
+                    "time, %ld of 0 bytes)\n",
+                    c.jobs.skips.other, c.jobs.skips.no_pair, c.jobs.skips.no_time,
+                    c.jobs.skips.no_size);
+        else
+            fprintf(stderr, "calibrate: no nccl-tests log found (%d file(s) skipped)\n", c.skipped);
         rc = 1;
     }
     if (rc != 0) {
@@ -155,21 +208,28 @@ int cli_calibrate(int argc, char **argv)
         return rc == -EINVAL ? 2 : 1;
     }
     rc = rail_calib_from_runs(c.runs, c.nruns, &cal);
-    files = c.files;
+    if (rc == 0 && c.jobs.n > 0)
+        rc = add_jobs(&c, &cal);
+    jobs = c.files_prof + c.files_prom + c.files_json;
+    logs = c.files - jobs;
     skipped = c.skipped;
     rail_calib_logs_free(&c);
     if (rc < 0)
         fprintf(stderr, "calibrate: %s\n", strerror(-rc));
-    if (rc < 0 || write_output(out, &cal, files) != 0) {
+    if (rc == 0 && cal.n == 0) {
+        fprintf(stderr, "calibrate: no point to write\n");
+        rc = 1;
+    }
+    if (rc != 0 || write_output(out, &cal, logs, jobs) != 0) {
         rail_calib_free(&cal);
         return 1;
     }
     rail_calib_cover(&cal, &cv);
-    printf("calibrate: %d log(s)%s: %d point(s), %d shape(s), %d pair(s), %d-%d node(s), "
+    printf("calibrate: %d log(s)%s%s: %d point(s), %d shape(s), %d pair(s), %d-%d node(s), "
            "%d-%d rank(s)/node, %llu-%llu bytes -> %s\n",
-           files, skipped ? " (other files skipped)" : "", cv.rows, cv.shapes, cv.pairs,
-           cv.nnodes_min, cv.nnodes_max, cv.rpn_min, cv.rpn_max, (unsigned long long)cv.bytes_min,
-           (unsigned long long)cv.bytes_max, out);
+           logs, jobs ? " and job measurements" : "", skipped ? " (other files skipped)" : "",
+           cv.rows, cv.shapes, cv.pairs, cv.nnodes_min, cv.nnodes_max, cv.rpn_min, cv.rpn_max,
+           (unsigned long long)cv.bytes_min, (unsigned long long)cv.bytes_max, out);
     rail_calib_free(&cal);
     return 0;
 }

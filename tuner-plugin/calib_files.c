@@ -8,13 +8,36 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "calib_inspector.h"
+#include "calib_prof.h"
+#include "calib_prom.h"
 #include "safe_file.h"
 #include "strutil.h"
 
 void rail_calib_logs_free(struct rail_calib_logs *l)
 {
     free(l->runs);
+    rail_job_free(&l->jobs);
     memset(l, 0, sizeof(*l));
+}
+
+/* A job-measurement file by its content: 1 and parsed (rc), or 0 when it is not one. */
+static int add_job_file(struct rail_calib_logs *l, const char *buf, size_t len, const char *path,
+                        const struct rail_calib_hint *hint, char *err, size_t errlen, int *rc)
+{
+    if (rail_calib_prof_detect(buf, len)) {
+        l->files_prof++;
+        *rc = rail_calib_prof_parse(buf, len, path, &l->jobs, err, errlen);
+    } else if (rail_calib_prom_detect(buf, len)) {
+        l->files_prom++;
+        *rc = rail_calib_prom_parse(buf, len, path, &l->jobs, err, errlen);
+    } else if (rail_calib_inspector_detect(buf, len)) {
+        l->files_json++;
+        *rc = rail_calib_inspector_parse(buf, len, path, hint, &l->jobs, err, errlen);
+    } else {
+        return 0;
+    }
+    return 1;
 }
 
 static int add_file(struct rail_calib_logs *l, const char *path, const struct rail_calib_hint *hint,
@@ -42,20 +65,24 @@ static int add_file(struct rail_calib_logs *l, const char *path, const struct ra
     rc = rail_file_read_all(path, RAIL_CALIB_MAX_LOG_BYTES, 0, &buf, &len, err, errlen);
     if (rc < 0)
         return rc;
-    rc = rail_calib_log_parse(buf, len, path, hint, &l->runs[l->nruns], err, errlen);
+    if (!add_job_file(l, buf, len, path, hint, err, errlen, &rc)) {
+        rc = rail_calib_log_parse(buf, len, path, hint, &l->runs[l->nruns], err, errlen);
+        if (rc == 0)
+            l->nruns++;
+    }
     free(buf);
-    if (rc == 0)
-        l->nruns++;
     return rc;
 }
 
 static int has_log_suffix(const char *name)
 {
-    static const char *const sfx[] = {".log", ".txt", ".out"};
+    static const char *const sfx[] = {".log", ".txt", ".out", ".prof", ".prom", ".json"};
     size_t n = strlen(name);
-    for (size_t i = 0; i < 3; i++)
-        if (n > 4 && strcmp(name + n - 4, sfx[i]) == 0)
+    for (size_t i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+        size_t k = strlen(sfx[i]);
+        if (n > k && strcmp(name + n - k, sfx[i]) == 0)
             return 1;
+    }
     return 0;
 }
 

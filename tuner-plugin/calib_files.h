@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The I/O layer around the pure log parser (calib_log.h): nccl-tests logs read from files and
- * directories under the project's rules. Each file: non-blocking open, regular files only, at
- * most RAIL_CALIB_MAX_LOG_BYTES. Directories: RAIL_CALIB_MAX_DEPTH levels, entries in name order
- * (the result does not depend on readdir), only *.log, *.txt and *.out files; at most
- * RAIL_CALIB_MAX_FILES files in all. Used by `nccl-rail calibrate` and bench/tuner_eval. */
+/* The I/O layer around the pure parsers: nccl-tests logs (calib_log.h) and job measurements
+ * (the rail profiler's files, calib_prof.h; NCCL Inspector's Prometheus textfile, calib_prom.h,
+ * and JSON, calib_inspector.h) read from files and directories under the project's rules. Each
+ * file: non-blocking open, regular files only, at most RAIL_CALIB_MAX_LOG_BYTES; its kind is
+ * told by its content (a profiler header, a Prometheus sample of an nccl_ metric, a JSON object,
+ * else an nccl-tests log). Directories: RAIL_CALIB_MAX_DEPTH levels, entries in name order (the
+ * result does not depend on readdir), only *.log, *.txt, *.out, *.prof, *.prom and *.json files;
+ * at most RAIL_CALIB_MAX_FILES files in all. Used by `nccl-rail calibrate` and bench/tuner_eval. */
 #ifndef NCCL_RAIL_CALIB_FILES_H
 #define NCCL_RAIL_CALIB_FILES_H
 
 #include <stddef.h>
 
+#include "calib_job.h"
 #include "calib_log.h"
 
 #define RAIL_CALIB_MAX_LOG_BYTES (64u << 20) /* nccl-tests output with NCCL INFO lines mixed in */
@@ -18,8 +22,11 @@
 struct rail_calib_logs {
     struct rail_calib_run *runs; /* one per log file read */
     int nruns, cap;
-    int files;   /* log files read */
+    int files;   /* files read */
     int skipped; /* directory entries that are not logs (other names, links, too deep) */
+    /* Job measurements (calib_job.h) and the files they came from, by kind. */
+    struct rail_job_set jobs;
+    int files_prof, files_prom, files_json;
 };
 
 /* Read one path: a file named here is always parsed (a FIFO is an error); a directory is walked.

@@ -98,6 +98,28 @@ static int parse_row(char *line, struct rail_calib_row *r, char *why, size_t why
     return 0;
 }
 
+/* "# source: job" / "# source: nccl-tests": the origin of the rows that follow. Another value
+ * after "# source:" is an error (a typo would silently relabel measurements). Other comments: 0. */
+static int source_comment(const char *line, int *origin, char *why, size_t whylen)
+{
+    static const char key[] = "# source:";
+    const char *v = line + sizeof(key) - 1;
+    if (strncmp(line, key, sizeof(key) - 1) != 0)
+        return 0;
+    while (*v == ' ')
+        v++;
+    if (strcmp(v, "job") == 0)
+        *origin = RAIL_CALIB_ORIGIN_JOB;
+    else if (strcmp(v, "nccl-tests") == 0)
+        *origin = RAIL_CALIB_ORIGIN_TESTS;
+    else {
+        char q[64];
+        rail_quote(q, sizeof(q), v, strlen(v));
+        return rail_fail(why, whylen, "unknown source '%s': expected 'job' or 'nccl-tests'", q);
+    }
+    return 0;
+}
+
 /* Bounds that keep every prediction cheap (table build time stays bounded whatever the file):
  * at most RAIL_CALIB_MAX_POINTS sizes per node count and RAIL_CALIB_MAX_NODECNT node counts per
  * series. rows are sorted. */
@@ -133,7 +155,7 @@ int rail_calib_parse(const char *buf, size_t len, const char *name, struct rail_
 {
     char line[512], why[256];
     size_t pos = 0;
-    int lineno = 0, cap = 0, header = 0, rc = 0;
+    int lineno = 0, cap = 0, header = 0, rc = 0, origin = RAIL_CALIB_ORIGIN_TESTS;
 
     memset(out, 0, sizeof(*out));
     rail_clear_err(err, errlen);
@@ -155,6 +177,8 @@ int rail_calib_parse(const char *buf, size_t len, const char *name, struct rail_
         pos += n + (nl ? 1 : 0);
         if (n && line[n - 1] == '\r')
             line[n - 1] = '\0';
+        if (line[0] == '#' && header && (rc = source_comment(line, &origin, why, sizeof(why))))
+            break;
         if (!line[0] || line[0] == '#')
             continue;
         if (!header) {
@@ -191,7 +215,7 @@ int rail_calib_parse(const char *buf, size_t len, const char *name, struct rail_
         }
         if ((rc = parse_row(line, &out->rows[out->n], why, sizeof(why))) < 0)
             break;
-        out->n++;
+        out->rows[out->n++].origin = (uint8_t)origin;
     }
     if (rc == 0 && !header) {
         lineno = 0;
@@ -248,6 +272,23 @@ int rail_calib_load(const char *path, struct rail_calibration *out, char *err, s
     return rc;
 }
 
+/* Sort the rows; repeated keys (runs of the same point) keep the faster one, with its origin. */
+static void sort_keep_faster(struct rail_calibration *c)
+{
+    int k = c->n;
+    qsort(c->rows, (size_t)k, sizeof(c->rows[0]), cmp_row);
+    c->n = 0;
+    for (int i = 0; i < k; i++) {
+        if (c->n && same_key(&c->rows[c->n - 1], &c->rows[i])) {
+            const struct rail_calib_row *p = &c->rows[c->n - 1], *r = &c->rows[i];
+            if (r->time_us < p->time_us || (r->time_us == p->time_us && r->origin < p->origin))
+                c->rows[c->n - 1] = *r;
+            continue;
+        }
+        c->rows[c->n++] = c->rows[i];
+    }
+}
+
 int rail_calib_from_runs(const struct rail_calib_run *runs, int nruns, struct rail_calibration *out)
 {
     int total = 0, k = 0;
@@ -271,17 +312,22 @@ int rail_calib_from_runs(const struct rail_calib_run *runs, int nruns, struct ra
             r->bytes = runs[i].pts[j].bytes;
             r->time_us = runs[i].pts[j].time_us;
         }
-    qsort(out->rows, (size_t)k, sizeof(out->rows[0]), cmp_row);
-    /* Repeated runs of the same point: keep the faster one. */
-    out->n = 0;
-    for (int i = 0; i < k; i++) {
-        if (out->n && same_key(&out->rows[out->n - 1], &out->rows[i])) {
-            if (out->rows[i].time_us < out->rows[out->n - 1].time_us)
-                out->rows[out->n - 1].time_us = out->rows[i].time_us;
-            continue;
-        }
-        out->rows[out->n++] = out->rows[i];
-    }
+    out->n = k;
+    sort_keep_faster(out);
+    return 0;
+}
+
+int rail_calib_add_rows(struct rail_calibration *c, const struct rail_calib_row *rows, int n)
+{
+    if (n <= 0)
+        return 0;
+    struct rail_calib_row *r = realloc(c->rows, (size_t)(c->n + n) * sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    memcpy(r + c->n, rows, (size_t)n * sizeof(*r));
+    c->rows = r;
+    c->n += n;
+    sort_keep_faster(c);
     return 0;
 }
 
@@ -299,8 +345,12 @@ int rail_calib_write(const struct rail_calibration *c, const char *comment, FILE
     if (comment)
         PUT("# %s\n", comment);
     PUT("coll,algo,proto,nranks,nnodes,bytes,time_us\n");
-    for (int i = 0; i < c->n && rc == 0; i++) {
+    for (int i = 0, origin = RAIL_CALIB_ORIGIN_TESTS; i < c->n && rc == 0; i++) {
         const struct rail_calib_row *r = &c->rows[i];
+        if (r->origin != origin) {
+            origin = r->origin;
+            PUT("# source: %s\n", origin == RAIL_CALIB_ORIGIN_JOB ? "job" : "nccl-tests");
+        }
         PUT("%s,%s,%s,%d,%d,%llu,%.6g\n", rail_coll_name(r->coll), rail_algo_name(r->algo),
             rail_proto_name(r->proto), r->nranks, r->nnodes, (unsigned long long)r->bytes,
             r->time_us);

@@ -9,8 +9,11 @@
  *   AllGather,Ring,Simple,8,8,1048576,61.5
  *
  * The first non-blank line is the header (format name and version); then one row per measured
- * point (a header-like "coll,algo,..." line is allowed). Pure core (parse a buffer, predict) plus
- * one bounded file read; deterministic, so every rank that reads the same file agrees. */
+ * point (a header-like "coll,algo,..." line is allowed). A comment "# source: job" says the rows
+ * after it were measured in production jobs (the rail profiler, NCCL Inspector; calib_job.h),
+ * "# source: nccl-tests" that they come from nccl-tests runs (the default): readers that predate
+ * it see comments. Pure core (parse a buffer, predict) plus one bounded file read;
+ * deterministic, so every rank that reads the same file agrees. */
 #ifndef NCCL_RAIL_CALIBRATION_H
 #define NCCL_RAIL_CALIBRATION_H
 
@@ -26,9 +29,13 @@
 #define RAIL_CALIB_MAX_ROWS    500000
 #define RAIL_CALIB_MAX_NODECNT 32 /* node counts per series (more is an error) */
 
+/* Where a row was measured ("# source:" comments). */
+enum rail_calib_origin { RAIL_CALIB_ORIGIN_TESTS = 0, RAIL_CALIB_ORIGIN_JOB = 1 };
+
 struct rail_calib_row {
     int coll, algo, proto;
     int nranks, nnodes;
+    uint8_t origin; /* enum rail_calib_origin (in the padding: the row stays 40 bytes) */
     uint64_t bytes;
     double time_us;
 };
@@ -50,8 +57,11 @@ void rail_calib_free(struct rail_calibration *c);
 /* Rows from parsed logs; repeated keys keep the faster time. 0 or -ENOMEM. */
 int rail_calib_from_runs(const struct rail_calib_run *runs, int nruns,
                          struct rail_calibration *out);
-/* The file text (header, one comment line, rows), flushed. Returns 0 or -errno: the errno of the
- * first failed write (ENOSPC, EFBIG, ...). */
+/* Add rows (job measurements, calib_job.h) to c: sorted again, a repeated key keeps the faster
+ * time (and that row's origin). 0 or -ENOMEM (c unchanged). */
+int rail_calib_add_rows(struct rail_calibration *c, const struct rail_calib_row *rows, int n);
+/* The file text (header, one comment line, rows, "# source:" before rows of another origin),
+ * flushed. Returns 0 or -errno: the errno of the first failed write (ENOSPC, EFBIG, ...). */
 int rail_calib_write(const struct rail_calibration *c, const char *comment, FILE *f);
 
 /* How a calibration turns into the times a communicator's decisions are made from: calib_apply.h

@@ -4,7 +4,8 @@
  * is driven as NCCL drives it: a Coll event per collective started and stopped on the launching
  * thread, KernelCh events per channel (parent = the Coll handle, GPU timestamps) before and after
  * the Coll stop, from another thread too, 10^6 events on two communicators at once, with bounded
- * memory (no allocation per event). The files written at finalize are checked line by line. */
+ * memory (no allocation per event). The files written at finalize are checked line by line and
+ * read back by the calibration's parser (calib_prof.h). */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <malloc.h>
@@ -16,8 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calib_prof.h"
 #include "check.h"
 #include "nccl/nccl_profiler.h"
+#include "safe_file.h"
 #include "tmpfiles.h"
 
 #define TUNER_LIB RAIL_BINARY_DIR "/libnccl-tuner-rail.so"
@@ -143,8 +146,11 @@ static int file_rows(const char *path, long *recorded, char *first_row, size_t l
         first_row[0] = '\0';
     while (fp && fgets(line, sizeof(line), fp)) {
         if (line[0] >= '0' && line[0] <= '9') {
-            if (rows++ == 0 && first_row)
-                snprintf(first_row, len, "%s", line);
+            if (rows++ == 0 && first_row) {
+                size_t n = strnlen(line, len - 1);
+                memcpy(first_row, line, n);
+                first_row[n] = '\0';
+            }
         }
         sscanf(line, "# recorded %ld", recorded);
     }
@@ -297,6 +303,18 @@ static void test_million_events(const char *dir)
     CHECK_MSG(us > 0.0 && us < 100.0, "gpu_us %g", us);
     snprintf(path, sizeof(path), "%s/nccl-rail-0000000000002222-r5.prof", dir);
     CHECK_EQ_INT(file_rows(path, &recorded, NULL, 0), 4096);
+    /* What `nccl-rail calibrate` reads: the calibration's parser takes the file as written. */
+    struct rail_job_set set = {0};
+    char *buf = NULL, err[512];
+    size_t len = 0;
+    CHECK_EQ_INT(rail_file_read_all(path, 64u << 20, 0, &buf, &len, err, sizeof(err)), 0);
+    CHECK(rail_calib_prof_detect(buf, len));
+    CHECK_MSG(rail_calib_prof_parse(buf, len, path, &set, err, sizeof(err)) == 0, "%s", err);
+    CHECK_EQ_INT((long)set.n, 4096);
+    CHECK(set.nruns == 1 && set.runs[0].nranks == 16 && set.runs[0].nnodes == 2);
+    CHECK(set.n > 0 && set.recs[0].rank == 5);
+    free(buf);
+    rail_job_free(&set);
 }
 
 /* Edge cases on one communicator, through the ABI. */
