@@ -192,6 +192,7 @@ static void push_imm(struct shm_qp *qp, struct shm_swr *w, uint64_t now)
         retry_later(qp, w, now);
         return;
     }
+    w->ring_idx = qp->prod;
     qp->prod++;
     w->deadline = 0;
     w->state = SHM_WR_LANDED;
@@ -207,8 +208,8 @@ static void step(struct shm_qp *qp, struct shm_swr *w, uint64_t *budget, uint64_
         move_data(qp, w, budget, now);
     if (w->state == SHM_WR_RING)
         push_imm(qp, w, now);
-    if (w->state == SHM_WR_LANDED && answers_up(qp))
-        w->state = SHM_WR_DONE;
+    if (w->state == SHM_WR_LANDED && w->opcode == IBV_WR_RDMA_READ && answers_up(qp))
+        w->state = SHM_WR_DONE; /* the read's data came back: that is its answer */
 }
 
 /* Bytes that landed without an acknowledgement yet: the requester sends no further request
@@ -235,6 +236,33 @@ static bool complete(struct shm_qp *qp, const struct shm_swr *w, enum ibv_wc_sta
     wc.qp_num = qp->ibv.qp_num;
     wc.byte_len = w && op == IBV_WC_RDMA_READ ? w->len : 0;
     return shm_cq_push(cq, &wc);
+}
+
+/* Writes with immediate that arrived, each taking a posted receive (as far as the CQ has room). */
+static void take_entries(struct shm_qp *qp)
+{
+    struct shm_ring *ring = qp->ring;
+    while (qp->rq_count > 0 && cq_room(qp->ibv.recv_cq)) {
+        struct shm_rent *e = &ring->ent[qp->cons % SHM_RING];
+        if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != qp->cons + 1 ||
+            e->dst_qpn != qp->ibv.qp_num)
+            return;
+        struct ibv_wc wc;
+        memset(&wc, 0, sizeof(wc));
+        wc.wr_id = qp->rq[qp->rq_head % (uint32_t)qp->rq_cap];
+        wc.status = IBV_WC_SUCCESS;
+        wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+        wc.wc_flags = IBV_WC_WITH_IMM;
+        wc.imm_data = e->imm;
+        wc.byte_len = e->len;
+        wc.qp_num = qp->ibv.qp_num;
+        wc.src_qp = e->src_qpn;
+        shm_cq_push(qp->ibv.recv_cq, &wc);
+        qp->rq_head++;
+        qp->rq_count--;
+        qp->cons++;
+        atomic_store_explicit(&ring->tail, qp->cons, memory_order_release);
+    }
 }
 
 /* Flushes every work request still queued (ERR state), as far as the CQs have room. */
@@ -265,41 +293,66 @@ static void flush(struct shm_qp *qp)
 
 void shm_engine_error(struct shm_qp *qp)
 {
+    if (qp->ibv.state == IBV_QPS_RTR || qp->ibv.state == IBV_QPS_RTS) {
+        /* What already arrived was taken by an HCA on arrival: take it before the flush. */
+        atomic_store(&qp->ctx->dir->qp[qp->slot].state, SHM_QPS_DRAINING);
+        take_entries(qp);
+    }
     qp->ibv.state = IBV_QPS_ERR;
     atomic_store(&qp->ctx->dir->qp[qp->slot].state, (uint32_t)IBV_QPS_ERR);
     qp->flush = true;
     flush(qp);
 }
 
-/* Writes with immediate that arrived, each taking a posted receive. */
+/* Acknowledgements of what landed; the retry timer of what has none. An HCA answers a plain write
+ * on arrival at a ready QP (here: the check before the data moved, shm_peer_check), and a write
+ * with immediate once it took a posted receive (RNR otherwise: retried without limit). Here the
+ * responder takes its ring's entries when it polls, and before it goes to the error state
+ * (shm_engine_error: DRAINING, then ERR), so a write with immediate is answered once a read of
+ * the responder (one per call) shows its ring's tail past the entry, waited for while the
+ * responder is ready or DRAINING; a responder in ERR that never took it never answers (RC: the
+ * requester retries until it gives up or its own QP is flushed, and the protocol sends it again
+ * elsewhere). A responder gone or replaced since is taken to have answered on arrival. Counting a
+ * write into a responder that goes to ERR as delivered lost its immediate (vf2_cts under ASan;
+ * test_shm_engine checks both outcomes). */
+static void acknowledge(struct shm_qp *qp, uint64_t now)
+{
+    uint32_t cap = (uint32_t)qp->sq_cap, state = 0;
+    bool acks = answers_up(qp), asked = false;
+    uint64_t tail = 0;
+    for (uint32_t a = qp->sq_head; a != qp->sq_next; a++) {
+        struct shm_swr *w = &qp->sq[a % cap];
+        if (w->state != SHM_WR_LANDED)
+            continue;
+        if (!acks) {
+            retry_later(qp, w, now);
+            continue;
+        }
+        if (w->opcode != IBV_WR_RDMA_WRITE_WITH_IMM) {
+            w->state = SHM_WR_DONE;
+            continue;
+        }
+        if (!asked) {
+            asked = true;
+            if (shm_peer_ack_state(qp, qp->remote_ring_addr, &state, &tail) < 0)
+                state = 0;
+        }
+        bool gone = state != IBV_QPS_RTR && state != IBV_QPS_RTS && state != SHM_QPS_DRAINING &&
+                    state != IBV_QPS_ERR;
+        if (gone || tail > w->ring_idx)
+            w->state = SHM_WR_DONE;
+        else if (state == IBV_QPS_ERR)
+            retry_later(qp, w, now);
+    }
+}
+
 static void take_arrivals(struct shm_qp *qp)
 {
-    struct shm_ring *ring = qp->ring;
-    if (atomic_load_explicit(&ring->fatal, memory_order_relaxed)) {
+    if (atomic_load_explicit(&qp->ring->fatal, memory_order_relaxed)) {
         shm_engine_error(qp);
         return;
     }
-    while (qp->rq_count > 0 && cq_room(qp->ibv.recv_cq)) {
-        struct shm_rent *e = &ring->ent[qp->cons % SHM_RING];
-        if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != qp->cons + 1 ||
-            e->dst_qpn != qp->ibv.qp_num)
-            return;
-        struct ibv_wc wc;
-        memset(&wc, 0, sizeof(wc));
-        wc.wr_id = qp->rq[qp->rq_head % (uint32_t)qp->rq_cap];
-        wc.status = IBV_WC_SUCCESS;
-        wc.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
-        wc.wc_flags = IBV_WC_WITH_IMM;
-        wc.imm_data = e->imm;
-        wc.byte_len = e->len;
-        wc.qp_num = qp->ibv.qp_num;
-        wc.src_qp = e->src_qpn;
-        shm_cq_push(qp->ibv.recv_cq, &wc);
-        qp->rq_head++;
-        qp->rq_count--;
-        qp->cons++;
-        atomic_store_explicit(&ring->tail, qp->cons, memory_order_release);
-    }
+    take_entries(qp);
 }
 
 void shm_engine_progress(struct shm_qp *qp, uint64_t *budget, uint64_t now)
@@ -325,17 +378,7 @@ void shm_engine_progress(struct shm_qp *qp, uint64_t *budget, uint64_t now)
         if (w->state == SHM_WR_FAILED)
             break;
     }
-    /* Acknowledgements of what landed; the retry timer of what has none. */
-    bool acks = answers_up(qp);
-    for (uint32_t a = qp->sq_head; a != qp->sq_next; a++) {
-        struct shm_swr *w = &qp->sq[a % cap];
-        if (w->state != SHM_WR_LANDED)
-            continue;
-        if (acks)
-            w->state = SHM_WR_DONE;
-        else
-            retry_later(qp, w, now);
-    }
+    acknowledge(qp, now);
     /* Completions in order; the first error takes the QP to the error state. */
     while (qp->sq_count > 0) {
         struct shm_swr *w = &qp->sq[qp->sq_head % cap];

@@ -104,6 +104,24 @@ int shm_peer_ring_tail(const struct shm_qp *qp, uint64_t ring, uint64_t *tail)
     return rc;
 }
 
+int shm_peer_ack_state(const struct shm_qp *qp, uint64_t ring, uint32_t *state, uint64_t *tail)
+{
+    struct shm_qp_pub q;
+    uint64_t t = 0;
+    unsigned qs = qp->remote_qpn & (SHM_MAX_QP - 1);
+    struct iovec local[2] = {{&q, sizeof(q)}, {&t, sizeof(t)}};
+    struct iovec remote[2] = {
+        {(void *)(uintptr_t)(qp->remote_dir + offsetof(struct shm_dir, qp) + qs * sizeof(q)),
+         sizeof(q)},
+        {(void *)(uintptr_t)(ring + offsetof(struct shm_ring, tail)), sizeof(t)}};
+    int rc = rv(qp, local, 2, remote, 2, sizeof(q) + sizeof(t), false);
+    if (rc < 0)
+        return rc;
+    *state = atomic_load(&q.qpn) == qp->remote_qpn ? atomic_load(&q.state) : 0;
+    *tail = t;
+    return 0;
+}
+
 int shm_peer_ring_push(const struct shm_qp *qp, uint64_t ring, uint64_t index,
                        const struct shm_rent *e)
 {

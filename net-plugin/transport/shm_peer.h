@@ -26,6 +26,9 @@ int shm_peer_read(const struct shm_qp *qp, uint64_t raddr, const struct iovec *l
                   size_t total);
 /* The peer ring's consumed count. */
 int shm_peer_ring_tail(const struct shm_qp *qp, uint64_t ring, uint64_t *tail);
+/* The connected peer QP's published state (0 when it was destroyed or replaced) and its ring's
+ * consumed count, in one read of the peer: what decides whether a write is acknowledged. */
+int shm_peer_ack_state(const struct shm_qp *qp, uint64_t ring, uint32_t *state, uint64_t *tail);
 /* Writes entry `index` (mod SHM_RING) of the peer's ring: its fields, then its seq. */
 int shm_peer_ring_push(const struct shm_qp *qp, uint64_t ring, uint64_t index,
                        const struct shm_rent *e);

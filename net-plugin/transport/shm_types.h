@@ -38,9 +38,13 @@
 
 /* ---- published in the owner's memory, read (and the ring written) by peers ---- */
 
+/* Published while a QP on its way to the error state takes what already arrived (after it, ERR):
+ * a requester waits for the outcome instead of guessing. */
+#define SHM_QPS_DRAINING 0x40u
+
 struct shm_qp_pub {
     _Atomic uint32_t qpn;   /* 0: free slot */
-    _Atomic uint32_t state; /* enum ibv_qp_state */
+    _Atomic uint32_t state; /* enum ibv_qp_state, or SHM_QPS_DRAINING */
     uint64_t ring;          /* address of the QP's struct shm_ring */
 };
 
@@ -136,6 +140,7 @@ struct shm_swr {
     uint32_t len;
     uint64_t off;      /* bytes moved */
     uint64_t deadline; /* ns: retries run out (0: none running) */
+    uint64_t ring_idx; /* WRITE_WITH_IMM: its entry in the peer QP's ring, once pushed */
     int status;        /* enum ibv_wc_status once FAILED */
     bool inl;          /* the data is the QP's inline copy of this entry */
     struct ibv_sge sge[SHM_MAX_SGE];
