@@ -36,6 +36,8 @@ const char *rail_param_type_name(enum rail_param_type type)
         return "string";
     case RAIL_PT_ENUM:
         return "enum";
+    case RAIL_PT_FRACTION:
+        return "fraction";
     }
     return "?";
 }
@@ -68,6 +70,38 @@ int rail_param_parse_int(const struct rail_param_def *def, const char *text, lon
     return 0;
 }
 
+int rail_param_parse_fraction(const struct rail_param_def *def, const char *text, double *out,
+                              char *err, size_t errlen)
+{
+    char *end = NULL;
+    while (*text == ' ' || *text == '\t')
+        text++;
+    /* Decimal only: no hex floats, infinities or NaN. */
+    for (const char *c = text; *c && *c != ' ' && *c != '\t'; c++)
+        if (!strchr("0123456789.eE+-", *c)) {
+            snprintf(err, errlen, "not a decimal number");
+            return -EINVAL;
+        }
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno == ERANGE || v != v) {
+        snprintf(err, errlen, "not a decimal number");
+        return -EINVAL;
+    }
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (*end != '\0') {
+        snprintf(err, errlen, "trailing characters '%s'", end);
+        return -EINVAL;
+    }
+    if (v < (double)def->min / 1e6 || v > (double)def->max / 1e6) {
+        snprintf(err, errlen, "out of range");
+        return -EINVAL;
+    }
+    *out = v;
+    return 0;
+}
+
 int rail_param_parse_enum(const struct rail_param_def *def, const char *text, char *err,
                           size_t errlen)
 {
@@ -92,6 +126,9 @@ static void warn_invalid(const struct rail_param_def *def, const char *value, co
     if (def->type == RAIL_PT_ENUM)
         RAIL_WARN(NCCL_ENV, "%s='%s' is invalid (%s): accepted values are %s; ignoring it",
                   def->name, value, why, def->choices);
+    else if (def->type == RAIL_PT_FRACTION)
+        RAIL_WARN(NCCL_ENV, "%s='%s' is invalid (%s): expected a fraction in [%g, %g]; using %s",
+                  def->name, value, why, (double)def->min / 1e6, (double)def->max / 1e6, def->def);
     else
         RAIL_WARN(NCCL_ENV, "%s='%s' is invalid (%s): expected %s in [%lld, %lld]; using %s",
                   def->name, value, why, rail_param_type_name(def->type), def->min, def->max,
@@ -117,6 +154,21 @@ long long rail_param_int(enum rail_param_id id)
 bool rail_param_bool(enum rail_param_id id)
 {
     return rail_param_int(id) != 0;
+}
+
+double rail_param_fraction(enum rail_param_id id)
+{
+    const struct rail_param_def *def = rail_param_def(id);
+    const char *env = getenv(def->name);
+    char err[128];
+    double v = 0.0;
+
+    if (env && *env) {
+        if (rail_param_parse_fraction(def, env, &v, err, sizeof(err)) == 0)
+            return v;
+        warn_invalid(def, env, err);
+    }
+    return strtod(def->def, NULL);
 }
 
 const char *rail_param_str(enum rail_param_id id)
@@ -181,6 +233,9 @@ size_t rail_params_markdown(char *buf, size_t len)
             break;
         case RAIL_PT_BOOL:
             snprintf(range, sizeof(range), "0, 1");
+            break;
+        case RAIL_PT_FRACTION:
+            snprintf(range, sizeof(range), "%g..%g", (double)d->min / 1e6, (double)d->max / 1e6);
             break;
         case RAIL_PT_ENUM:
             snprintf(range, sizeof(range), "%s", d->choices);

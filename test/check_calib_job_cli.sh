@@ -58,9 +58,27 @@ expect '[ $rc -eq 0 ]' "explain --calibration: $(cat "$tmp/err")"
 want=(65536:Ring:LL 1048576:NVLSTree:Simple 16777216:Tree:Simple 268435456:Ring:Simple)
 for w in "${want[@]}"; do
   IFS=: read -r b a p <<<"$w"
-  got=$(awk -F, -v b="$b" '$2==b && $6==1 {print $3":"$4":"$8}' "$tmp/explain")
-  expect '[ "$got" = "$a:$p:calibration" ]' "explain at $b bytes: '$got', want $a:$p from the calibration"
+  got=$(awk -F, -v b="$b" '$2==b && $6==1 {print $3":"$4":"$8":"$9}' "$tmp/explain")
+  expect '[ "$got" = "$a:$p:calibration:job" ]' \
+    "explain at $b bytes: '$got', want $a:$p from the calibration, measured by the job"
 done
+# The table says so too, and the header counts the job's points.
+"$cli" explain --profile dgx-h100 --nranks 16 --nnodes 2 --calibration "$tmp/job.cal" \
+  --coll AllReduce >"$tmp/explain.txt" 2>"$tmp/err"
+expect 'grep -q "calibration: 24 point(s) (24 from job measurements)" "$tmp/explain.txt"' \
+  "explain header: $(grep calibration: "$tmp/explain.txt")"
+expect 'grep -E "^ +64 KiB +Ring/LL +calibration \(job\)" "$tmp/explain.txt" >/dev/null' \
+  "explain row at 64 KiB: $(grep -E "^ +64 KiB" "$tmp/explain.txt")"
+# The same rows as nccl-tests measurements (no "# source: job"): measured_by says nccl-tests.
+sed '/^# source: job$/d' "$tmp/job.cal" >"$tmp/tests.cal"
+"$cli" explain --profile dgx-h100 --nranks 16 --nnodes 2 --calibration "$tmp/tests.cal" \
+  --coll AllReduce --csv >"$tmp/explain2" 2>"$tmp/err"
+got=$(awk -F, '$2==65536 && $6==1 {print $8":"$9}' "$tmp/explain2")
+expect '[ "$got" = "calibration:nccl-tests" ]' "explain without job rows: '$got'"
+# The SVG marks job-measured cells hollow.
+"$cli" explain --profile dgx-h100 --nranks 16 --nnodes 2 --calibration "$tmp/job.cal" \
+  --coll AllReduce --svg "$tmp/map.svg" >/dev/null 2>"$tmp/err"
+expect 'grep -q "calibration, job measurements)</title>" "$tmp/map.svg"' "svg cell titles name the job"
 
 # --- a bad line: FILE:LINE: reason, nothing written ---
 cp -r "$tmp/prom" "$tmp/prom-bad"

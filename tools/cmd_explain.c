@@ -52,7 +52,9 @@ static void explain_usage(FILE *f)
             "                      node count (same GPUs per node as the communicator)\n"
             "  --svg-nnodes LIST   node counts of the map (default 1,2,4,...,1024)\n"
             "The 'from' column says where each decision came from: rules (the rules file),\n"
-            "calibration (measured times), model (the cost model) or NCCL (no opinion).\n");
+            "calibration (measured times; 'calibration (job)' where job measurements are among\n"
+            "them, CSV column measured_by: job or nccl-tests), model (the cost model) or NCCL\n"
+            "(no opinion).\n");
 }
 
 static int parse_coll(const char *s)
@@ -221,7 +223,7 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
         if (times[c] >= 0.0f)
             cands[nc++] = c;
     if (!o->csv) {
-        printf("\n%s (predicted time in us; * = chosen)\n%10s  %-16s %-11s", rail_coll_name(coll),
+        printf("\n%s (predicted time in us; * = chosen)\n%10s  %-17s %-17s", rail_coll_name(coll),
                "size", "choice", "from");
         for (int i = 0; i < nc; i++) {
             char name[32];
@@ -249,17 +251,26 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
             snprintf(ch, sizeof(ch), "%s/%s", rail_algo_name(a0), rail_proto_name(p0));
         } else
             snprintf(ch, sizeof(ch), "(NCCL default)");
+        /* A calibrated decision says what measured it: job measurements (the rail profiler,
+         * NCCL Inspector) or nccl-tests runs. */
+        const char *measured = "";
+        if (from == RAIL_FROM_CALIBRATION)
+            measured = rail_tuner_from_job(t, coll, bytes) ? "job" : "nccl-tests";
         if (o->csv) {
             for (int i = 0; i < nc; i++) {
                 int a = cands[i] / NCCL_NUM_PROTOCOLS, p = cands[i] % NCCL_NUM_PROTOCOLS;
-                printf("%s,%zu,%s,%s,%.3f,%d,%d,%s\n", rail_coll_name(coll), bytes,
+                printf("%s,%zu,%s,%s,%.3f,%d,%d,%s,%s\n", rail_coll_name(coll), bytes,
                        rail_algo_name(a), rail_proto_name(p), (double)times[cands[i]],
                        cands[i] == choice, cands[i] == choice ? nch : 0,
-                       cands[i] == choice ? rail_decision_from_name(from) : "");
+                       cands[i] == choice ? rail_decision_from_name(from) : "",
+                       cands[i] == choice ? measured : "");
             }
             continue;
         }
-        printf("%10s  %-16s %-11s", sz, ch, rail_decision_from_name(from));
+        char fromtxt[32];
+        snprintf(fromtxt, sizeof(fromtxt), "%s%s", rail_decision_from_name(from),
+                 strcmp(measured, "job") == 0 ? " (job)" : "");
+        printf("%10s  %-17s %-17s", sz, ch, fromtxt);
         for (int i = 0; i < nc; i++) {
             float us = times[cands[i]];
             printf(" %14.1f%c", (double)us, cands[i] == choice ? '*' : ' ');
@@ -309,7 +320,12 @@ static int write_svg(const struct explain_opts *o, const struct rail_topo *topo,
                 int nch;
                 m->choice[p][r][l - m->min_log2] = (signed char)rail_tuner_explain(
                     t, m->colls[p], (size_t)1 << l, (int)o->pipe_ops, &nch, &from);
-                m->from[p][r][l - m->min_log2] = (unsigned char)from;
+                m->from[p][r][l - m->min_log2] =
+                    (unsigned char)(from |
+                                    (from == RAIL_FROM_CALIBRATION &&
+                                             rail_tuner_from_job(t, m->colls[p], (size_t)1 << l)
+                                         ? EXPLAIN_SVG_FROM_JOB
+                                         : 0));
             }
         rail_tuner_destroy(t);
     }
@@ -377,12 +393,17 @@ int cli_explain(int argc, char **argv)
             o.nranks, o.nnodes, t->shape.min_rpn, t->shape.max_rpn, o.pipe_ops);
         printf("model: %s%s\n",
                t->model_active ? "" : "INACTIVE (NCCL's choices stand): ", t->model.why);
-        if (t->calib)
-            printf("calibration: %d point(s) from %s%s\n", t->calib->n,
-                   o.calibration ? o.calibration : "NCCL_RAIL_CALIBRATION_FILE",
+        if (t->calib) {
+            int job = 0;
+            for (int i = 0; i < t->calib->n; i++)
+                job += t->calib->rows[i].origin == RAIL_CALIB_ORIGIN_JOB;
+            printf("calibration: %d point(s) (%d from job measurements) from %s%s\n", t->calib->n,
+                   job, o.calibration ? o.calibration : "NCCL_RAIL_CALIBRATION_FILE",
                    t->calib_active ? "" : " (nothing applies to this shape)");
+        }
     } else {
-        printf("collective,bytes,algorithm,protocol,predicted_us,chosen,nchannels,from\n");
+        printf(
+            "collective,bytes,algorithm,protocol,predicted_us,chosen,nchannels,from,measured_by\n");
     }
     for (int c = 0; c < RAIL_NUM_COLLS; c++)
         if (o.coll < 0 || o.coll == c)

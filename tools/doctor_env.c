@@ -291,6 +291,10 @@ static bool knob_valid(const struct doctor_ctx *c, const struct rail_param_def *
         return rail_param_parse_int(d, v, &out, why, len) == 0;
     if (d->type == RAIL_PT_ENUM)
         return rail_param_parse_enum(d, v, why, len) >= 0;
+    if (d->type == RAIL_PT_FRACTION) {
+        double f;
+        return rail_param_parse_fraction(d, v, &f, why, len) == 0;
+    }
     if (id == RAIL_PARAM_GID_INDEX) {
         struct rail_gid_overrides ov;
         return rail_gid_overrides_parse(v, &ov, why, len) == 0;
@@ -342,6 +346,9 @@ static void check_knobs(const struct doctor_ctx *c, struct doctor_report *r)
         else if (d->type == RAIL_PT_INT || d->type == RAIL_PT_BOOL)
             snprintf(fix, sizeof(fix), "an integer in [%lld, %lld] (default %s)", d->min, d->max,
                      d->def);
+        else if (d->type == RAIL_PT_FRACTION)
+            snprintf(fix, sizeof(fix), "a fraction in [%g, %g] (default %s)", (double)d->min / 1e6,
+                     (double)d->max / 1e6, d->def);
         else
             snprintf(fix, sizeof(fix), "see docs/configuration.md");
         doctor_add(r, "env.knob", DOCTOR_WARN, d->name, fix,

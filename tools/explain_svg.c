@@ -72,17 +72,25 @@ static void panel(FILE *f, const struct explain_svg_map *m, int p, int y0)
         fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">%d</text>\n",
                 LEFT - 6, y + CELL_H - 6, m->nnodes[r]);
         for (int i = 0; i < ncols; i++) {
-            int x = LEFT + i * CELL_W, ch = m->choice[p][r][i], fr = m->from[p][r][i];
+            int x = LEFT + i * CELL_W, ch = m->choice[p][r][i];
+            int fr = m->from[p][r][i] & ~EXPLAIN_SVG_FROM_JOB;
+            bool job = (m->from[p][r][i] & EXPLAIN_SVG_FROM_JOB) != 0;
             explain_svg_colour(ch, col);
             fprintf(f,
                     "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
                     "stroke=\"#ffffff\" stroke-width=\"1\"><title>%d nodes, 2^%d B: %s/%s "
-                    "(%s)</title></rect>\n",
+                    "(%s%s)</title></rect>\n",
                     x, y, CELL_W, CELL_H, col, m->nnodes[r], m->min_log2 + i,
                     ch >= 0 ? rail_algo_name(ch / NCCL_NUM_PROTOCOLS) : "NCCL",
                     ch >= 0 ? rail_proto_name(ch % NCCL_NUM_PROTOCOLS) : "default",
-                    rail_decision_from_name((enum rail_decision_from)fr));
-            if (fr == RAIL_FROM_CALIBRATION)
+                    rail_decision_from_name((enum rail_decision_from)fr),
+                    job ? ", job measurements" : "");
+            if (fr == RAIL_FROM_CALIBRATION && job)
+                fprintf(f,
+                        "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"none\" stroke=\"#000000\" "
+                        "stroke-width=\"1.5\"/>\n",
+                        x + CELL_W / 2, y + CELL_H / 2);
+            else if (fr == RAIL_FROM_CALIBRATION)
                 fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"#000000\"/>\n",
                         x + CELL_W / 2, y + CELL_H / 2);
             else if (fr == RAIL_FROM_RULES)
@@ -164,6 +172,12 @@ int explain_svg_write(FILE *f, const struct explain_svg_map *m)
     fprintf(f,
             "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"#000000\"/><text x=\"%d\" y=\"%d\" "
             "font-size=\"12\">from the calibration</text>\n",
+            lx + 8, ly + 7, lx + 22, ly + 11);
+    ly += 20;
+    fprintf(f,
+            "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"none\" stroke=\"#000000\" "
+            "stroke-width=\"1.5\"/><text x=\"%d\" y=\"%d\" font-size=\"12\">from the "
+            "calibration, job measurements</text>\n",
             lx + 8, ly + 7, lx + 22, ly + 11);
     ly += 20;
     fprintf(f,

@@ -129,19 +129,32 @@ void rail_calib_apply_fini(struct rail_calib_apply *a)
 /* log(measured / model) of one node count's rows at nbytes: interpolated in log(bytes) between
  * measured sizes, the nearest one's fading beyond them. A ring's is read at the size with the
  * same bytes per rank as nbytes on target_nnodes nodes (as the table's residuals are). */
+/* The rows of one node count's series that a size rests on: the measured sizes around it (the
+ * nearest one beyond the measured range); *i is the first row at or above it (n: none). A ring's
+ * size is the one with the same bytes per rank on target_nnodes nodes (a ring step). */
+static size_t bracket(const struct rail_calib_row *r, int n, int cand, size_t nbytes,
+                      int target_nnodes, int *i, int *lo, int *hi)
+{
+    if (cand / NCCL_NUM_PROTOCOLS == NCCL_ALGO_RING && target_nnodes > 0) {
+        double v = (double)nbytes * (double)r[0].nnodes / (double)target_nnodes;
+        nbytes = v < 1.0 ? 1 : (v > 1e18 ? (size_t)1e18 : (size_t)v);
+    }
+    int k = 0;
+    while (k < n && r[k].bytes < nbytes)
+        k++;
+    *i = k;
+    *lo = k == 0 ? 0 : (k == n ? n - 1 : k - 1);
+    *hi = k == n ? n - 1 : k;
+    return nbytes;
+}
+
 static double residual(const struct rail_calib_row *r, int n, const struct rail_model *m, int coll,
                        int cand, size_t nbytes, int target_nnodes, bool *exact)
 {
     int algo = cand / NCCL_NUM_PROTOCOLS, proto = cand % NCCL_NUM_PROTOCOLS;
-    if (algo == NCCL_ALGO_RING && target_nnodes > 0) { /* the same bytes per rank (a ring step) */
-        double v = (double)nbytes * (double)r[0].nnodes / (double)target_nnodes;
-        nbytes = v < 1.0 ? 1 : (v > 1e18 ? (size_t)1e18 : (size_t)v);
-    }
+    int i, lo, hi;
+    nbytes = bracket(r, n, cand, nbytes, target_nnodes, &i, &lo, &hi);
     double x = lg2(nbytes ? (double)nbytes : 1.0), fade = m->table->fade_bytes;
-    int i = 0;
-    while (i < n && r[i].bytes < nbytes)
-        i++;
-    int lo = i == 0 ? 0 : (i == n ? n - 1 : i - 1), hi = i == n ? n - 1 : i;
     double rl = 0.0, rh = 0.0;
     float tl = rail_model_time(m, coll, algo, proto, r[lo].bytes, 1);
     float th = rail_model_time(m, coll, algo, proto, r[hi].bytes, 1);
@@ -199,6 +212,29 @@ int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pip
         if (!cal[c] && out[c] >= 0.0f)
             out[c] = (float)(out[c] * exp(logsum / nscale));
     return here && all_exact ? RAIL_DT_TIMES_CAL_MEASURED : kind;
+}
+
+static bool rows_from_job(const struct rail_calib_row *r, int n, int cand, size_t nbytes,
+                          int target_nnodes)
+{
+    int i, lo, hi;
+    if (n <= 0)
+        return false;
+    (void)bracket(r, n, cand, nbytes, target_nnodes, &i, &lo, &hi);
+    return r[lo].origin == RAIL_CALIB_ORIGIN_JOB || r[hi].origin == RAIL_CALIB_ORIGIN_JOB;
+}
+
+bool rail_calib_apply_from_job(const struct rail_calib_apply *a, int coll, size_t nbytes)
+{
+    if (coll < 0 || coll >= RAIL_NUM_COLLS)
+        return false;
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
+        const struct rail_calib_resid *s = &a->series[coll][c];
+        if (rows_from_job(s->a, s->na, c, nbytes, a->nnodes) ||
+            rows_from_job(s->b, s->nb, c, nbytes, a->nnodes))
+            return true;
+    }
+    return false;
 }
 
 int rail_calib_apply_summary(const struct rail_calib_apply *a, char *buf, size_t len)

@@ -48,6 +48,12 @@ void rail_calib_apply_fini(struct rail_calib_apply *a);
 int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
                            float out[RAIL_DT_CANDIDATES], float *distance);
 
+/* Whether the calibrated times ranked for (coll, nbytes) rest on a job measurement (a row of
+ * origin job, "# source: job"): a measured size around nbytes, at a node count used, of any
+ * calibrated pair (an uncalibrated pair's time is scaled by the calibrated ones). explain shows
+ * it. */
+bool rail_calib_apply_from_job(const struct rail_calib_apply *a, int coll, size_t nbytes);
+
 /* One line: what the calibration covers and what applies to this communicator. Returns the
  * number of (collective, pair) series that apply. */
 int rail_calib_apply_summary(const struct rail_calib_apply *a, char *buf, size_t len);

@@ -10,6 +10,7 @@
 
 #include "calib_apply.h"
 #include "calib_cache.h"
+#include "explore.h"
 #include "live_set.h"
 #include "log.h"
 #include "params.h"
@@ -107,6 +108,56 @@ void rail_tuner_times(const struct rail_tuner *t, int coll, size_t nbytes, int n
         rail_calib_apply_fini(&a);
 }
 
+bool rail_tuner_from_job(const struct rail_tuner *t, int coll, size_t nbytes)
+{
+    if (!t || !t->calib)
+        return false;
+    struct rail_calib_apply a;
+    calib_apply_for(t, &a);
+    bool job = rail_calib_apply_from_job(&a, coll, nbytes);
+    rail_calib_apply_fini(&a);
+    return job;
+}
+
+static int model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
+                       float out[RAIL_DT_CANDIDATES], float *distance)
+{
+    const struct rail_model *m = ctx;
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
+        out[c] = rail_model_time(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS, nbytes,
+                                 num_pipe_ops);
+    *distance = 0.0f;
+    return RAIL_DT_TIMES_MODEL;
+}
+
+/* NCCL_RAIL_EXPLORE: the runner-up of each cell, from the times the table was ranked on. */
+static void build_explore(struct rail_tuner *t, rail_dt_times_fn times, const void *ctx)
+{
+    double share = rail_param_fraction(RAIL_PARAM_EXPLORE);
+    if (!(share > 0.0))
+        return;
+    if (t->user_forced || t->rules_active) {
+        RAIL_INFO(NCCL_TUNING | NCCL_INIT,
+                  "NCCL_RAIL_EXPLORE refused for comm 0x%llx: %s decides what may run",
+                  (unsigned long long)t->comm_id,
+                  t->user_forced ? "NCCL_ALGO/NCCL_PROTO" : "a rules file");
+        return;
+    }
+    double slow = (double)rail_param_int(RAIL_PARAM_EXPLORE_MAX_SLOWDOWN) / 100.0;
+    t->explore = malloc(sizeof(*t->explore));
+    if (!t->explore) {
+        RAIL_WARN(NCCL_TUNING | NCCL_INIT, "NCCL_RAIL_EXPLORE: out of memory: not exploring");
+        return;
+    }
+    rail_explore_build(t->explore, &t->table, times, ctx, share, slow);
+    RAIL_INFO(NCCL_TUNING | NCCL_INIT,
+              "NCCL_RAIL_EXPLORE=%g: comm 0x%llx runs the runner-up pair on that share of calls "
+              "in %d table cell(s) (predicted at most %d%% slower; never with a registered "
+              "buffer)",
+              share, (unsigned long long)t->comm_id, t->explore->ncells,
+              (int)rail_param_int(RAIL_PARAM_EXPLORE_MAX_SLOWDOWN));
+}
+
 /* The decision table, from the calibration file when there is a usable one. */
 static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
 {
@@ -118,16 +169,19 @@ static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
 
     if (!path || !*path) {
         rail_dt_build(&t->table, &t->model, nch);
+        build_explore(t, model_times, &t->model);
         return;
     }
     if (rail_calib_cache_get(path, &t->calib, err, sizeof(err)) < 0) {
         RAIL_WARN(NCCL_TUNING | NCCL_INIT,
                   "NCCL_RAIL_CALIBRATION_FILE: %s; using the default model", err);
         rail_dt_build(&t->table, &t->model, nch);
+        build_explore(t, model_times, &t->model);
         return;
     }
     calib_apply_for(t, &a);
     rail_dt_build_with(&t->table, &t->model, nch, rail_calib_apply_times, &a);
+    build_explore(t, rail_calib_apply_times, &a);
     for (int c = 0; c < RAIL_NUM_COLLS && !t->calib_active; c++)
         for (int p = 0; p < RAIL_DT_PIPES && !t->calib_active; p++)
             for (int b = 0; b < RAIL_DT_BUCKETS && !t->calib_active; b++)
@@ -144,6 +198,7 @@ static void tuner_free(struct rail_tuner *t)
 {
     rail_rules_free(&t->rules);
     rail_calib_cache_put(t->calib);
+    free(t->explore);
     free(t);
 }
 
@@ -248,7 +303,15 @@ void rail_tuner_apply(struct rail_tuner *t, int coll, size_t nbytes, int num_pip
         return;
     if (!t->model_active)
         return;
-    cell = &t->table.cell[coll][rail_dt_pipe(num_pipe_ops)][rail_dt_bucket(nbytes)];
+    int pipe = rail_dt_pipe(num_pipe_ops), bucket = rail_dt_bucket(nbytes);
+    cell = &t->table.cell[coll][pipe][bucket];
+    if (t->explore && reg_buff == 0) {
+        int e = rail_explore_pick(t->explore, coll, pipe, bucket);
+        if (e >= 0 && flat[e] >= 0.0f) {
+            flat[e] = 0.0f; /* no channel suggestion: the cell's is the choice's */
+            return;
+        }
+    }
     for (int i = 0; i < cell->n; i++) {
         int c = cell->cand[i];
         if (flat[c] >= 0.0f) {
@@ -336,7 +399,13 @@ int rail_tuner_explain(struct rail_tuner *t, int coll, size_t nbytes, int num_pi
             table[a][p] = 1.0f;
     *nch = 0;
     *from = RAIL_FROM_NCCL;
+    /* The decision, not an exploration (explain runs no collective): counters untouched. */
+    struct rail_explore *explore = t ? t->explore : NULL;
+    if (t)
+        t->explore = NULL;
     rail_tuner_apply(t, coll, nbytes, num_pipe_ops, 0, table, nch);
+    if (t)
+        t->explore = explore;
     for (int c = 0; c < RAIL_DT_CANDIDATES && choice < 0; c++)
         if (table[c / NCCL_NUM_PROTOCOLS][c % NCCL_NUM_PROTOCOLS] == 0.0f)
             choice = c;

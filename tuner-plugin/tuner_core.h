@@ -12,6 +12,8 @@
 #include "decision.h"
 #include "rules.h"
 
+struct rail_explore;
+
 struct rail_tuner {
     uint64_t comm_id;
     struct rail_comm_shape shape;
@@ -28,6 +30,8 @@ struct rail_tuner {
     /* NCCL_RAIL_CALIBRATION_FILE, parsed once per process and shared read-only by every
      * context (calib_cache.h); NULL when none or bad. */
     const struct rail_calibration *calib;
+    /* NCCL_RAIL_EXPLORE (explore.h): NULL when off (the default), or refused for this context. */
+    struct rail_explore *explore;
 };
 
 struct rail_tuner_opts {
@@ -81,6 +85,10 @@ const char *rail_decision_from_name(enum rail_decision_from f); /* "model", "cal
  * (algo * NCCL_NUM_PROTOCOLS + proto) or -1, its channel suggestion and where it came from. */
 int rail_tuner_explain(struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops, int *nch,
                        enum rail_decision_from *from);
+
+/* For a decision from the calibration (rail_tuner_explain): whether job measurements (the rail
+ * profiler's, NCCL Inspector's; "# source: job") are among the times it was ranked on. */
+bool rail_tuner_from_job(const struct rail_tuner *t, int coll, size_t nbytes);
 
 /* The predicted times (µs, < 0 impossible) the decision table ranked for one size: the model's,
  * or the calibrated ones when a calibration applies (calib_apply.h). */
