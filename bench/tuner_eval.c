@@ -148,7 +148,7 @@ int main(int argc, char **argv)
         return 1;
     if (lono)
         eval_lono(&e, &fo);
-    if (calibrated)
-        eval_calibrated(&e);
+    if (calibrated && eval_calibrated(&e) != 0 && check)
+        return 1;
     return 0;
 }

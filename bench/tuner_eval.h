@@ -43,7 +43,9 @@ int eval_loso(struct eval_opts *e, const struct fit_opts *fo, bool check);
  * rounding. 0 when they match. */
 int eval_check_table(const struct rail_model_table *fitted, const struct rail_model_table *shipped);
 void eval_lono(struct eval_opts *e, const struct fit_opts *fo);
-void eval_calibrated(struct eval_opts *e);
+/* Returns the number of held-out systems where the calibration does worse than the held-out
+ * table alone (printed as CHECK lines). */
+int eval_calibrated(struct eval_opts *e);
 int eval_check_calibrated_points(struct eval_opts *e);
 
 double eval_mean(const double *v, int n);

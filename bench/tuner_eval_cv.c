@@ -119,8 +119,9 @@ static int write_calibration(const struct eval_opts *e, uint64_t mask, const cha
     return rc;
 }
 
-void eval_calibrated(struct eval_opts *e)
+int eval_calibrated(struct eval_opts *e)
 {
+    int worse = 0;
     static const int gpns[] = {1, 8};
     struct fit_opts fo;
     char path[] = "/tmp/tuner_eval_calib_XXXXXX";
@@ -130,7 +131,7 @@ void eval_calibrated(struct eval_opts *e)
     fo.published = RAIL_FIXTURES "/measurements/published.csv";
     if (fd < 0) {
         perror("tuner_eval: mkstemp");
-        return;
+        return 1;
     }
     for (int i = 0; i < 2; i++) {
         uint64_t mask = p5_group(e->d, gpns[i]), done = 0;
@@ -152,15 +153,28 @@ void eval_calibrated(struct eval_opts *e)
                  "without it + calibration from the other node counts' nccl-tests logs)",
                  gpns[i], gpns[i] > 1 ? "s" : "");
         eval_print(e, done, title);
-        for (int s = 0; s < e->d->nsys; s++)
-            if (done >> s & 1)
-                printf("%-16s calibrated / NCCL mean regret: %.3f\n", e->d->names[s],
-                       eval_mean(e->res[s].proj, e->res[s].n) /
-                           eval_mean(e->res[s].nccl, e->res[s].n));
+        for (int s = 0; s < e->d->nsys; s++) {
+            if (!(done >> s & 1))
+                continue;
+            double cal = eval_mean(e->res[s].proj, e->res[s].n);
+            double table = eval_mean(g_held[s].proj, g_held[s].n);
+            printf("%-16s calibrated / NCCL mean regret: %.3f (calibrated %.2f%%, held-out table "
+                   "alone %.2f%%)\n",
+                   e->d->names[s], cal / eval_mean(e->res[s].nccl, e->res[s].n), 100.0 * cal,
+                   100.0 * table);
+            /* A calibration from other node counts never makes the held-out node count worse
+             * than the table without it. */
+            if (cal > table + 1e-9) {
+                printf("CHECK: %s: calibrated %.3f%% worse than the held-out table's %.3f%%\n",
+                       e->d->names[s], 100.0 * cal, 100.0 * table);
+                worse++;
+            }
+        }
         printf("\n");
     }
     close(fd);
     unlink(path);
+    return worse;
 }
 
 /* At calibrated points a calibration never makes a choice worse than the default table's: each
