@@ -5,8 +5,8 @@
 # (test/gpu/nccl_two_hosts.py), three ways: both plugins, the tuner alone, neither; and NCCL's
 # data through the net plugin on the shm verbs provider against NCCL's Socket transport
 # (test/gpu/nccl_shm.py: six collectives 8 B - 256 MiB checked exact, bus bandwidth, a rail's
-# cable pulled mid-run). Each rank's NCCL log goes to $OUT; the lines that name the plugins are
-# printed.
+# cable pulled mid-run); the profiler plugin's files calibrated and loaded by a second run. Each
+# rank's NCCL log goes to $OUT; the lines that name the plugins are printed.
 # usage: OUT=dir bash test/gpu/run.sh [BUILD_DIR] [LIBDIR: extra shared libraries the plugins need]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -77,6 +77,30 @@ RAIL_GPU_SCRIPT=nccl_shm.py RAIL_GPU_TIMEOUT=900 run socket NCCL_NET=Socket
 echo "-- bus bandwidth: the plugin on the shm provider (shm) against NCCL's Socket transport"
 paste -d '\n' "$out/shm.txt" "$out/socket.txt" 2>/dev/null || echo "(a table is missing)"
 run both NCCL_TUNER_PLUGIN=rail NCCL_NET_PLUGIN=rail
+# Issue 21: the profiler plugin on (the net plugin's library), its files turned into a
+# calibration by `nccl-rail calibrate`, and a second run that loads it (the tuner's INFO line
+# "calibration FILE ..."). The dgx-h100 profile makes the tuner choose on this node.
+prof=$out/prof
+mkdir -p "$prof"
+run profiled NCCL_TUNER_PLUGIN=rail NCCL_NET_PLUGIN=rail NCCL_PROFILER_PLUGIN=rail \
+  NCCL_RAIL_PROFILE_DIR="$prof" NCCL_RAIL_TOPO_PROFILE=dgx-h100 NCCL_RAIL_EXPLORE=0.05 \
+  NCCL_DEBUG_SUBSYS=INIT,NET,TUNING,ENV,PROFILE
+echo "-- profiler files: $(find "$prof" -name '*.prof' | wc -l)"
+head -n 12 "$(find "$prof" -name '*.prof' | head -1)" 2>/dev/null
+if "$build/tools/nccl-rail" calibrate -o "$out/job.cal" "$prof"; then
+  grep -c -v '^#' "$out/job.cal" | sed 's/^/-- calibration rows (with the header lines): /'
+  run calibrated NCCL_TUNER_PLUGIN=rail NCCL_NET_PLUGIN=rail NCCL_RAIL_TOPO_PROFILE=dgx-h100 \
+    NCCL_RAIL_CALIBRATION_FILE="$out/job.cal"
+  if ! grep -h -E "calibration $out/job.cal" "$out"/calibrated.*.log | head -2 | grep -q .; then
+    echo "calibrated: the tuner did not say it loaded $out/job.cal: FAIL"
+    rc=1
+  fi
+  "$build/tools/nccl-rail" explain --profile dgx-h100 --nranks 2 --nnodes 2 \
+    --calibration "$out/job.cal" --coll AllReduce | head -30
+else
+  echo "calibrate on the profiler's files: FAIL"
+  rc=1
+fi
 # A node of one GPU and no NIC leaves the tuner unsure (it abstains); a built-in profile makes it
 # choose, and NCCL must run what it chose: the results are checked the same way.
 run profile NCCL_TUNER_PLUGIN=rail NCCL_RAIL_TOPO_PROFILE=dgx-h100
