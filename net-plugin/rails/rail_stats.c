@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "params.h"
+#include "safe_file.h"
 #include "rails/rail_stats_format.h"
 #include "strutil.h"
 
@@ -229,34 +230,15 @@ int rail_stats_snapshot_take(struct rail_stats_snapshot *out)
 
 /* ---- writing a snapshot ---- */
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 int rail_stats_write_now(const char *path, enum rail_stats_format format, char *err, size_t errlen)
 {
     struct rail_stats_snapshot s;
+    struct rail_file_out o;
     char *text = NULL;
-    char tmp[PATH_MAX];
     int rc;
 
     if (!path || !*path)
         return rail_fail(err, errlen, "no path");
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
-        rail_set_err(err, errlen, "path too long: %s", path);
-        return -ENAMETOOLONG;
-    }
     rc = rail_stats_snapshot_take(&s);
     if (rc == 0)
         rc = format == RAIL_STATS_FMT_PROMETHEUS ? rail_stats_format_prometheus(&s, &text)
@@ -266,29 +248,25 @@ int rail_stats_write_now(const char *path, enum rail_stats_format format, char *
         rail_set_err(err, errlen, "cannot format the snapshot: %s", strerror(-rc));
         return rc;
     }
-    /* Never blocks on a FIFO planted at tmp (ENXIO) and never writes through a symlink. */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
-    if (fd < 0) {
-        rc = -errno;
-        rail_set_err(err, errlen, "cannot create %s: %s", tmp, strerror(-rc));
+    /* The project's output rule (common/safe_file.h): an O_EXCL temporary under a random name
+     * beside the target, renamed only over a regular file or nothing; a FIFO, a device, a link
+     * or a directory at the path is refused and left unchanged. */
+    rc = rail_file_out_open(&o, path, err, errlen);
+    if (rc) {
         free(text);
         return rc;
     }
-    rc = write_all(fd, text, strlen(text));
+    if (fputs(text, o.f) == EOF) {
+        free(text);
+        rc = -(o.err ? o.err : EIO);
+        rail_set_err(err, errlen, "%s: cannot write: %s", path, strerror(-rc));
+        rail_file_out_abort(&o);
+        return rc;
+    }
     free(text);
-    if (close(fd) != 0 && rc == 0)
-        rc = -errno;
-    if (rc) {
-        rail_set_err(err, errlen, "cannot write %s: %s", tmp, strerror(-rc));
-        unlink(tmp);
+    rc = rail_file_out_commit(&o, err, errlen);
+    if (rc)
         return rc;
-    }
-    if (rename(tmp, path) != 0) {
-        rc = -errno;
-        rail_set_err(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(-rc));
-        unlink(tmp);
-        return rc;
-    }
     rail_clear_err(err, errlen);
     return 0;
 }

@@ -4,6 +4,7 @@
  * by `nccl-rail stats` (also on malformed, missing and Prometheus files), the Prometheus writer,
  * a failing writer that WARNs once and recovers, and a concurrency smoke test (owner threads
  * updating, a churn thread opening/closing, snapshots and the writer reading). */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -256,10 +257,57 @@ static void test_failing_writer(void)
     for (const char *p = text; p && (p = strstr(p, "WARN ")) != NULL; p++)
         warns++;
     CHECK_EQ_INT(warns, 1);
-    CHECK_MSG(text && strstr(text, "cannot create") && strstr(text, "x.json.tmp"), "stderr: %s",
+    CHECK_MSG(text && strstr(text, "later/x.json: No such file or directory"), "stderr: %s",
               text ? text : "");
     free(text);
     rail_stats_close(c);
+}
+
+/* ---- what lies at the path ---- */
+
+/* A FIFO, a directory or a symbolic link at NCCL_RAIL_STATS_FILE is refused with the reason and
+ * left as it was (the writer never blocks on a FIFO, never writes through a link); a regular file
+ * is replaced whole; no temporary file is left in the directory. */
+static void test_refuses_non_regular(void)
+{
+    char fifo[320], dir[320], link[320], target[320], reg[320], err[512];
+    snprintf(fifo, sizeof(fifo), "%s/w-fifo", g_dir);
+    snprintf(dir, sizeof(dir), "%s/w-dir", g_dir);
+    snprintf(link, sizeof(link), "%s/w-link", g_dir);
+    snprintf(target, sizeof(target), "%s/w-target", g_dir);
+    snprintf(reg, sizeof(reg), "%s/w-reg", g_dir);
+    CHECK_EQ_INT(mkfifo(fifo, 0600), 0);
+    CHECK_EQ_INT(mkdir(dir, 0700), 0);
+    tmp_put(target, "keep me\n");
+    CHECK_EQ_INT(symlink(target, link), 0);
+    const char *bad[] = {fifo, dir, link};
+    for (int i = 0; i < 3; i++) {
+        err[0] = '\0';
+        CHECK(rail_stats_write_now(bad[i], RAIL_STATS_FMT_JSON, err, sizeof(err)) < 0);
+        CHECK_MSG(strstr(err, bad[i]) && strstr(err, "not a regular file"), "%s: %s", bad[i], err);
+    }
+    struct stat st;
+    CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    CHECK(lstat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    char *kept = slurp(target);
+    CHECK(kept && strcmp(kept, "keep me\n") == 0);
+    free(kept);
+    tmp_put(reg, "old\n");
+    CHECK_EQ_INT(rail_stats_write_now(reg, RAIL_STATS_FMT_JSON, err, sizeof(err)), 0);
+    char *now = slurp(reg);
+    CHECK(now && now[0] == '{');
+    free(now);
+    /* Nothing else in the directory: no temporary left behind. */
+    DIR *d = opendir(g_dir);
+    int stray = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        stray += strncmp(e->d_name, "w-", 2) != 0 && strcmp(e->d_name, ".") != 0 &&
+                 strcmp(e->d_name, "..") != 0 && strstr(e->d_name, "tmp") != NULL;
+    if (d)
+        closedir(d);
+    CHECK_EQ_INT(stray, 0);
 }
 
 /* ---- concurrency smoke ---- */
@@ -365,6 +413,7 @@ int main(void)
     test_file_and_cli();
     test_prometheus_writer();
     test_failing_writer();
+    test_refuses_non_regular();
     test_concurrency();
     tmp_remove_tree(g_dir);
     return check_report("test_rail_stats_writer");
