@@ -560,17 +560,25 @@ static void test_hostile_snapshot(void)
     alarm(20);
     CHECK_EQ_INT(rail_stats_load_file(fifo, &s, err, sizeof(err)), -EINVAL);
     CHECK(strstr(err, "not a regular file (a FIFO)") != NULL);
-    /* The writer's temporary file as a FIFO (or a symlink): an error, not a blocked writer. */
+    /* A FIFO (or a symlink) planted at the old predictable temporary name "FILE.tmp": the
+     * writer's temporary file has a random name now, so it neither blocks nor follows it, writes
+     * FILE, and leaves the planted file as it was. */
     char target[sizeof(fifo)], tmp[sizeof(fifo) + 8];
+    struct stat st;
     memcpy(target, fifo, sizeof(fifo));
     target[strlen(target) - 1] = 'x';
     snprintf(tmp, sizeof(tmp), "%s.tmp", target);
     rename(fifo, tmp);
-    CHECK(rail_stats_write_now(target, RAIL_STATS_FMT_JSON, err, sizeof(err)) == -ENXIO);
+    CHECK_EQ_INT(rail_stats_write_now(target, RAIL_STATS_FMT_JSON, err, sizeof(err)), 0);
+    CHECK(lstat(tmp, &st) == 0 && S_ISFIFO(st.st_mode));
+    CHECK(lstat(target, &st) == 0 && S_ISREG(st.st_mode));
     unlink(tmp);
     CHECK(symlink("/nonexistent-target", tmp) == 0);
-    CHECK(rail_stats_write_now(target, RAIL_STATS_FMT_JSON, err, sizeof(err)) == -ELOOP);
+    CHECK_EQ_INT(rail_stats_write_now(target, RAIL_STATS_FMT_JSON, err, sizeof(err)), 0);
+    CHECK(lstat(tmp, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(access("/nonexistent-target", F_OK) != 0);
     unlink(tmp);
+    unlink(target);
     alarm(0);
 }
 
