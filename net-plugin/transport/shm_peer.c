@@ -75,12 +75,52 @@ int shm_peer_check(const struct shm_qp *qp, uint32_t rkey, uint64_t addr, uint64
     return 0;
 }
 
+/* Small writes land in address order, cache line by cache line. The kernel copies each local
+ * iovec with one string instruction, and x86 lets the stores of one string instruction become
+ * visible out of order: a 128-byte clear-to-send entry could show its sequence word (its last
+ * field, which says "written") before its first line's fields, and the sender read an entry
+ * count from the previous round ("entry count differs within the slot", seen once in ~15
+ * net_shm runs). An HCA's DMA writes in address order; giving every 64-byte line of the
+ * destination its own local iovec makes the lines visible in order (TSO between instructions).
+ * Bulk data (above SHM_ORDERED_MAX) relies only on whole 8-byte words, as NCCL's LL does. */
+#define SHM_LINE        64u
+#define SHM_ORDERED_MAX 4096u
+
+static int split_lines(uint64_t raddr, const struct iovec *liov, int n, size_t total,
+                       struct iovec *out, int cap)
+{
+    int k = 0;
+    uint64_t at = raddr;
+    for (int i = 0; i < n; i++) {
+        const uint8_t *p = liov[i].iov_base;
+        size_t left = liov[i].iov_len;
+        while (left > 0) {
+            size_t room = SHM_LINE - (size_t)(at % SHM_LINE), take = left < room ? left : room;
+            if (k == cap)
+                return -1;
+            out[k].iov_base = (void *)p;
+            out[k].iov_len = take;
+            k++;
+            p += take;
+            left -= take;
+            at += take;
+        }
+    }
+    return at - raddr == total ? k : -1;
+}
+
 int shm_peer_write(const struct shm_qp *qp, uint64_t raddr, const struct iovec *liov, int n,
                    size_t total)
 {
     if (total == 0)
         return 0;
     struct iovec remote = {(void *)(uintptr_t)raddr, total};
+    if (total <= SHM_ORDERED_MAX) {
+        struct iovec lines[SHM_ORDERED_MAX / SHM_LINE + 2 * SHM_MAX_SGE];
+        int k = split_lines(raddr, liov, n, total, lines, (int)(sizeof(lines) / sizeof(lines[0])));
+        if (k > 0)
+            return wv(qp, lines, k, &remote, 1, total, true);
+    }
     return wv(qp, liov, n, &remote, 1, total, true);
 }
 
