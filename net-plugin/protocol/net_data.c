@@ -7,8 +7,7 @@
 #include <pthread.h>
 
 #include "log.h"
-#include "protocol/net_comm.h"
-#include "protocol/net_flush.h"
+#include "protocol/net_health.h"
 #include "transport/net_verbs.h"
 
 #define HELP_MAX 64
