@@ -97,6 +97,9 @@ struct rail_comm_ops {
 /* A request kind (send, receive, GPUDirect flush): test() reaches it through this table. */
 struct rail_req_ops {
     int (*test)(struct rail_req_head *h, int *done, int *sizes);
+    /* While a request of this kind is in flight, test() ticks its comm's health check
+     * (net_data.c); a GPUDirect flush (a local read) does not. */
+    bool ticks_health;
 };
 
 struct rail_comm {
@@ -108,8 +111,8 @@ struct rail_comm {
     atomic_int error;  /* first fatal error (-errno), sticky; async events may set it */
     bool error_warned; /* the error was already reported to NCCL once */
     uint64_t next_check_ns;
-    uint64_t coarse_ns;    /* the coarse clock as the last health check read it */
-    unsigned health_calls; /* data-path calls since the clock was last read */
+    uint64_t coarse_ns;    /* the coarse clock as the last health tick read it */
+    unsigned health_calls; /* health ticks since the clock was last read */
     uint64_t peer_gone_ns; /* when the peer's socket was first seen closed (0: open) */
     unsigned rr;           /* rotation counter over QPs */
     int nup;               /* rails up */

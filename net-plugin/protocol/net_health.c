@@ -232,18 +232,18 @@ static void peer_lost(struct rail_comm *c, int why)
                        "the connection to the peer failed (%s) with operations still pending",
                        strerror(-why));
 }
-/* Calls between two reads of the clock: a busy poll loop calls test() back to back, and even the
+/* Ticks between two reads of the clock: a busy poll loop calls test() back to back, and even the
  * coarse clock costs more than the rest of an idle test() under emulation. */
 #define HEALTH_CALLS 16
 
 static void rails_poll(struct rail_comm *c, uint64_t now);
 
-void rail_comm_health(struct rail_comm *c, bool want_peer)
+void rail_health_tick(struct rail_comm *c, bool want_peer)
 {
     if (++c->health_calls < HEALTH_CALLS && c->coarse_ns)
         return;
     c->health_calls = 0;
-    uint64_t now = rail_coarse_ns(); /* every HEALTH_CALLS-th data-path call */
+    uint64_t now = rail_coarse_ns(); /* every HEALTH_CALLS-th tick */
     c->coarse_ns = now;
     if (now < c->next_check_ns)
         return;

@@ -14,9 +14,12 @@ void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc);
 /* Statuses that mean "this path is broken" (failover material), as opposed to a protocol or
  * access error that would fail on every rail. */
 bool rail_wc_rail_failure(enum ibv_wc_status st);
-/* Rate-limited checks: async events of the comm's devices, port state changes and control frames
- * from the peer (rejoins), and the peer's TCP connection (want_peer). */
-void rail_comm_health(struct rail_comm *c, bool want_peer);
+/* One tick of the comm's health check, rate-limited: async events of the comm's devices, port
+ * state changes and control frames from the peer (rejoins), and the peer's TCP connection
+ * (want_peer). test() ticks it for each send or receive still in flight (net_data.c), and so
+ * does an isend or irecv that posted nothing (its caller calls again, polling like a test): a dead
+ * peer gives an error in bounded time either way. A failure it finds shows in rail_comm_error. */
+void rail_health_tick(struct rail_comm *c, bool want_peer);
 /* The comm's sticky error (WARNs once per comm when first returned). */
 int rail_comm_error(struct rail_comm *c);
 

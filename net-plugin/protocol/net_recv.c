@@ -375,6 +375,16 @@ static bool cts_room(struct rail_recv_comm *r)
     return l->qps[qp].sq_out < l->qps[qp].sq_max;
 }
 
+/* An irecv that posts nothing ticks the health check (its caller calls again, polling like a
+ * test); one that posts leaves that to test(). A closed peer does not fail an irecv: what it sent
+ * eagerly before closing may already be here and completes the receive; test() reports the loss
+ * if nothing arrives. */
+static int not_posted(struct rail_recv_comm *r)
+{
+    rail_health_tick(&r->base, false);
+    return rail_comm_error(&r->base);
+}
+
 int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const int *tags,
                    void **mhandles, void **request)
 {
@@ -394,9 +404,6 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         return -EINVAL;
     }
     rail_comm_progress(&r->base);
-    /* A closed peer does not fail the post: what it sent eagerly before closing may already be
-     * here and completes this receive; test() reports the loss if nothing arrives. */
-    rail_comm_health(&r->base, false);
     rc = rail_comm_error(&r->base);
     if (rc)
         return rc;
@@ -408,10 +415,8 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         small = small && sizes[i] <= r->peer_eager_limit;
     }
     flush_deferred(r);
-    if (r->nfree == 0)
-        return 0; /* NCCL calls again */
-    if (!small && (rail_cts_tail_busy(&r->fifo) || !cts_room(r)))
-        return 0;
+    if (r->nfree == 0 || (!small && (rail_cts_tail_busy(&r->fifo) || !cts_room(r))))
+        return not_posted(r); /* NCCL calls again */
 
     struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];
     int idx = (int)(q - r->reqs);
@@ -493,8 +498,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
     flush_deferred(r);
     rail_recv_send_credit(r); /* not done yet: the caller polls anyway */
     repost_owed(r);
-    rail_comm_health(&r->base, true);
-    return rail_comm_error(&r->base);
+    return rail_comm_error(&r->base); /* in flight: test() ticks the health check */
 }
 
 /* ---- the receive kind's tables ---- */
@@ -548,7 +552,7 @@ const struct rail_comm_ops rail_recv_comm_ops = {
     .release = recv_release,
 };
 
-static const struct rail_req_ops recv_req_ops = {.test = recv_test};
+static const struct rail_req_ops recv_req_ops = {.test = recv_test, .ticks_health = true};
 
 /* ---- construction ---- */
 

@@ -198,9 +198,11 @@ static int try_send(struct rail_send_comm *s, void *data, size_t size, int tag,
 }
 
 /* The post comes first: completions are polled only when the message could not go (they may
- * return what it was missing: a bounce slot, send-queue room, a request), and the health check
- * runs after the doorbell. Under a ping-pong the isend is on the critical path and the rest
- * is not (bench/README.md, boots D and E). */
+ * return what it was missing: a bounce slot, send-queue room, a request). An isend that posts
+ * nothing ticks the health check (its caller polls it like a test: with a dead receiver no
+ * clear-to-send ever comes, and this is how it fails in bounded time); one that posts leaves
+ * that to test(). Under a ping-pong the isend is on the critical path and the rest is not
+ * (bench/README.md, boots D and E). */
 static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int tag, void *mhandle,
                          void **request)
 {
@@ -218,7 +220,8 @@ static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int 
         if (rc == 0)
             rc = try_send(s, data, size, tag, m, request);
     }
-    rail_comm_health(&s->base, true); /* a failure it finds shows at the next call */
+    if (!*request)
+        rail_health_tick(&s->base, true); /* a failure it finds shows at once, or next call */
     return rc ? rc : *request ? 0 : rail_comm_error(&s->base);
 }
 
@@ -264,8 +267,7 @@ static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *
         *done = 1;
         return 0;
     }
-    rail_comm_health(&s->base, true);
-    return rail_comm_error(&s->base);
+    return rail_comm_error(&s->base); /* in flight: test() ticks the health check */
 }
 
 /* ---- the send kind's tables ---- */
@@ -338,7 +340,7 @@ const struct rail_comm_ops rail_send_comm_ops = {
     .release = send_release,
 };
 
-static const struct rail_req_ops send_req_ops = {.test = send_test};
+static const struct rail_req_ops send_req_ops = {.test = send_test, .ticks_health = true};
 
 /* ---- construction ---- */
 
