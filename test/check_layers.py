@@ -8,7 +8,8 @@
 - no cycle between folders, and no folder including a higher layer than itself
   (LAYERS, lowest first);
 - every file lies in a known layer folder, and the pure cores (files without verbs) of the lower
-  layers do not include <infiniband/verbs.h> (wire/ and rails/ are verbs-free as a whole);
+  layers do not include <infiniband/verbs.h> (wire/, rails/ and telemetry/ are verbs-free as a
+  whole);
 - the sources of the pure core targets (add_library(rail_net_<layer>_core ...) and the lists they
   name in net-plugin/CMakeLists.txt) and their headers reach no <infiniband/...> header, directly
   or through any net-plugin header they include;
@@ -29,8 +30,8 @@ import re
 import sys
 import tempfile
 
-LAYERS = ["wire", "rails", "transport", "gdr", "protocol", "abi"]
-VERBS_FREE = {"wire", "rails"}
+LAYERS = ["wire", "rails", "telemetry", "transport", "gdr", "protocol", "abi"]
+VERBS_FREE = {"wire", "rails", "telemetry"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 SEAM = "transport/net_verbs.c"
 VERBS_CALL = re.compile(r"\bibv_([a-z_0-9]+)\s*\(")

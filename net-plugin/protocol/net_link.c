@@ -12,7 +12,7 @@
 #include "log.h"
 #include "params.h"
 #include "protocol/net_ctl.h"
-#include "rails/rail_stats.h"
+#include "telemetry/rail_stats.h"
 #include "transport/net_oob.h"
 #include "transport/net_verbs.h"
 

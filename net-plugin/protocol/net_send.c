@@ -28,7 +28,7 @@
 #include "protocol/net_reg.h"
 #include "protocol/net_send_eager.h"
 #include "protocol/net_send_post.h"
-#include "rails/rail_stats.h"
+#include "telemetry/rail_stats.h"
 #include "transport/net_verbs.h"
 
 static void init_state(struct rail_send_comm *s)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A comm's registration with the telemetry (rails/rail_stats.c); the hooks are inline
+/* A comm's registration with the telemetry (telemetry/rail_stats.c); the hooks are inline
  * (net_telemetry.h). */
 #include "protocol/net_telemetry.h"
 

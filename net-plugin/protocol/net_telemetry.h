@@ -5,7 +5,7 @@
 #define NCCL_RAIL_NET_TELEMETRY_H
 
 #include "protocol/net_comm.h"
-#include "rails/rail_stats.h"
+#include "telemetry/rail_stats.h"
 
 /* Registers the comm with the telemetry (once its peer name is known). */
 void rail_comm_stats_open(struct rail_comm *c);
