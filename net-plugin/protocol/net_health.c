@@ -299,6 +299,8 @@ int rail_pick_up(struct rail_comm *c, unsigned from)
 static void ctl_send(struct rail_comm *c, int kind, int rail)
 {
     struct rail_meta_rail desc;
+    if (!c->ctl)
+        return; /* no failover: no control channel */
     memset(&desc, 0, sizeof(desc));
     rail_link_describe(c, rail, &desc);
     rail_ctl_send(c, kind, rail, &desc);
