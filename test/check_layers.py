@@ -8,7 +8,8 @@
 - no cycle between folders, and no folder including a higher layer than itself
   (LAYERS, lowest first);
 - every file lies in a known layer folder, and the pure cores (files without verbs) of the lower
-  layers do not include <infiniband/verbs.h> (wire/ and rails/ are verbs-free as a whole);
+  layers do not include <infiniband/verbs.h> (wire/, rails/ and telemetry/ are verbs-free as a
+  whole);
 - the sources of the pure core targets (add_library(rail_net_<layer>_core ...) and the lists they
   name in net-plugin/CMakeLists.txt) and their headers reach no <infiniband/...> header, directly
   or through any net-plugin header they include;
@@ -16,7 +17,10 @@
   (the string helpers ibv_wc_status_str / ibv_event_type_str aside).
 
 - no cycle between modules (x.c with x.h as one node: x.c including y.h while y.c includes x.h
-  is a cycle even though no header includes itself); there is no allowlist.
+  is a cycle even though no header includes itself); there is no allowlist;
+- one header per module (in the ONE_HEADER folders): a header declares only functions its own
+  x.c defines (or none defined anywhere), so that each call between modules is an include the module-cycle check sees (a
+  shared header declaring several files' functions would hide their cycle).
 
 Usage: check_layers.py [SOURCE_DIR]   (exit 0 clean, 1 on a finding; prints one line per finding)
        check_layers.py --self-test    (the checker finds each kind of finding in made-up trees)
@@ -26,18 +30,20 @@ import re
 import sys
 import tempfile
 
-LAYERS = ["wire", "rails", "transport", "gdr", "protocol", "abi"]
-VERBS_FREE = {"wire", "rails"}
+LAYERS = ["wire", "rails", "telemetry", "transport", "gdr", "protocol", "abi"]
+VERBS_FREE = {"wire", "rails", "telemetry"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 SEAM = "transport/net_verbs.c"
 VERBS_CALL = re.compile(r"\bibv_([a-z_0-9]+)\s*\(")
 VERBS_PURE = {"wc_status_str", "event_type_str"}
+ONE_HEADER = {"protocol"}  # folders whose headers declare their own module's functions only
 
 
 def scan(root):
     """{relative path: [(kind, target)]} for every .c/.h file under root."""
     files = {}
     calls.clear()
+    texts.clear()
     for d, _, names in os.walk(root):
         for n in sorted(names):
             if n.endswith((".c", ".h")):
@@ -46,12 +52,18 @@ def scan(root):
                 with open(p, encoding="utf-8", errors="replace") as f:
                     text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
                 files[rel] = INCLUDE.findall(text)
+                texts[rel] = text
                 calls[rel] = sorted({m for m in VERBS_CALL.findall(re.sub(r"//[^\n]*", "", text))
                                      if m not in VERBS_PURE})
     return files
 
 
 calls = {}  # file -> libibverbs functions it calls (filled by scan)
+texts = {}  # file -> its text without comments (filled by scan)
+# A function definition (column 0, not static) and a prototype (column 0, ends in ';').
+DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?\b(\w+)\(([^;{}]*)\)\s*\{", re.M)
+PROTOTYPE = re.compile(r"^(?!static\b|typedef\b)[A-Za-z_][\w \t*]*?\b(\w+)\(([^;{}]*)\)[^;{}]*;",
+                       re.M)
 
 
 def find_cycle(graph):
@@ -163,8 +175,28 @@ def check(root, pure=()):
         errors.append("include cycle between folders: " + " -> ".join(cyc))
     for cyc in module_cycles(files):
         errors.append("modules include each other: " + " -> ".join(cyc))
+    errors += check_headers(files)
     errors += check_pure(files, pure)
     return errors, files, folder_graph
+
+
+def check_headers(files):
+    """Findings for headers declaring functions that another module's .c defines."""
+    defined = {}
+    for src in sorted(files):
+        if src.endswith(".c"):
+            for name, _ in DEFINITION.findall(texts.get(src, "")):
+                defined.setdefault(name, set()).add(src)
+    errors = []
+    for h in sorted(p for p in files if p.endswith(".h") and p.split("/")[0] in ONE_HEADER):
+        own = h[:-2] + ".c"
+        for name, _ in PROTOTYPE.findall(texts.get(h, "")):
+            where = defined.get(name, set())
+            if where and own not in where:
+                d = sorted(where)[0]
+                errors.append(f"{h}: declares {name}(), defined in {d}: one header per module "
+                              f"(declare it in {d[:-2]}.h)")
+    return errors
 
 
 def module_cycles(files):
@@ -194,6 +226,31 @@ def self_test():
         "module cycle": ({"rails/a.h": "", "rails/a.c": '#include "rails/b.h"',
                           "rails/b.h": "", "rails/b.c": '#include "rails/a.h"'},
                          "modules include each other"),
+        # The circle issue 20 removed: two files that call each other through one shared header
+        # (no include cycle to see), then the same with one header per module.
+        "shared header": ({"protocol/comm.h": "void fail(void);\nvoid link_fail(void);",
+                           "protocol/errors.c": '#include "protocol/comm.h"\n'
+                                                "void fail(void) { link_fail(); }",
+                           "protocol/state.c": '#include "protocol/comm.h"\n'
+                                               "void link_fail(void) { fail(); }"},
+                          "one header per module"),
+        "split circle": ({"protocol/errors.h": "void fail(void);",
+                          "protocol/errors.c": '#include "protocol/errors.h"\n'
+                                               '#include "protocol/state.h"\n'
+                                               "void fail(void) { link_fail(); }",
+                          "protocol/state.h": "void link_fail(void);",
+                          "protocol/state.c": '#include "protocol/state.h"\n'
+                                              '#include "protocol/errors.h"\n'
+                                              "void link_fail(void) { fail(); }"},
+                         "modules include each other"),
+        "split chain": ({"protocol/errors.h": "void fail(void);",
+                         "protocol/errors.c": '#include "protocol/errors.h"\n'
+                                              "static int n;\nvoid fail(void) { n++; }",
+                         "protocol/state.h": "void link_fail(void);\nstatic inline int f(void)"
+                                             " { return 0; }",
+                         "protocol/state.c": '#include "protocol/state.h"\n'
+                                             '#include "protocol/errors.h"\n'
+                                             "void link_fail(void) { fail(); }"}, None),
         "module chain": ({"rails/a.h": "", "rails/a.c": '#include "rails/b.h"',
                           "rails/b.h": "", "rails/b.c": '#include "wire/c.h"', "wire/c.h": ""},
                          None),

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "rails/rail_stats_format.h"
+#include "telemetry/rail_stats_format.h"
 #include "strutil.h"
 
 static volatile sig_atomic_t g_interrupted;

@@ -18,7 +18,7 @@
 #include "transport/hca_filter.h"
 #include "transport/net_ifname.h"
 #include "rails/rail_group.h"
-#include "rails/rail_stats_format.h"
+#include "telemetry/rail_stats_format.h"
 #include "rules.h"
 #include "safe_file.h"
 #include "topo_sysfs.h"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "doctor.h"
-#include "rails/rail_stats_format.h"
+#include "telemetry/rail_stats_format.h"
 #include "root_path.h"
 #include "rules.h"
 #include "safe_file.h"

@@ -10,7 +10,9 @@
 #include "nccl/nccl_common.h"
 #include "protocol/net_conn.h"
 #include "protocol/net_data.h"
+#include "protocol/net_recv.h"
 #include "protocol/net_reg.h"
+#include "protocol/net_send.h"
 
 #define RAIL_NET_NAME "RAIL"
 

@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "protocol/net_comm.h"
+#include "protocol/net_ask.h"
+#include "protocol/net_health.h"
 #include "transport/net_verbs.h"
 
 int rail_recv_write(struct rail_recv_comm *r, int rail, int qp, uint64_t wrid, void *src,

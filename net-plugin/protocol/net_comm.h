@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Internal state of the net plugin (protocol layer): connections (send and receive comms with
- * per-rail state arrays), requests and memory handles, plus the functions the net_*.c files share.
- * Everything returns 0 or a negative errno; net_exports.c maps that to ncclResult_t. */
+ * per-rail state arrays), requests and memory handles, and inline helpers on them. No function of
+ * another file is declared here: each module x.c declares its own in x.h, so that every call
+ * between modules is an include test/check_layers.py sees. Everything returns 0 or a negative
+ * errno; net_exports.c maps that to ncclResult_t. */
 #ifndef NCCL_RAIL_NET_COMM_H
 #define NCCL_RAIL_NET_COMM_H
 
@@ -38,6 +40,8 @@ struct rail_flush;
 struct rail_stats_conn;
 
 #define RAIL_LSTN_MAGIC 0x524c5354u /* live listen comm */
+#define RAIL_SEND_MAGIC 0x52534e44u /* live send comm */
+#define RAIL_RECV_MAGIC 0x52524356u /* live receive comm */
 #define RAIL_MR_MAGIC   0x524d5248u
 #define RAIL_DEAD_MAGIC 0xdeadbeefu
 
@@ -59,7 +63,7 @@ struct rail_link {
     int rq_depth;
     int inline_want;       /* inline send bytes asked for this rail's QPs (0: none) */
     int max_inline;        /* what every QP of this rail got (net_verbs.c) */
-    struct rail_rejoin rj; /* up / ready / rejoin stage (rejoin.c, driven by net_rail_state.c) */
+    struct rail_rejoin rj; /* up / ready / rejoin stage (rejoin.c, driven by net_health.c) */
     unsigned rr;           /* rotation over this rail's QPs */
     int sl, tc;
 };
@@ -67,9 +71,9 @@ struct rail_link {
 struct rail_comm;
 struct rail_req_head;
 
-/* What differs between the two connection kinds, fixed when a comm is built (net_link.c): the
- * shared code (polling, failover, rejoin, teardown) dispatches through it, never on a tag.
- * Send: net_send.c; receive: net_recv.c. */
+/* What differs between the two connection kinds, fixed when a comm is built (its kind's
+ * constructor): the shared code (polling, failover, rejoin, teardown) dispatches through it,
+ * never on a tag. Send: net_send.c; receive: net_recv.c. */
 struct rail_comm_ops {
     const char *kind;   /* "send" / "recv", for log lines */
     int stats_dir;      /* enum rail_stats_dir of the telemetry */
@@ -89,31 +93,33 @@ struct rail_comm_ops {
     void (*quiesce)(struct rail_comm *c);
     void (*release)(struct rail_comm *c);
 };
-extern const struct rail_comm_ops rail_send_comm_ops; /* net_send.c */
-extern const struct rail_comm_ops rail_recv_comm_ops; /* net_recv.c */
 
 /* A request kind (send, receive, GPUDirect flush): test() reaches it through this table. */
 struct rail_req_ops {
     int (*test)(struct rail_req_head *h, int *done, int *sizes);
+    /* While a request of this kind is in flight, test() ticks its comm's health check
+     * (net_data.c); a GPUDirect flush (a local read) does not. */
+    bool ticks_health;
 };
 
 struct rail_comm {
     const struct rail_comm_ops *ops; /* the comm's kind; NULL once closed */
+    uint32_t magic;                  /* RAIL_SEND_MAGIC / RAIL_RECV_MAGIC while live */
     int nrails, nqps;
     struct rail_link link[RAIL_MAX_RAILS];
     int fd;            /* out-of-band TCP connection, kept open to notice a dead peer */
     atomic_int error;  /* first fatal error (-errno), sticky; async events may set it */
     bool error_warned; /* the error was already reported to NCCL once */
     uint64_t next_check_ns;
-    uint64_t coarse_ns;    /* the coarse clock as the last health check read it */
-    unsigned health_calls; /* data-path calls since the clock was last read */
+    uint64_t coarse_ns;    /* the coarse clock as the last health tick read it */
+    unsigned health_calls; /* health ticks since the clock was last read */
     uint64_t peer_gone_ns; /* when the peer's socket was first seen closed (0: open) */
     unsigned rr;           /* rotation counter over QPs */
     int nup;               /* rails up */
     bool failover;         /* NCCL_RAIL_FAILOVER and more than one rail */
     int rejoin_hold;       /* > 0: no rejoin now (send side: a lost completion is being asked) */
     struct rail_netdev *group;
-    struct rail_ctl *ctl; /* out-of-band control frames (net_rail_state.c) */
+    struct rail_ctl *ctl; /* out-of-band control frames (net_ctl.c) */
     struct rail_stats_conn *stats;
     uint64_t peer_addr1; /* S: peer's size records; R: peer's FIFO */
     uint64_t peer_addr2; /* S: peer's eager bounce slots */
@@ -310,104 +316,24 @@ static inline int rail_wrid_rail(uint64_t id)
     return (int)((id >> 48) & 0xFFu);
 }
 
-/* ---- shared internals ---- */
+/* ---- inline helpers ---- */
 
-uint64_t rail_now_ns(void);
-/* Clock-tick resolution, but never a clocksource read: cheap enough for every data-path call
- * even where the clocksource is slow (HPET under emulation costs microseconds per read). */
-uint64_t rail_coarse_ns(void);
-
-/* net_conn.c: per-rail resources. */
-int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,
-                     int inline_want, char *err, size_t errlen);
-void rail_comm_destroy_links(struct rail_comm *c);
-int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count);
-
-/* net_errors.c */
-const char *rail_comm_kind(const struct rail_comm *c); /* "send", "recv" */
-void rail_comm_fail(struct rail_comm *c, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc);
-/* Statuses that mean "this path is broken" (failover material), as opposed to a protocol or
- * access error that would fail on every rail. */
-bool rail_wc_rail_failure(enum ibv_wc_status st);
-/* Rate-limited checks: async events of the comm's devices and the peer's TCP connection. */
-void rail_comm_health(struct rail_comm *c, bool want_peer);
-/* The comm's sticky error (WARNs once per comm when first returned). */
-int rail_comm_error(struct rail_comm *c);
-
-/* net_data.c: completion polling for either comm kind: what arrives without a completion
- * (ops->poll), the CQs, re-sends, and the listed send comms of other threads. */
-int rail_comm_progress(struct rail_comm *c);
-/* The same without ops->poll (its caller just did it). */
-int rail_comm_progress_cqs(struct rail_comm *c);
-/* A two-phase message needs its sender's completions polled before its size record goes out.
- * NCCL keeps testing its sends, but a caller may wait on a receive without touching the send
- * comm: such a send comm is listed, and every comm's progress (any thread) also polls the listed
- * ones it can enter. The owner brackets its own calls with enter/leave. */
-/* Only multi-rail send comms are ever listed (one-rail messages are never two-phase), so one-rail
- * comms skip enter/leave. */
-void rail_send_enter(struct rail_send_comm *s);
-void rail_send_leave(struct rail_send_comm *s);
-void rail_send_help_list(struct rail_send_comm *s);
-void rail_send_help_unlist(struct rail_send_comm *s);
-
-/* net_send.c / net_recv.c: completion handlers and setup. */
-void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc);
-void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
-extern const struct rail_req_ops rail_send_req_ops; /* net_send.c */
-extern const struct rail_req_ops rail_recv_req_ops; /* net_recv.c */
-/* A live send or receive comm of this plugin (a pointer NCCL handed back). */
-bool rail_comm_live(const struct rail_comm *c);
-void rail_send_init_state(struct rail_send_comm *s);
-void rail_recv_init_state(struct rail_recv_comm *r);
-/* net_ask.c: a query about slot/entry, whose message went on `rail`; answering the queries whose
- * rail is drained (called after each poll while any is open). */
-/* net_recv_eager.c: an eager arrival in bounce slot b; entry i of q against what arrived before
- * it was posted; the batched credit write (also when the sender waits for it). */
-void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b);
-/* The flagged eager images that landed since the last call (net_recv_eager.c). */
-void rail_recv_poll_images(struct rail_recv_comm *r);
-void rail_recv_match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i);
-void rail_recv_send_credit(struct rail_recv_comm *r);
-void rail_recv_on_ask(struct rail_recv_comm *r, unsigned slot, unsigned entry, unsigned rail);
-void rail_recv_answer(struct rail_recv_comm *r);
-/* A signalled RDMA WRITE of len bytes from the staging region (mr[2]) to the peer's FIFO region
- * at off, on rail/qp (room checked by the caller): 0, or -errno after failing the rail (or the
- * comm, when it cannot fail over); what names it in the log line ("the eager credit"). */
-int rail_recv_write(struct rail_recv_comm *r, int rail, int qp, uint64_t wrid, void *src,
-                    size_t len, uint64_t off, const char *what);
-
-/* net_rail_state.c: rail failure, rejoin and the out-of-band control frames. */
-struct rail_ctl;
-/* Rail `rail` of c failed (why: one line): it stops carrying new work, its QPs are moved to the
- * error state so every WR in flight on it completes (flushed) and is re-sent elsewhere, the peer
- * is told. One WARN per failure. Without failover, or when it was the last rail up, the comm
- * fails instead. Returns true when the comm can go on. */
-bool rail_link_fail(struct rail_comm *c, int rail, const char *why);
-/* Every WR of the rail's QPs has completed (flushed ones included). */
-bool rail_link_drained(const struct rail_comm *c, int rail);
-/* Polls port state changes and control frames from the peer; drives rejoins. Rate-limited. */
-void rail_rails_poll(struct rail_comm *c, uint64_t now);
-/* After the QPs are connected: failover mode, stripe scheduler, control channel. */
-int rail_comm_setup_rails(struct rail_comm *c, char *err, size_t errlen);
-int rail_ctl_init(struct rail_comm *c);
-/* Registers the comm with the telemetry (once its peer name is known). */
-void rail_comm_stats_open(struct rail_comm *c);
-void rail_ctl_free(struct rail_comm *c);
-/* First rail that is up, starting the search at `from` (round-robin); -1 when none. */
-int rail_pick_up(struct rail_comm *c, unsigned from);
-
-/* net_send_post.c: posting of rendezvous messages, and re-sending (eager: net_send_eager.h). */
-/* 0 posted, 1 no room or no rail up yet (nothing posted: NCCL calls again), -errno. */
-int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q);
-void rail_send_retry(struct rail_send_comm *s);
-/* net_recv.c: clear-to-send writes lost with a failed rail, again (a lost credit write goes again
- * from the next send_credit, test() calls it). */
-void rail_recv_retry(struct rail_recv_comm *r);
-
-/* net_reg.c */
-int rail_mr_check(const struct rail_comm *c, const void *mhandle, const void *data, size_t size,
-                  const struct rail_mr **out);
+static inline const char *rail_comm_kind(const struct rail_comm *c) /* "send", "recv" */
+{
+    return c->ops ? c->ops->kind : "?";
+}
+/* A live send (receive) comm of this plugin: a pointer NCCL handed back. */
+static inline bool rail_comm_is_send(const struct rail_comm *c)
+{
+    return c && c->magic == RAIL_SEND_MAGIC;
+}
+static inline bool rail_comm_is_recv(const struct rail_comm *c)
+{
+    return c && c->magic == RAIL_RECV_MAGIC;
+}
+static inline bool rail_comm_live(const struct rail_comm *c)
+{
+    return rail_comm_is_send(c) || rail_comm_is_recv(c);
+}
 
 #endif

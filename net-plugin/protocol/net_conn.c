@@ -14,11 +14,14 @@
 #include <string.h>
 
 #include "log.h"
-#include "protocol/net_comm.h"
+#include "params.h"
+#include "protocol/net_ctl.h"
 #include "protocol/net_flush.h"
 #include "protocol/net_link.h"
+#include "protocol/net_recv.h"
+#include "protocol/net_send.h"
+#include "protocol/net_telemetry.h"
 #include "transport/net_oob.h"
-#include "params.h"
 
 enum { ST_CONNECTING = 1, ST_SEND_META, ST_RECV_META, ST_SEND_READY, ST_RECV_READY };
 
@@ -163,6 +166,19 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     return 0;
 }
 
+/* After the QPs are connected: failover mode, control channel, the kind's own rail setup
+ * (stripe scheduler). */
+static int setup_rails(struct rail_comm *c, char *err, size_t errlen)
+{
+    c->failover = c->nrails > 1 && rail_param_bool(RAIL_PARAM_FAILOVER);
+    int rc = rail_ctl_init(c);
+    if (rc < 0) {
+        snprintf(err, errlen, "out of memory for the control channel");
+        return rc;
+    }
+    return c->ops->setup_rails ? c->ops->setup_rails(c, err, errlen) : 0;
+}
+
 /* 1 when connected, 0 to be called again, -errno. */
 static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
 {
@@ -195,7 +211,7 @@ static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
                     rc = rail_link_connect(&s->base, &st->meta, st->sl, st->tc, err, errlen);
                 }
                 if (rc == 0)
-                    rc = rail_comm_setup_rails(&s->base, err, errlen);
+                    rc = setup_rails(&s->base, err, errlen);
                 if (rc == 0) {
                     long long mine = rail_param_int(RAIL_PARAM_EAGER_MAX);
                     s->base.peer_addr1 = st->meta.addr1;
@@ -347,7 +363,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     if (rc == 0)
         rc = rail_link_connect(&r->base, m, m->sl, m->tc, err, errlen);
     if (rc == 0)
-        rc = rail_comm_setup_rails(&r->base, err, errlen);
+        rc = setup_rails(&r->base, err, errlen);
     if (rc == 0 && peer_rails != lc->dev->nrails)
         RAIL_INFO(NCCL_NET, "%s: the peer has %d rail(s), this device %d: using %d", lc->dev->name,
                   peer_rails, lc->dev->nrails, nrails);
@@ -494,7 +510,7 @@ int rail_net_close_send(void *send_comm)
     struct rail_comm *c = send_comm;
     if (!c)
         return 0;
-    if (c->ops != &rail_send_comm_ops) {
+    if (!rail_comm_is_send(c)) {
         RAIL_WARN(NCCL_NET, "closeSend: %p is not a send comm of this plugin", send_comm);
         return -EINVAL;
     }
@@ -507,7 +523,7 @@ int rail_net_close_recv(void *recv_comm)
     struct rail_comm *c = recv_comm;
     if (!c)
         return 0;
-    if (c->ops != &rail_recv_comm_ops) {
+    if (!rail_comm_is_recv(c)) {
         RAIL_WARN(NCCL_NET, "closeRecv: %p is not a receive comm of this plugin", recv_comm);
         return -EINVAL;
     }

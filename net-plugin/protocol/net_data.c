@@ -7,8 +7,7 @@
 #include <pthread.h>
 
 #include "log.h"
-#include "protocol/net_comm.h"
-#include "protocol/net_flush.h"
+#include "protocol/net_health.h"
 #include "transport/net_verbs.h"
 
 #define HELP_MAX 64
@@ -127,6 +126,22 @@ static int poll_comm(struct rail_comm *c, bool mem)
     return atomic_load(&c->error);
 }
 
+/* The health tick of test(), for a send or receive still in flight: a multi-rail send comm may
+ * be polled by other threads' progress (listed above), so its tick runs entered like the rest of
+ * its calls. Returns the comm's error after the tick. */
+static int tick(struct rail_comm *c)
+{
+    if (rail_comm_is_send(c) && c->nrails > 1) {
+        struct rail_send_comm *s = (struct rail_send_comm *)c;
+        rail_send_enter(s);
+        rail_health_tick(c, true);
+        rail_send_leave(s);
+    } else {
+        rail_health_tick(c, true);
+    }
+    return rail_comm_error(c);
+}
+
 int rail_net_test(void *request, int *done, int *sizes)
 {
     struct rail_req_head *h = request;
@@ -137,8 +152,12 @@ int rail_net_test(void *request, int *done, int *sizes)
         RAIL_WARN(NCCL_NET, "test: NULL %s", h ? "done pointer" : "request");
         return -EINVAL;
     }
-    if (h->ops) /* send, receive or GPUDirect flush (iflush) */
-        return h->ops->test(h, done, sizes);
+    if (h->ops) { /* send, receive or GPUDirect flush (iflush) */
+        int rc = h->ops->test(h, done, sizes);
+        if (h->ops && h->ops->ticks_health) /* still in flight (a request ends freed) */
+            rc = tick(h->comm);
+        return rc;
+    }
     RAIL_WARN(NCCL_NET, "test: %p is not a request in flight (completed or never issued)", request);
     return -EINVAL;
 }

@@ -8,13 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gdr/net_gdr.h"
 #include "log.h"
 #include "nccl/nccl_net.h"
-#include "protocol/net_comm.h"
-#include "gdr/net_gdr.h"
-#include "protocol/net_link.h"
-#include "transport/net_verbs.h"
 #include "params.h"
+#include "protocol/net_comm.h"
+#include "protocol/net_health.h"
+#include "protocol/net_link.h"
+#include "protocol/net_reg.h"
+#include "transport/net_verbs.h"
 
 #define FLUSH_REQS      RAIL_RECV_REQS /* one flush per receive request in flight at most */
 #define FLUSH_HOST_SIZE 4096
@@ -159,7 +161,7 @@ int rail_flush_iflush(void *recv_comm, int n, void **data, int *sizes, void **mh
     if (!request)
         return -EINVAL;
     *request = NULL;
-    if (!r || r->base.ops != &rail_recv_comm_ops) {
+    if (!r || !rail_comm_is_recv(&r->base)) {
         RAIL_WARN(NCCL_NET, "iflush: %p is not a receive comm of this plugin", recv_comm);
         return -EINVAL;
     }

@@ -1,34 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Per-rail verbs resources of a connection: completion queue, RC queue pairs, registered
- * control regions, and the QP transitions from the peer's metadata. */
+ * control regions, and the QP transitions from the peer's metadata; the teardown every comm
+ * kind shares. Each kind builds its comms in its own file (net_send.c, net_recv.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "protocol/net_link.h"
 
 #include "log.h"
-#include "protocol/net_comm.h"
-#include "gdr/net_gdr.h"
-#include "protocol/net_link.h"
-#include "transport/net_verbs.h"
-#include "transport/net_oob.h"
 #include "params.h"
-#include "rails/rail_stats.h"
-
-uint64_t rail_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t rail_coarse_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "protocol/net_ctl.h"
+#include "telemetry/rail_stats.h"
+#include "transport/net_oob.h"
+#include "transport/net_verbs.h"
 
 int rail_wire_ll(int verbs_ll)
 {
@@ -228,12 +214,7 @@ int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count)
     return 0;
 }
 
-/* ---- send and receive comms ---- */
-
-bool rail_comm_live(const struct rail_comm *c)
-{
-    return c && (c->ops == &rail_send_comm_ops || c->ops == &rail_recv_comm_ops);
-}
+/* ---- teardown ---- */
 
 void rail_comm_free(struct rail_comm *c)
 {
@@ -248,99 +229,6 @@ void rail_comm_free(struct rail_comm *c)
     c->ops->release(c);
     rail_oob_close(&c->fd);
     c->ops = NULL;
+    c->magic = RAIL_DEAD_MAGIC;
     free(c);
-}
-
-int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
-                          size_t errlen)
-{
-    struct rail_send_comm *s = calloc(1, sizeof(*s));
-    int rc = 0;
-    if (!s)
-        return -ENOMEM;
-    s->base.ops = &rail_send_comm_ops;
-    s->base.nrails = g->nrails;
-    /* Over several rails a message may be striped: its size record is written once every piece
-     * has completed, and on a data QP it would queue behind the pieces of the messages posted
-     * since. Each rail then gets one QP more for records, queries and eager writes (the peer
-     * needs nothing to know: it serves every QP alike). Not at the QP limit of the wire, nor
-     * with NCCL_RAIL_CONTROL_QP=0. */
-    s->ndata = nqps;
-    s->ctl_qp =
-        g->nrails > 1 && nqps < RAIL_MAX_QPS && rail_param_bool(RAIL_PARAM_CONTROL_QP) ? nqps : -1;
-    s->base.nqps = nqps + (s->ctl_qp >= 0);
-    s->base.fd = -1;
-    s->base.group = g;
-    rail_send_init_state(s);
-    for (int r = 0; r < g->nrails && rc == 0; r++)
-        rc = rail_link_create(&s->base, r, g->rail[r], s->base.nqps, RAIL_SEND_SQ, 1,
-                              (int)rail_param_int(RAIL_PARAM_EAGER_INLINE), err, errlen);
-    if (rc == 0)
-        rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
-    if (rc == 0)
-        rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION, true, err, errlen);
-    if (rc == 0)
-        rc = rail_region_alloc(RAIL_LOCAL_SIZE, &s->local);
-    if (rc == 0)
-        rc = rail_region_reg(&s->base, 1, s->local, RAIL_LOCAL_SIZE, false, err, errlen);
-    if (rc < 0) {
-        if (rc == -ENOMEM && !err[0])
-            snprintf(err, errlen, "out of memory for the send comm");
-        rail_comm_free(&s->base);
-        return rc;
-    }
-    *out = s;
-    return 0;
-}
-
-int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct rail_recv_comm **out,
-                          char *err, size_t errlen)
-{
-    struct rail_recv_comm *r = calloc(1, sizeof(*r));
-    /* GPUDirect devices: no eager bounce slots (net_gdr.c, rail_gdr_eager_ok). */
-    bool eager_ok = true;
-    for (int k = 0; k < nrails; k++)
-        eager_ok = eager_ok && rail_gdr_eager_ok(g->rail[k]);
-    long long eager = eager_ok ? rail_param_int(RAIL_PARAM_EAGER_MAX) : 0;
-    int rc = 0;
-    if (!r)
-        return -ENOMEM;
-    r->base.ops = &rail_recv_comm_ops;
-    r->base.nrails = nrails;
-    r->base.nqps = nqps;
-    r->base.fd = -1;
-    r->base.group = g;
-    r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
-    rail_eager_ring_init(&r->ring, eager > 0 ? RAIL_EAGER_SLOTS : 0);
-    r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
-    rail_recv_init_state(r);
-    for (int k = 0; k < nrails && rc == 0; k++)
-        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ,
-                              RAIL_RECV_RQ + RAIL_REPOST_BATCH, 0, err, errlen);
-    if (rc == 0)
-        rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
-    if (rc == 0)
-        rc = rail_region_reg(&r->base, 0, r->records, RAIL_RECORDS_SIZE, true, err, errlen);
-    if (rc == 0 && r->ring.slots) {
-        /* The bounce slots, then the image slots (wire/eager_image.h). */
-        uint64_t img = rail_image_region_off(r->ring.slots, r->slot_stride);
-        size_t len = (size_t)img + (size_t)r->ring.slots * RAIL_IMAGE_STRIDE;
-        rc = rail_region_alloc(len, &r->bounce);
-        if (rc == 0) {
-            r->images = r->bounce + img;
-            rc = rail_region_reg(&r->base, 1, r->bounce, len, true, err, errlen);
-        }
-    }
-    if (rc == 0)
-        rc = rail_region_alloc(RAIL_STAGING_SIZE, &r->staging);
-    if (rc == 0)
-        rc = rail_region_reg(&r->base, 2, r->staging, RAIL_STAGING_SIZE, false, err, errlen);
-    if (rc < 0) {
-        if (rc == -ENOMEM && !err[0])
-            snprintf(err, errlen, "out of memory for the receive comm");
-        rail_comm_free(&r->base);
-        return rc;
-    }
-    *out = r;
-    return 0;
 }

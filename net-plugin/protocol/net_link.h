@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Per-rail connection resources (net_link.c). */
+/* Per-rail connection resources, and the teardown every comm kind shares (net_link.c). */
 #ifndef NCCL_RAIL_NET_LINK_H
 #define NCCL_RAIL_NET_LINK_H
 
@@ -9,6 +9,12 @@
 
 #include "protocol/net_comm.h"
 
+/* Rail `rail` of c over dev: CQ and nqps QPs (sq/rq entries each, capped by the device). */
+int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,
+                     int inline_want, char *err, size_t errlen);
+void rail_comm_destroy_links(struct rail_comm *c);
+/* Posts count receive WRs on QP qp of rail. */
+int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count);
 int rail_wire_ll(int verbs_ll);
 /* Page-aligned, zeroed. */
 int rail_region_alloc(size_t size, uint8_t **out);
@@ -28,15 +34,6 @@ int rail_link_connect_one(struct rail_comm *c, int rail, const struct rail_meta_
 int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl, int tc, char *err,
                       size_t errlen);
 
-/* A send comm over every rail of g with nqps data QPs each (plus one control QP per rail when g
- * has several rails: base.nqps counts it): FIFO/credit region (mr[0], remotely writable) and the
- * per-request local sources (mr[1]). */
-int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
-                          size_t errlen);
-/* A receive comm: size records (mr[0]) and eager bounce slots (mr[1]), both remotely
- * writable, and the CTS staging area (mr[2]). */
-int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct rail_recv_comm **out,
-                          char *err, size_t errlen);
 /* Destroys QPs, CQs and registrations, frees the regions, closes the socket. NULL is fine. */
 void rail_comm_free(struct rail_comm *c);
 

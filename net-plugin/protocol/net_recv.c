@@ -15,17 +15,29 @@
  * peer-provided value (immediate, record, header) is checked before use. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/net_recv.h"
+
+#include "gdr/net_gdr.h"
 #include "log.h"
-#include "protocol/net_comm.h"
+#include "params.h"
+#include "protocol/net_ask.h"
+#include "protocol/net_clock.h"
 #include "protocol/net_data.h"
 #include "protocol/net_flush.h"
+#include "protocol/net_health.h"
+#include "protocol/net_link.h"
+#include "protocol/net_recv_eager.h"
+#include "protocol/net_reg.h"
 #include "protocol/net_telemetry.h"
 #include "transport/net_verbs.h"
 
-void rail_recv_init_state(struct rail_recv_comm *r)
+static const struct rail_req_ops recv_req_ops;
+
+static void init_state(struct rail_recv_comm *r)
 {
     rail_tagmap_init(&r->posted);
     r->nfree = RAIL_RECV_REQS;
@@ -198,8 +210,9 @@ static void repost_owed(struct rail_recv_comm *r)
     }
 }
 
-void rail_recv_on_wc(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc)
+static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
 {
+    struct rail_recv_comm *r = (struct rail_recv_comm *)c; /* base first; rail_recv_comm_ops */
     struct rail_link *l = &r->base.link[rail];
     int kind = rail_wrid_kind(wc->wr_id), qp = rail_wrid_qp(wc->wr_id);
     int idx = rail_wrid_idx(wc->wr_id);
@@ -312,7 +325,7 @@ static int write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
  * gave its CTS to the sender, which reads the FIFO slots in order and would wait for this slot
  * forever (found by the vf2_eager fault scenario). Writing the same bytes again is harmless: the
  * slot is not reused before this request ends, and it ends only once this write completed. */
-void rail_recv_retry(struct rail_recv_comm *r)
+static void retry_cts(struct rail_recv_comm *r)
 {
     for (int i = 0; i < RAIL_RECV_REQS && r->nretry > 0; i++) {
         struct rail_recv_req *q = &r->reqs[i];
@@ -362,6 +375,16 @@ static bool cts_room(struct rail_recv_comm *r)
     return l->qps[qp].sq_out < l->qps[qp].sq_max;
 }
 
+/* An irecv that posts nothing ticks the health check (its caller calls again, polling like a
+ * test); one that posts leaves that to test(). A closed peer does not fail an irecv: what it sent
+ * eagerly before closing may already be here and completes the receive; test() reports the loss
+ * if nothing arrives. */
+static int not_posted(struct rail_recv_comm *r)
+{
+    rail_health_tick(&r->base, false);
+    return rail_comm_error(&r->base);
+}
+
 int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const int *tags,
                    void **mhandles, void **request)
 {
@@ -381,9 +404,6 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         return -EINVAL;
     }
     rail_comm_progress(&r->base);
-    /* A closed peer does not fail the post: what it sent eagerly before closing may already be
-     * here and completes this receive; test() reports the loss if nothing arrives. */
-    rail_comm_health(&r->base, false);
     rc = rail_comm_error(&r->base);
     if (rc)
         return rc;
@@ -395,15 +415,13 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         small = small && sizes[i] <= r->peer_eager_limit;
     }
     flush_deferred(r);
-    if (r->nfree == 0)
-        return 0; /* NCCL calls again */
-    if (!small && (rail_cts_tail_busy(&r->fifo) || !cts_room(r)))
-        return 0;
+    if (r->nfree == 0 || (!small && (rail_cts_tail_busy(&r->fifo) || !cts_room(r))))
+        return not_posted(r); /* NCCL calls again */
 
     struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];
     int idx = (int)(q - r->reqs);
     uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
-    q->h.ops = &rail_recv_req_ops;
+    q->h.ops = &recv_req_ops;
     q->n = q->left = n;
     q->error = 0;
     q->cts_pending = false;
@@ -480,8 +498,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
     flush_deferred(r);
     rail_recv_send_credit(r); /* not done yet: the caller polls anyway */
     repost_owed(r);
-    rail_comm_health(&r->base, true);
-    return rail_comm_error(&r->base);
+    return rail_comm_error(&r->base); /* in flight: test() ticks the health check */
 }
 
 /* ---- the receive kind's tables ---- */
@@ -502,17 +519,12 @@ static void recv_poll(struct rail_comm *c)
     rail_recv_poll_images(recv_of(c));
 }
 
-static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
-{
-    rail_recv_on_wc(recv_of(c), rail, wc);
-}
-
 static void recv_retry(struct rail_comm *c)
 {
     if (recv_of(c)->repoll) /* the cursor may have waited for a message that just came */
         rail_recv_poll_images(recv_of(c));
     if (recv_of(c)->nretry)
-        rail_recv_retry(recv_of(c));
+        retry_cts(recv_of(c));
     if (recv_of(c)->nquery && !atomic_load(&c->error))
         rail_recv_answer(recv_of(c));
 }
@@ -540,4 +552,59 @@ const struct rail_comm_ops rail_recv_comm_ops = {
     .release = recv_release,
 };
 
-const struct rail_req_ops rail_recv_req_ops = {.test = recv_test};
+static const struct rail_req_ops recv_req_ops = {.test = recv_test, .ticks_health = true};
+
+/* ---- construction ---- */
+
+int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct rail_recv_comm **out,
+                          char *err, size_t errlen)
+{
+    struct rail_recv_comm *r = calloc(1, sizeof(*r));
+    /* GPUDirect devices: no eager bounce slots (net_gdr.c, rail_gdr_eager_ok). */
+    bool eager_ok = true;
+    for (int k = 0; k < nrails; k++)
+        eager_ok = eager_ok && rail_gdr_eager_ok(g->rail[k]);
+    long long eager = eager_ok ? rail_param_int(RAIL_PARAM_EAGER_MAX) : 0;
+    int rc = 0;
+    if (!r)
+        return -ENOMEM;
+    r->base.ops = &rail_recv_comm_ops;
+    r->base.magic = RAIL_RECV_MAGIC;
+    r->base.nrails = nrails;
+    r->base.nqps = nqps;
+    r->base.fd = -1;
+    r->base.group = g;
+    r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
+    rail_eager_ring_init(&r->ring, eager > 0 ? RAIL_EAGER_SLOTS : 0);
+    r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
+    init_state(r);
+    for (int k = 0; k < nrails && rc == 0; k++)
+        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ,
+                              RAIL_RECV_RQ + RAIL_REPOST_BATCH, 0, err, errlen);
+    if (rc == 0)
+        rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
+    if (rc == 0)
+        rc = rail_region_reg(&r->base, 0, r->records, RAIL_RECORDS_SIZE, true, err, errlen);
+    if (rc == 0 && r->ring.slots) {
+        /* The bounce slots, then the image slots (wire/eager_image.h). */
+        uint64_t img = rail_image_region_off(r->ring.slots, r->slot_stride);
+        size_t len = (size_t)img + (size_t)r->ring.slots * RAIL_IMAGE_STRIDE;
+        rc = rail_region_alloc(len, &r->bounce);
+        if (rc == 0) {
+            r->images = r->bounce + img;
+            rc = rail_region_reg(&r->base, 1, r->bounce, len, true, err, errlen);
+        }
+    }
+    if (rc == 0)
+        rc = rail_region_alloc(RAIL_STAGING_SIZE, &r->staging);
+    if (rc == 0)
+        rc = rail_region_reg(&r->base, 2, r->staging, RAIL_STAGING_SIZE, false, err, errlen);
+    if (rc < 0) {
+        if (rc == -ENOMEM && !err[0])
+            snprintf(err, errlen, "out of memory for the receive comm");
+        rail_comm_free(&r->base);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}

@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <string.h>
 
+#include "protocol/net_recv_eager.h"
+
 #include "log.h"
-#include "protocol/net_comm.h"
-#include "protocol/net_data.h"
+#include "protocol/net_ask.h"
+#include "protocol/net_health.h"
 #include "wire/net_wire.h"
 
 static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)

@@ -13,8 +13,8 @@
 #include "cuda_drv.h"
 #include "log.h"
 #include "nccl/nccl_net.h"
-#include "protocol/net_comm.h"
 #include "gdr/net_gdr.h"
+#include "protocol/net_comm.h"
 #include "transport/net_verbs.h"
 #include "transport/reg_cache.h"
 

@@ -13,19 +13,25 @@
  * (the credit word behind the FIFO). The eager write goes on any rail that is up. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "protocol/net_send.h"
 
 #include "log.h"
 #include "nccl/nccl_net.h"
 #include "params.h"
-#include "protocol/net_comm.h"
 #include "protocol/net_data.h"
+#include "protocol/net_health.h"
+#include "protocol/net_link.h"
+#include "protocol/net_reg.h"
 #include "protocol/net_send_eager.h"
-#include "rails/rail_stats.h"
+#include "protocol/net_send_post.h"
+#include "telemetry/rail_stats.h"
 #include "transport/net_verbs.h"
 
-void rail_send_init_state(struct rail_send_comm *s)
+static void init_state(struct rail_send_comm *s)
 {
     rail_tagmap_init(&s->sent);
     s->nfree = RAIL_SEND_REQS;
@@ -35,12 +41,14 @@ void rail_send_init_state(struct rail_send_comm *s)
     }
 }
 
+static const struct rail_req_ops send_req_ops;
+
 static struct rail_send_req *req_alloc(struct rail_send_comm *s)
 {
     if (s->nfree == 0)
         return NULL;
     struct rail_send_req *q = &s->reqs[s->free_list[--s->nfree]];
-    q->h.ops = &rail_send_req_ops;
+    q->h.ops = &send_req_ops;
     q->wrs_left = 0;
     q->size = 0;
     q->error = 0;
@@ -190,9 +198,11 @@ static int try_send(struct rail_send_comm *s, void *data, size_t size, int tag,
 }
 
 /* The post comes first: completions are polled only when the message could not go (they may
- * return what it was missing: a bounce slot, send-queue room, a request), and the health check
- * runs after the doorbell. Under a ping-pong the isend is on the critical path and the rest
- * is not (bench/README.md, boots D and E). */
+ * return what it was missing: a bounce slot, send-queue room, a request). An isend that posts
+ * nothing ticks the health check (its caller polls it like a test: with a dead receiver no
+ * clear-to-send ever comes, and this is how it fails in bounded time); one that posts leaves
+ * that to test(). Under a ping-pong the isend is on the critical path and the rest is not
+ * (bench/README.md, boots D and E). */
 static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int tag, void *mhandle,
                          void **request)
 {
@@ -210,7 +220,8 @@ static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int 
         if (rc == 0)
             rc = try_send(s, data, size, tag, m, request);
     }
-    rail_comm_health(&s->base, true); /* a failure it finds shows at the next call */
+    if (!*request)
+        rail_health_tick(&s->base, true); /* a failure it finds shows at once, or next call */
     return rc ? rc : *request ? 0 : rail_comm_error(&s->base);
 }
 
@@ -256,8 +267,7 @@ static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *
         *done = 1;
         return 0;
     }
-    rail_comm_health(&s->base, true);
-    return rail_comm_error(&s->base);
+    return rail_comm_error(&s->base); /* in flight: test() ticks the health check */
 }
 
 /* ---- the send kind's tables ---- */
@@ -330,4 +340,49 @@ const struct rail_comm_ops rail_send_comm_ops = {
     .release = send_release,
 };
 
-const struct rail_req_ops rail_send_req_ops = {.test = send_test};
+static const struct rail_req_ops send_req_ops = {.test = send_test, .ticks_health = true};
+
+/* ---- construction ---- */
+
+int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
+                          size_t errlen)
+{
+    struct rail_send_comm *s = calloc(1, sizeof(*s));
+    int rc = 0;
+    if (!s)
+        return -ENOMEM;
+    s->base.ops = &rail_send_comm_ops;
+    s->base.magic = RAIL_SEND_MAGIC;
+    s->base.nrails = g->nrails;
+    /* Over several rails a message may be striped: its size record is written once every piece
+     * has completed, and on a data QP it would queue behind the pieces of the messages posted
+     * since. Each rail then gets one QP more for records, queries and eager writes (the peer
+     * needs nothing to know: it serves every QP alike). Not at the QP limit of the wire, nor
+     * with NCCL_RAIL_CONTROL_QP=0. */
+    s->ndata = nqps;
+    s->ctl_qp =
+        g->nrails > 1 && nqps < RAIL_MAX_QPS && rail_param_bool(RAIL_PARAM_CONTROL_QP) ? nqps : -1;
+    s->base.nqps = nqps + (s->ctl_qp >= 0);
+    s->base.fd = -1;
+    s->base.group = g;
+    init_state(s);
+    for (int r = 0; r < g->nrails && rc == 0; r++)
+        rc = rail_link_create(&s->base, r, g->rail[r], s->base.nqps, RAIL_SEND_SQ, 1,
+                              (int)rail_param_int(RAIL_PARAM_EAGER_INLINE), err, errlen);
+    if (rc == 0)
+        rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
+    if (rc == 0)
+        rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION, true, err, errlen);
+    if (rc == 0)
+        rc = rail_region_alloc(RAIL_LOCAL_SIZE, &s->local);
+    if (rc == 0)
+        rc = rail_region_reg(&s->base, 1, s->local, RAIL_LOCAL_SIZE, false, err, errlen);
+    if (rc < 0) {
+        if (rc == -ENOMEM && !err[0])
+            snprintf(err, errlen, "out of memory for the send comm");
+        rail_comm_free(&s->base);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}

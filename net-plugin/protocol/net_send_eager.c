@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "protocol/net_health.h"
 #include "protocol/net_send_wr.h"
 #include "protocol/net_telemetry.h"
 

@@ -28,8 +28,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "protocol/net_send_post.h"
+
 #include "log.h"
-#include "protocol/net_comm.h"
+#include "protocol/net_clock.h"
+#include "protocol/net_data.h"
+#include "protocol/net_health.h"
 #include "protocol/net_pieces.h"
 #include "protocol/net_send_eager.h"
 #include "protocol/net_send_wr.h"

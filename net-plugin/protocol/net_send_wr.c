@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "protocol/net_health.h"
 #include "transport/net_verbs.h"
 
 int rail_send_sq_room(const struct rail_link *l, int qp)

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Data-path hooks into the per-connection telemetry (rail_stats.h): a few relaxed atomic adds
- * each; a comm without telemetry (NULL) costs a branch. */
+/* A comm's telemetry (rail_stats.h): its registration (net_telemetry.c) and the data-path hooks,
+ * a few relaxed atomic adds each; a comm without telemetry (NULL) costs a branch. */
 #ifndef NCCL_RAIL_NET_TELEMETRY_H
 #define NCCL_RAIL_NET_TELEMETRY_H
 
 #include "protocol/net_comm.h"
-#include "rails/rail_stats.h"
+#include "telemetry/rail_stats.h"
+
+/* Registers the comm with the telemetry (once its peer name is known). */
+void rail_comm_stats_open(struct rail_comm *c);
 
 /* A whole message, counted on the rail of its first piece. */
 static inline void rail_tel_msg(struct rail_comm *c, int rail)

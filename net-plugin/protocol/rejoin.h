@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The rail failure and rejoin state machine of one rail of a connection (pure: no verbs, no I/O,
- * no clock read; time is passed in). net_rail_state.c feeds it events (a local failure, the
+ * no clock read; time is passed in). net_health.c feeds it events (a local failure, the
  * rejoin timer, control frames from the peer) and carries out the actions it returns (move QPs to
  * the error state, rebuild and connect them, send a frame, update the stripe scheduler and the
  * telemetry), reporting back the outcome of the ones that can fail.

@@ -2,7 +2,7 @@
 /* A telemetry snapshot (`nccl-rail stats` input) through the file loader; an accepted snapshot
  * prints as a table without control characters and formats back to JSON that parses again. */
 #include "fuzz_util.h"
-#include "rails/rail_stats_format.h"
+#include "telemetry/rail_stats_format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rails/rail_stats.h"
-#include "rails/rail_stats_format.h"
+#include "telemetry/rail_stats.h"
+#include "telemetry/rail_stats_format.h"
 #include "rails/stripe.h"
 
 /* The snapshot entry of connection id, copied out (zeroed when absent). */

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "rails/rail_stats.h"
-#include "rails/rail_stats_format.h"
+#include "telemetry/rail_stats.h"
+#include "telemetry/rail_stats_format.h"
 #include "tmpfiles.h"
 
 static char g_dir[256];

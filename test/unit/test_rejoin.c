@@ -2,7 +2,7 @@
 /* The rail failure and rejoin state machine (protocol/rejoin.c) without verbs: chosen cases
  * (failure, late completions, the last rail, the timer, each control frame in and out of turn,
  * failed rebuilds and connects), then two simulated ends of a 3-rail connection driven the way
- * net_rail_state.c drives the core, over an in-order control channel, with seeded random port
+ * net_health.c drives the core, over an in-order control channel, with seeded random port
  * flaps, completion errors, WRs that take a while to drain, rebuilds and connects that fail, a
  * control channel slower than the rejoin timer, frames that arrive out of turn (a DONE after the
  * rail failed again, a NAK or DOWN for a rail already down). After every step: up and ready are
@@ -313,7 +313,7 @@ static void step(struct sim *s)
         for (int r = 0; r < NR; r++) {
             if (e->pending[r] && rnd(s, 3) == 0)
                 e->pending[r]--;
-            /* rail_rails_poll: the port went down */
+            /* rails_poll (net_health.c): the port went down */
             if ((e->rj[r].up || e->rj[r].ready) && !s->port[r])
                 link_fail(s, who, r);
             /* A rail used while it does not work end to end: its writes fail. */

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rails/rail_stats_types.h"
+#include "telemetry/rail_stats_types.h"
 #include "rails/stripe.h"
 
 /* Counters of one rail of a connection. Write through the helpers below only. */

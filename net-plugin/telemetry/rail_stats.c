@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Multi-rail telemetry: the registry of live connections, closed totals, the close summary and
  * the background snapshot writer. Formatting lives in rail_stats_format.c. */
-#include "rails/rail_stats.h"
+#include "telemetry/rail_stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include "log.h"
 #include "params.h"
 #include "safe_file.h"
-#include "rails/rail_stats_format.h"
+#include "telemetry/rail_stats_format.h"
 #include "strutil.h"
 
 /* ---- registry (g_lock) ---- */

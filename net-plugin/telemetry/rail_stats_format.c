@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Pure formatters of telemetry snapshots: JSON (built with json-c, which does the string
  * escaping), Prometheus text exposition format, the CLI table and the close summary line. */
-#include "rails/rail_stats_format.h"
+#include "telemetry/rail_stats_format.h"
 
 #include <errno.h>
 #include <inttypes.h>

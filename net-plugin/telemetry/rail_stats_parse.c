@@ -2,7 +2,7 @@
 /* Reader of JSON telemetry snapshots (json-c): the format rail_stats_format_json writes. Every
  * member the table needs is checked for presence and type; errors name the member by its path
  * ("connections[1].rails[0].bytes"). */
-#include "rails/rail_stats_format.h"
+#include "telemetry/rail_stats_format.h"
 
 #include <ctype.h>
 #include <errno.h>

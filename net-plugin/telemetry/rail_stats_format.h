@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rails/rail_stats_types.h"
+#include "telemetry/rail_stats_types.h"
 
 #define RAIL_STATS_JSON_FORMAT  "nccl-rail-stats" /* the "format" member of a JSON snapshot */
 #define RAIL_STATS_JSON_VERSION 1

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A comm's failures and the health of its rails (net_health.c): the sticky comm error, completion
+ * errors, asynchronous events, the peer's socket, and rail failure and rejoin. */
+#ifndef NCCL_RAIL_NET_HEALTH_H
+#define NCCL_RAIL_NET_HEALTH_H
+
+#include <stdbool.h>
+
+#include "protocol/net_comm.h"
+
+void rail_comm_fail(struct rail_comm *c, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc);
+/* Statuses that mean "this path is broken" (failover material), as opposed to a protocol or
+ * access error that would fail on every rail. */
+bool rail_wc_rail_failure(enum ibv_wc_status st);
+/* One tick of the comm's health check, rate-limited: async events of the comm's devices, port
+ * state changes and control frames from the peer (rejoins), and the peer's TCP connection
+ * (want_peer). test() ticks it for each send or receive still in flight (net_data.c), and so
+ * does an isend or irecv that posted nothing (its caller calls again, polling like a test): a dead
+ * peer gives an error in bounded time either way. A failure it finds shows in rail_comm_error. */
+void rail_health_tick(struct rail_comm *c, bool want_peer);
+/* The comm's sticky error (WARNs once per comm when first returned). */
+int rail_comm_error(struct rail_comm *c);
+
+/* Rail `rail` of c failed (why: one line): it stops carrying new work, its QPs are moved to the
+ * error state so every WR in flight on it completes (flushed) and is re-sent elsewhere, the peer
+ * is told. One WARN per failure. Without failover, or when it was the last rail up, the comm
+ * fails instead. Returns true when the comm can go on. */
+bool rail_link_fail(struct rail_comm *c, int rail, const char *why);
+/* Every WR of the rail's QPs has completed (flushed ones included). */
+bool rail_link_drained(const struct rail_comm *c, int rail);
+/* First rail that is up, starting the search at `from` (round-robin); -1 when none. */
+int rail_pick_up(struct rail_comm *c, unsigned from);
+
+#endif

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The receiving side (net_recv.c): the receive comm's constructor, its kind's table, and irecv. */
+#ifndef NCCL_RAIL_NET_RECV_H
+#define NCCL_RAIL_NET_RECV_H
+
+#include <stddef.h>
+
+#include "protocol/net_comm.h"
+
+extern const struct rail_comm_ops rail_recv_comm_ops;
+
+/* A receive comm: size records (mr[0]) and eager bounce slots (mr[1]), both remotely
+ * writable, and the CTS staging area (mr[2]). */
+int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct rail_recv_comm **out,
+                          char *err, size_t errlen);
+/* The net API's irecv. *request is always written: a request, or NULL for "cannot post now, call
+ * again". */
+int rail_net_irecv(void *recv_comm, int n, void **data, const size_t *sizes, const int *tags,
+                   void **mhandles, void **request);
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The sending side (net_send.c): the send comm's constructor, its kind's table, and isend. */
+#ifndef NCCL_RAIL_NET_SEND_H
+#define NCCL_RAIL_NET_SEND_H
+
+#include <stddef.h>
+
+#include "protocol/net_comm.h"
+
+extern const struct rail_comm_ops rail_send_comm_ops;
+
+/* A send comm over every rail of g with nqps data QPs each (plus one control QP per rail when g
+ * has several rails: base.nqps counts it): FIFO/credit region (mr[0], remotely writable) and the
+ * per-request local sources (mr[1]). */
+int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
+                          size_t errlen);
+/* The net API's isend. *request is always written: a request, or NULL for "cannot post now, call
+ * again". */
+int rail_net_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
+                   void **request);
+
+#endif
