@@ -42,6 +42,17 @@ const char *rail_param_type_name(enum rail_param_type type)
     return "?";
 }
 
+/* Anything but blanks after a number: true, with the reason in err. */
+static bool trailing(const char *end, char *err, size_t errlen)
+{
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (*end == '\0')
+        return false;
+    snprintf(err, errlen, "trailing characters '%s'", end);
+    return true;
+}
+
 int rail_param_parse_int(const struct rail_param_def *def, const char *text, long long *out,
                          char *err, size_t errlen)
 {
@@ -56,12 +67,8 @@ int rail_param_parse_int(const struct rail_param_def *def, const char *text, lon
         snprintf(err, errlen, "not an integer");
         return -EINVAL;
     }
-    while (*end == ' ' || *end == '\t')
-        end++;
-    if (*end != '\0') {
-        snprintf(err, errlen, "trailing characters '%s'", end);
+    if (trailing(end, err, errlen))
         return -EINVAL;
-    }
     if (v < def->min || v > def->max) {
         snprintf(err, errlen, "out of range");
         return -EINVAL;
@@ -88,12 +95,8 @@ int rail_param_parse_fraction(const struct rail_param_def *def, const char *text
         snprintf(err, errlen, "not a decimal number");
         return -EINVAL;
     }
-    while (*end == ' ' || *end == '\t')
-        end++;
-    if (*end != '\0') {
-        snprintf(err, errlen, "trailing characters '%s'", end);
+    if (trailing(end, err, errlen))
         return -EINVAL;
-    }
     if (v < (double)def->min / 1e6 || v > (double)def->max / 1e6) {
         snprintf(err, errlen, "out of range");
         return -EINVAL;

@@ -144,8 +144,8 @@ static void keep_what_beats_nccl(struct ranked *cell, const struct rail_model *m
     cell->n = (uint8_t)keep;
 }
 
-static int model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
-                       float out[RAIL_DT_CANDIDATES], float *distance)
+int rail_dt_model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
+                        float out[RAIL_DT_CANDIDATES], float *distance)
 {
     const struct rail_model *m = ctx;
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
@@ -250,7 +250,8 @@ static void model_unless_contradicted(struct rail_dt_cell *cell, uint8_t *source
     uint8_t msrc;
     size_t sizes[POINTS_PER_BUCKET];
     int npts = sample_sizes(bucket, sizes), a, p;
-    build_cell(&mc, m, coll, pipe, bucket, use_nchannels, model_times, m, &msrc, NULL, NULL);
+    build_cell(&mc, m, coll, pipe, bucket, use_nchannels, rail_dt_model_times, m, &msrc, NULL,
+               NULL);
     if (mc.n == 0 || npts == 0)
         return;
     if (rail_model_nccl_pick(m, coll, sizes[npts / 2], rail_dt_pipe_value(pipe), &a, &p) < 0.0f)
@@ -273,13 +274,13 @@ void rail_dt_build_with(struct rail_decision_table *dt, const struct rail_model 
                 double score[RAIL_DT_CANDIDATES];
                 int kind;
                 build_cell(cell, m, coll, pipe, b, use_nchannels, times, ctx, src, score, &kind);
-                if (times != model_times && *src == RAIL_DT_SRC_CALIBRATION && cell->n == 0 &&
-                    kind != RAIL_DT_TIMES_CAL_MEASURED)
+                if (times != rail_dt_model_times && *src == RAIL_DT_SRC_CALIBRATION &&
+                    cell->n == 0 && kind != RAIL_DT_TIMES_CAL_MEASURED)
                     model_unless_contradicted(cell, src, m, coll, pipe, b, use_nchannels, score);
             }
 }
 
 void rail_dt_build(struct rail_decision_table *dt, const struct rail_model *m, bool use_nchannels)
 {
-    rail_dt_build_with(dt, m, use_nchannels, model_times, m);
+    rail_dt_build_with(dt, m, use_nchannels, rail_dt_model_times, m);
 }

@@ -73,6 +73,9 @@ enum rail_dt_times_kind {
  * the octaves of nodes from the nearest calibrated node count (0: measured here). */
 typedef int (*rail_dt_times_fn)(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
                                 float out[RAIL_DT_CANDIDATES], float *distance);
+/* rail_dt_times_fn of the cost model alone (ctx: the struct rail_model). */
+int rail_dt_model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
+                        float out[RAIL_DT_CANDIDATES], float *distance);
 /* rail_dt_build with another source of times (the calibration, tuner-plugin/calib_apply.h).
  * A cell's source is CALIBRATION when any of its sample points came from the calibration. */
 void rail_dt_build_with(struct rail_decision_table *dt, const struct rail_model *m,

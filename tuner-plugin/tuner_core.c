@@ -101,9 +101,7 @@ void rail_tuner_times(const struct rail_tuner *t, int coll, size_t nbytes, int n
     float dist;
     if (!t->calib ||
         rail_calib_apply_times(&a, coll, nbytes, num_pipe_ops, out, &dist) == RAIL_DT_TIMES_MODEL)
-        for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
-            out[c] = rail_model_time(&t->model, coll, c / NCCL_NUM_PROTOCOLS,
-                                     c % NCCL_NUM_PROTOCOLS, nbytes, num_pipe_ops);
+        (void)rail_dt_model_times(&t->model, coll, nbytes, num_pipe_ops, out, &dist);
     if (t->calib)
         rail_calib_apply_fini(&a);
 }
@@ -117,17 +115,6 @@ bool rail_tuner_from_job(const struct rail_tuner *t, int coll, size_t nbytes)
     bool job = rail_calib_apply_from_job(&a, coll, nbytes);
     rail_calib_apply_fini(&a);
     return job;
-}
-
-static int model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
-                       float out[RAIL_DT_CANDIDATES], float *distance)
-{
-    const struct rail_model *m = ctx;
-    for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
-        out[c] = rail_model_time(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS, nbytes,
-                                 num_pipe_ops);
-    *distance = 0.0f;
-    return RAIL_DT_TIMES_MODEL;
 }
 
 /* NCCL_RAIL_EXPLORE: the runner-up of each cell, from the times the table was ranked on. */
@@ -169,14 +156,14 @@ static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
 
     if (!path || !*path) {
         rail_dt_build(&t->table, &t->model, nch);
-        build_explore(t, model_times, &t->model);
+        build_explore(t, rail_dt_model_times, &t->model);
         return;
     }
     if (rail_calib_cache_get(path, &t->calib, err, sizeof(err)) < 0) {
         RAIL_WARN(NCCL_TUNING | NCCL_INIT,
                   "NCCL_RAIL_CALIBRATION_FILE: %s; using the default model", err);
         rail_dt_build(&t->table, &t->model, nch);
-        build_explore(t, model_times, &t->model);
+        build_explore(t, rail_dt_model_times, &t->model);
         return;
     }
     calib_apply_for(t, &a);
