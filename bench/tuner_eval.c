@@ -24,8 +24,10 @@
  *   --loso: each system replayed with a table fitted on the others;
  *   --lono: each P5 node count (1 and 8 GPUs per node) replayed with a table fitted on all data
  *           but that node count;
- *   --calibrated: the same held-out node counts, with the shipped table plus a calibration
- *           (NCCL_RAIL_CALIBRATION_FILE) made from the other node counts' nccl-tests logs;
+ *   --calibrated: the same held-out node counts, with the table fitted without the node count
+ *           plus a calibration (NCCL_RAIL_CALIBRATION_FILE) made from the other node counts'
+ *           nccl-tests logs; per sweep also a reference: the pair chosen from the same node
+ *           count's measurements with only the size held out (docs/calibration.md §6);
  *   --check: the shipped table against the regression bounds (ctest tuner_regret); with
  *          --loso, the held-out bounds too (ctest tuner_loso);
  *   --check-table: refit and compare with the embedded table (ctest tuner_table);
@@ -148,7 +150,7 @@ int main(int argc, char **argv)
         return 1;
     if (lono)
         eval_lono(&e, &fo);
-    if (calibrated && eval_calibrated(&e) != 0 && check)
+    if (calibrated && eval_calibrated(&e, &fo) != 0 && check)
         return 1;
     return 0;
 }

@@ -45,7 +45,7 @@ int eval_check_table(const struct rail_model_table *fitted, const struct rail_mo
 void eval_lono(struct eval_opts *e, const struct fit_opts *fo);
 /* Returns the number of held-out systems where the calibration does worse than the held-out
  * table alone (printed as CHECK lines). */
-int eval_calibrated(struct eval_opts *e);
+int eval_calibrated(struct eval_opts *e, const struct fit_opts *fo);
 int eval_check_calibrated_points(struct eval_opts *e);
 
 double eval_mean(const double *v, int n);

@@ -3,6 +3,7 @@
  * counts calibrated from the other node counts' nccl-tests logs. Each held-out system is
  * replayed with a table fitted without it (cached: LOSO and LONO share the fits). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,16 +120,61 @@ static int write_calibration(const struct eval_opts *e, uint64_t mask, const cha
     return rc;
 }
 
-int eval_calibrated(struct eval_opts *e)
+/* A reference for what any calibration can hope for at a held-out node count: the pair chosen
+ * from measurements of the same sweep at the same node count, only the size itself held out
+ * (each pair's log time averaged over the measured sizes just below and above it; the lowest
+ * wins). Its mean regret over replay's points (those with two pairs or more, in replay's order);
+ * a point with no neighbour measured keeps NCCL's regret (nccl[]). Not a bound: it shows how far
+ * a winner can be from its neighbours' (single noisy measurements), which no interpolation
+ * across node counts is likely to recover either. */
+static double same_count_reference(const struct td *d, int s, const double *nccl, int npoints)
+{
+    double sum = 0.0;
+    int idx = 0;
+    for (int k = d->lo[s]; k < d->hi[s];) {
+        int m = td_shape_end(d, k), prev = -1;
+        for (int i = k; i < m;) {
+            int j = td_point_end(d, i), next = j < m ? j : -1,
+                next_end = next < 0 ? -1 : td_point_end(d, next);
+            int best = i, pick = -1;
+            double pick_est = 0.0;
+            for (int r = i; r < j; r++) {
+                double est = 0.0;
+                int nest = 0;
+                const int lo[2] = {prev, next}, hi[2] = {prev < 0 ? -1 : i, next_end};
+                for (int side = 0; side < 2; side++)
+                    for (int q = lo[side]; q >= 0 && q < hi[side]; q++)
+                        if (d->rows[q].algo == d->rows[r].algo &&
+                            d->rows[q].proto == d->rows[r].proto) {
+                            est += log(d->rows[q].time_us);
+                            nest++;
+                        }
+                if (nest && (pick < 0 || est / nest < pick_est)) {
+                    pick = r;
+                    pick_est = est / nest;
+                }
+                if (d->rows[r].time_us < d->rows[best].time_us)
+                    best = r;
+            }
+            if (j - i >= 2 && idx < npoints) {
+                sum += pick < 0 ? nccl[idx] : d->rows[pick].time_us / d->rows[best].time_us - 1.0;
+                idx++;
+            }
+            prev = i;
+            i = j;
+        }
+        k = m;
+    }
+    return idx ? sum / idx : 0.0;
+}
+
+int eval_calibrated(struct eval_opts *e, const struct fit_opts *fo)
 {
     int worse = 0;
     static const int gpns[] = {1, 8};
-    struct fit_opts fo;
     char path[] = "/tmp/tuner_eval_calib_XXXXXX";
     int fd = mkstemp(path);
 
-    fit_opts_default(&fo);
-    fo.published = RAIL_FIXTURES "/measurements/published.csv";
     if (fd < 0) {
         perror("tuner_eval: mkstemp");
         return 1;
@@ -137,7 +183,7 @@ int eval_calibrated(struct eval_opts *e)
         uint64_t mask = p5_group(e->d, gpns[i]), done = 0;
         char title[200];
         for (int s = 0; s < e->d->nsys; s++) {
-            if (!(mask >> s & 1) || held_out(e, &fo, s) < 0 ||
+            if (!(mask >> s & 1) || held_out(e, fo, s) < 0 ||
                 write_calibration(e, mask & ~(1ull << s), path) < 0)
                 continue;
             const struct rail_model_table *keep = e->table;
@@ -158,10 +204,12 @@ int eval_calibrated(struct eval_opts *e)
                 continue;
             double cal = eval_mean(e->res[s].proj, e->res[s].n);
             double table = eval_mean(g_held[s].proj, g_held[s].n);
+            double nccl = eval_mean(e->res[s].nccl, e->res[s].n);
+            double ref = same_count_reference(e->d, s, e->res[s].nccl, e->res[s].n);
             printf("%-16s calibrated / NCCL mean regret: %.3f (calibrated %.2f%%, held-out table "
-                   "alone %.2f%%)\n",
-                   e->d->names[s], cal / eval_mean(e->res[s].nccl, e->res[s].n), 100.0 * cal,
-                   100.0 * table);
+                   "alone %.2f%%); same node count, size held out: %.2f%% = %.3f x NCCL\n",
+                   e->d->names[s], cal / nccl, 100.0 * cal, 100.0 * table, 100.0 * ref,
+                   nccl > 0 ? ref / nccl : 0.0);
             /* A calibration from other node counts never makes the held-out node count worse
              * than the table without it. */
             if (cal > table + 1e-9) {
