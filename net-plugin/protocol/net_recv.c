@@ -10,7 +10,7 @@
  *     entry with the same (tag, index), or waits as "unexpected" until the irecv that posts it.
  * Eager payloads are copied out and their slot released; the released count goes back to the
  * sender (credit write, batched) so it may reuse the slots. A receive no larger than what the
- * sender sends eagerly holds its clear-to-send back (see flush_deferred); eager arrivals are
+ * sender sends eagerly holds its clear-to-send back (net_recv_cts.c); eager arrivals are
  * net_recv_eager.c: the message usually comes eagerly and no CTS is ever written for it. Every
  * peer-provided value (immediate, record, header) is checked before use. */
 #include <arpa/inet.h>
@@ -30,6 +30,7 @@
 #include "protocol/net_flush.h"
 #include "protocol/net_health.h"
 #include "protocol/net_link.h"
+#include "protocol/net_recv_cts.h"
 #include "protocol/net_recv_eager.h"
 #include "protocol/net_reg.h"
 #include "protocol/net_telemetry.h"
@@ -47,12 +48,6 @@ static void init_state(struct rail_recv_comm *r)
     }
 }
 
-static void undefer(struct rail_recv_comm *r, int k)
-{
-    r->ndeferred--;
-    memmove(&r->deferred[k], &r->deferred[k + 1], (size_t)(r->ndeferred - k));
-}
-
 static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
 {
     uint8_t idx = (uint8_t)(q - r->reqs);
@@ -60,7 +55,7 @@ static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
         rail_cts_tail_release(&r->fifo, q->slot_seq, q);
     for (int k = 0; k < r->ndeferred; k++)
         if (r->deferred[k] == idx)
-            undefer(r, k--);
+            rail_recv_undefer(r, k--);
     q->h.ops = NULL;
     r->free_list[r->nfree++] = idx;
 }
@@ -266,115 +261,6 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
         on_record(r, imm.slot, imm.entry);
 }
 
-/* Posts q's clear-to-send (prepared in its staging area by irecv) into FIFO slot sequence seq
- * on the first rail that is up: 0, 1 when the send queue is full (try again later), -errno. */
-static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t seq)
-{
-    int rail = rail_pick_up(&r->base, 0), idx = (int)(q - r->reqs);
-    if (rail < 0)
-        return atomic_load(&r->base.error) ? atomic_load(&r->base.error) : 1;
-    struct rail_link *l = &r->base.link[rail];
-    int qp = (int)(l->rr % (unsigned)r->base.nqps);
-    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
-    uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
-
-    if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
-        return 1;
-    for (int i = 0; i < q->n; i++)
-        ((struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES))->seq = seq + 1;
-    struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)(q->n * RAIL_CTS_BYTES), l->mr[2]->lkey};
-    struct ibv_send_wr wr;
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = rail_wrid(RAIL_WR_CTS, rail, qp, idx);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
-    wr.wr.rdma.rkey = l->peer_rkey1;
-    int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
-    if (rc < 0) {
-        if (rail_link_fail(&r->base, rail, "posting the clear-to-send failed"))
-            return 1;
-        rail_comm_fail(&r->base, rc, "%s: posting the clear-to-send failed: %s", l->dev->name,
-                       strerror(-rc));
-        return rc;
-    }
-    l->qps[qp].sq_out++;
-    l->rr++;
-    q->cts_pending = true;
-    return 0;
-}
-
-/* Writes q's clear-to-send into the next FIFO slot: 0, 1 when the slot or the send queue is
- * still busy (try again later), or -errno. */
-static int write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
-{
-    if (rail_cts_tail_busy(&r->fifo))
-        return 1;
-    int rc = post_cts(r, q, r->fifo.tail);
-    if (rc != 0)
-        return rc;
-    q->slot_seq = rail_cts_tail_take(&r->fifo, q);
-    q->has_slot = true;
-    return 0;
-}
-
-/* Clear-to-send writes lost with a failed rail go again on a rail that is up (same slot, same
- * content), even when their receive completed meanwhile: one completed by eager messages never
- * gave its CTS to the sender, which reads the FIFO slots in order and would wait for this slot
- * forever (found by the vf2_eager fault scenario). Writing the same bytes again is harmless: the
- * slot is not reused before this request ends, and it ends only once this write completed. */
-static void retry_cts(struct rail_recv_comm *r)
-{
-    for (int i = 0; i < RAIL_RECV_REQS && r->nretry > 0; i++) {
-        struct rail_recv_req *q = &r->reqs[i];
-        if (!q->h.ops || !q->cts_retry)
-            continue;
-        if (post_cts(r, q, q->slot_seq) != 0)
-            return;
-        q->cts_retry = false;
-        r->nretry--;
-    }
-}
-
-/* Receives small enough to come eagerly hold their clear-to-send back: the message usually
- * lands in a bounce slot first and the CTS is never needed. A held receive still unmatched
- * writes its CTS (so the sender may use rendezvous) once the sender has no bounce slot left
- * and none can be returned, or after RAIL_CTS_DEFER_NS as a safety net (e.g. a message larger
- * than the sender's eager limit sent into this small buffer, which must fail, not hang). */
-#define RAIL_CTS_DEFER_NS 2000000ull
-
-static void flush_deferred(struct rail_recv_comm *r)
-{
-    if (!r->ndeferred || atomic_load(&r->base.error))
-        return;
-    bool starved = rail_eager_ring_stuck(&r->ring);
-    uint64_t now = r->base.coarse_ns; /* read by the health check (a few calls old at most) */
-    for (int k = 0; k < r->ndeferred; k++) {
-        struct rail_recv_req *q = &r->reqs[r->deferred[k]];
-        if (q->left == 0) {
-            undefer(r, k--);
-            continue;
-        }
-        if (!starved && now - q->defer_ns < RAIL_CTS_DEFER_NS)
-            return; /* the list is in posting order */
-        if (write_cts(r, q) != 0)
-            return;
-        undefer(r, k--);
-    }
-}
-
-static bool cts_room(struct rail_recv_comm *r)
-{
-    int rail = rail_pick_up(&r->base, 0);
-    if (rail < 0)
-        return false;
-    const struct rail_link *l = &r->base.link[rail];
-    int qp = (int)(l->rr % (unsigned)r->base.nqps);
-    return l->qps[qp].sq_out < l->qps[qp].sq_max;
-}
-
 /* An irecv that posts nothing ticks the health check (its caller calls again, polling like a
  * test); one that posts leaves that to test(). A closed peer does not fail an irecv: what it sent
  * eagerly before closing may already be here and completes the receive; test() reports the loss
@@ -414,8 +300,8 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             return rc;
         small = small && sizes[i] <= r->peer_eager_limit;
     }
-    flush_deferred(r);
-    if (r->nfree == 0 || (!small && (rail_cts_tail_busy(&r->fifo) || !cts_room(r))))
+    rail_recv_flush_deferred(r);
+    if (r->nfree == 0 || (!small && (rail_cts_tail_busy(&r->fifo) || !rail_recv_cts_room(r))))
         return not_posted(r); /* NCCL calls again */
 
     struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];
@@ -453,7 +339,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         q->defer_ns = r->base.coarse_ns = rail_coarse_ns();
         r->deferred[r->ndeferred++] = (uint8_t)idx;
     } else {
-        rc = write_cts(r, q); /* not busy: checked above */
+        rc = rail_recv_write_cts(r, q); /* not busy: checked above */
         if (rc < 0)
             return rc;
         if (rc == 1) { /* its rail failed while posting: held back like a small receive */
@@ -463,7 +349,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     }
     for (int i = 0; i < n; i++)
         rail_recv_match_unexpected(r, q, i);
-    flush_deferred(r);
+    rail_recv_flush_deferred(r);
     rail_recv_send_credit(r);
     repost_owed(r);
     *request = q;
@@ -482,8 +368,8 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         rail_recv_poll_images(r);
     if (q->left > 0 || q->cts_pending)
         rail_comm_progress_cqs(&r->base);
-    /* Done first: the held-back receives (flush_deferred) are the business of the calls that
-     * complete nothing; req_free takes this one off their list. */
+    /* Done first: the held-back receives (rail_recv_flush_deferred) are the business of the calls
+     * that complete nothing; req_free takes this one off their list. */
     if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
         err = q->error;
         if (!err && sizes)
@@ -495,7 +381,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         *done = 1;
         return 0;
     }
-    flush_deferred(r);
+    rail_recv_flush_deferred(r);
     rail_recv_send_credit(r); /* not done yet: the caller polls anyway */
     repost_owed(r);
     return rail_comm_error(&r->base); /* in flight: test() ticks the health check */
@@ -524,7 +410,7 @@ static void recv_retry(struct rail_comm *c)
     if (recv_of(c)->repoll) /* the cursor may have waited for a message that just came */
         rail_recv_poll_images(recv_of(c));
     if (recv_of(c)->nretry)
-        retry_cts(recv_of(c));
+        rail_recv_retry_cts(recv_of(c));
     if (recv_of(c)->nquery && !atomic_load(&c->error))
         rail_recv_answer(recv_of(c));
 }

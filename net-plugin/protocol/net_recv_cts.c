@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The clear-to-send side of a receive comm (net_recv.c is the rest): each CTS is an RDMA write of
+ * the request's prepared entries (its staging area) into the sender's FIFO slot, on the first
+ * rail that is up; writes lost with a rail go again; receives small enough to come eagerly hold
+ * theirs back. */
+#include <errno.h>
+#include <string.h>
+
+#include "protocol/net_recv_cts.h"
+
+#include "protocol/cts_fifo.h"
+#include "protocol/eager_ring.h"
+#include "protocol/net_health.h"
+#include "transport/net_verbs.h"
+
+void rail_recv_undefer(struct rail_recv_comm *r, int k)
+{
+    r->ndeferred--;
+    memmove(&r->deferred[k], &r->deferred[k + 1], (size_t)(r->ndeferred - k));
+}
+
+/* Posts q's clear-to-send (prepared in its staging area by irecv) into FIFO slot sequence seq
+ * on the first rail that is up: 0, 1 when the send queue is full (try again later), -errno. */
+static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t seq)
+{
+    int rail = rail_pick_up(&r->base, 0), idx = (int)(q - r->reqs);
+    if (rail < 0)
+        return atomic_load(&r->base.error) ? atomic_load(&r->base.error) : 1;
+    struct rail_link *l = &r->base.link[rail];
+    int qp = (int)(l->rr % (unsigned)r->base.nqps);
+    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
+    uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+
+    if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
+        return 1;
+    for (int i = 0; i < q->n; i++)
+        ((struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES))->seq = seq + 1;
+    struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)(q->n * RAIL_CTS_BYTES), l->mr[2]->lkey};
+    struct ibv_send_wr wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id = rail_wrid(RAIL_WR_CTS, rail, qp, idx);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+    wr.wr.rdma.rkey = l->peer_rkey1;
+    int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
+    if (rc < 0) {
+        if (rail_link_fail(&r->base, rail, "posting the clear-to-send failed"))
+            return 1;
+        rail_comm_fail(&r->base, rc, "%s: posting the clear-to-send failed: %s", l->dev->name,
+                       strerror(-rc));
+        return rc;
+    }
+    l->qps[qp].sq_out++;
+    l->rr++;
+    q->cts_pending = true;
+    return 0;
+}
+
+/* Writes q's clear-to-send into the next FIFO slot: 0, 1 when the slot or the send queue is
+ * still busy (try again later), or -errno. */
+int rail_recv_write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
+{
+    if (rail_cts_tail_busy(&r->fifo))
+        return 1;
+    int rc = post_cts(r, q, r->fifo.tail);
+    if (rc != 0)
+        return rc;
+    q->slot_seq = rail_cts_tail_take(&r->fifo, q);
+    q->has_slot = true;
+    return 0;
+}
+
+/* Clear-to-send writes lost with a failed rail go again on a rail that is up (same slot, same
+ * content), even when their receive completed meanwhile: one completed by eager messages never
+ * gave its CTS to the sender, which reads the FIFO slots in order and would wait for this slot
+ * forever (found by the vf2_eager fault scenario). Writing the same bytes again is harmless: the
+ * slot is not reused before this request ends, and it ends only once this write completed. */
+void rail_recv_retry_cts(struct rail_recv_comm *r)
+{
+    for (int i = 0; i < RAIL_RECV_REQS && r->nretry > 0; i++) {
+        struct rail_recv_req *q = &r->reqs[i];
+        if (!q->h.ops || !q->cts_retry)
+            continue;
+        if (post_cts(r, q, q->slot_seq) != 0)
+            return;
+        q->cts_retry = false;
+        r->nretry--;
+    }
+}
+
+/* Receives small enough to come eagerly hold their clear-to-send back: the message usually
+ * lands in a bounce slot first and the CTS is never needed. A held receive still unmatched
+ * writes its CTS (so the sender may use rendezvous) once the sender has no bounce slot left
+ * and none can be returned, or after RAIL_CTS_DEFER_NS as a safety net (e.g. a message larger
+ * than the sender's eager limit sent into this small buffer, which must fail, not hang). */
+#define RAIL_CTS_DEFER_NS 2000000ull
+
+void rail_recv_flush_deferred(struct rail_recv_comm *r)
+{
+    if (!r->ndeferred || atomic_load(&r->base.error))
+        return;
+    bool starved = rail_eager_ring_stuck(&r->ring);
+    uint64_t now = r->base.coarse_ns; /* read by the health check (a few calls old at most) */
+    for (int k = 0; k < r->ndeferred; k++) {
+        struct rail_recv_req *q = &r->reqs[r->deferred[k]];
+        if (q->left == 0) {
+            rail_recv_undefer(r, k--);
+            continue;
+        }
+        if (!starved && now - q->defer_ns < RAIL_CTS_DEFER_NS)
+            return; /* the list is in posting order */
+        if (rail_recv_write_cts(r, q) != 0)
+            return;
+        rail_recv_undefer(r, k--);
+    }
+}
+
+bool rail_recv_cts_room(struct rail_recv_comm *r)
+{
+    int rail = rail_pick_up(&r->base, 0);
+    if (rail < 0)
+        return false;
+    const struct rail_link *l = &r->base.link[rail];
+    int qp = (int)(l->rr % (unsigned)r->base.nqps);
+    return l->qps[qp].sq_out < l->qps[qp].sq_max;
+}

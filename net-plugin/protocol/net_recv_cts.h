@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The clear-to-send writes of a receive comm (net_recv_cts.c): into the sender's FIFO, again
+ * after a lost rail, and held back for receives that usually come eagerly. */
+#ifndef NCCL_RAIL_NET_RECV_CTS_H
+#define NCCL_RAIL_NET_RECV_CTS_H
+
+#include <stdbool.h>
+
+#include "protocol/net_comm.h"
+
+/* Writes q's clear-to-send into the next FIFO slot: 0, 1 when the slot or the send queue is
+ * still busy (try again later), or -errno. */
+int rail_recv_write_cts(struct rail_recv_comm *r, struct rail_recv_req *q);
+/* Clear-to-send writes lost with a failed rail go again on a rail that is up. */
+void rail_recv_retry_cts(struct rail_recv_comm *r);
+/* Held-back clear-to-sends of receives still unmatched are written once the sender is starved
+ * of bounce slots or after a safety delay; matched ones leave the list. */
+void rail_recv_flush_deferred(struct rail_recv_comm *r);
+/* The next clear-to-send write has room on the send queue of a rail that is up. */
+bool rail_recv_cts_room(struct rail_recv_comm *r);
+/* Removes entry k of the held-back list. */
+void rail_recv_undefer(struct rail_recv_comm *r, int k);
+
+#endif
