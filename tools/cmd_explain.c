@@ -397,9 +397,12 @@ int cli_explain(int argc, char **argv)
             int job = 0;
             for (int i = 0; i < t->calib->n; i++)
                 job += t->calib->rows[i].origin == RAIL_CALIB_ORIGIN_JOB;
-            printf("calibration: %d point(s) (%d from job measurements) from %s%s\n", t->calib->n,
+            printf("calibration: %d point(s) (%d from job measurements) from %s%s%s\n", t->calib->n,
                    job, o.calibration ? o.calibration : "NCCL_RAIL_CALIBRATION_FILE",
-                   t->calib_active ? "" : " (nothing applies to this shape)");
+                   t->calib_active ? "" : " (nothing applies to this shape)",
+                   t->calib_too_far ? "; some measured pairs are too far beyond the calibrated "
+                                      "node counts: the model and its own rules decide there"
+                                    : "");
         }
     } else {
         printf(

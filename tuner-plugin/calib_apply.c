@@ -106,6 +106,15 @@ static void resolve(struct rail_calib_apply *a, int coll, int cand)
     }
     if (!s->ma || (s->nb && !s->mb))
         memset(s, 0, sizeof(*s));
+    else if (s->beyond && !(s->wa >= RAIL_CALIB_MIN_WEIGHT)) {
+        /* Mostly the model's guess by now, with a margin meant for measurements: the model's own
+         * rules decide instead (a platform the table never saw, calibrated at 8-512 nodes and
+         * run on 2, lost 7 points to NCCL this way; docs/calibration.md §6). */
+        float d = s->distance;
+        memset(s, 0, sizeof(*s));
+        s->too_far = true;
+        s->distance = d;
+    }
 }
 
 void rail_calib_apply_init(struct rail_calib_apply *a)
@@ -237,11 +246,20 @@ bool rail_calib_apply_from_job(const struct rail_calib_apply *a, int coll, size_
     return false;
 }
 
+int rail_calib_apply_too_far(const struct rail_calib_apply *a)
+{
+    int n = 0;
+    for (int coll = 0; coll < RAIL_NUM_COLLS; coll++)
+        for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
+            n += a->series[coll][c].too_far;
+    return n;
+}
+
 int rail_calib_apply_summary(const struct rail_calib_apply *a, char *buf, size_t len)
 {
     struct rail_calib_cover cv;
     size_t k;
-    int applied = 0;
+    int applied = 0, too_far = rail_calib_apply_too_far(a);
 
     rail_calib_cover(a->cal, &cv);
     k = (size_t)snprintf(buf, len,
@@ -265,8 +283,14 @@ int rail_calib_apply_summary(const struct rail_calib_apply *a, char *buf, size_t
                                                           : "extrapolated");
         }
     if (!applied && k < len)
-        snprintf(buf + k, len - k, " nothing for this shape (default model)");
-    else if (k < len && k > 0)
+        k += (size_t)snprintf(buf + k, len - k, " nothing for this shape (default model)%s",
+                              too_far ? ";" : "");
+    if (too_far && k < len)
+        k += (size_t)snprintf(buf + k, len - k,
+                              " %d pair(s) too far beyond the calibrated node counts (the model "
+                              "and its own rules decide there);",
+                              too_far);
+    if (k < len && k > 0 && buf[k - 1] == ';')
         buf[k - 1] = '\0';
     return applied;
 }

@@ -6,7 +6,9 @@
  * residual: at each calibrated node count of the same ranks per node, log(measured / model built
  * for that node count), interpolated in log(bytes) between measured sizes; between two
  * calibrated node counts the residual is interpolated in log(nodes), beyond them the nearest
- * one's fades with the distance in octaves (the table's fade_nodes). The model carries what
+ * one's fades with the distance in octaves (the table's fade_nodes); faded below half
+ * (RAIL_CALIB_MIN_WEIGHT) it is no longer a measurement and the series does not apply: the model
+ * and its own do-no-harm rules decide there (docs/calibration.md §6). The model carries what
  * changes with the node count (steps, network share), the residual what the cluster measured, so
  * a node count between or next to calibrated ones loses little, and at a calibrated node count
  * and size the time is the measured one. Pairs without calibration keep the model's time scaled
@@ -26,7 +28,12 @@ struct rail_calib_resid {
     float wa, wb;
     float distance; /* octaves of nodes to the nearest calibrated node count */
     bool beyond;    /* extrapolated beyond the calibrated node counts */
+    bool too_far;   /* beyond, faded below RAIL_CALIB_MIN_WEIGHT: does not apply (na 0) */
 };
+
+/* The least weight a residual extrapolated beyond the calibrated node counts keeps to count as
+ * measured (exp(-distance / fade_nodes)): 0.35 octave with the shipped fade of 0.5. */
+#define RAIL_CALIB_MIN_WEIGHT 0.5f
 
 struct rail_calib_apply {
     const struct rail_model *model; /* this communicator's */
@@ -53,6 +60,10 @@ int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pip
  * calibrated pair (an uncalibrated pair's time is scaled by the calibrated ones). explain shows
  * it. */
 bool rail_calib_apply_from_job(const struct rail_calib_apply *a, int coll, size_t nbytes);
+
+/* The (collective, pair) series beyond the calibrated node counts by too much to apply
+ * (too_far): there the model and its own rules decide. */
+int rail_calib_apply_too_far(const struct rail_calib_apply *a);
 
 /* One line: what the calibration covers and what applies to this communicator. Returns the
  * number of (collective, pair) series that apply. */

@@ -173,6 +173,7 @@ static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
         for (int p = 0; p < RAIL_DT_PIPES && !t->calib_active; p++)
             for (int b = 0; b < RAIL_DT_BUCKETS && !t->calib_active; b++)
                 t->calib_active = t->table.source[c][p][b] == RAIL_DT_SRC_CALIBRATION;
+    t->calib_too_far = rail_calib_apply_too_far(&a);
     rail_calib_apply_summary(&a, info, sizeof(info));
     rail_calib_apply_fini(&a);
     RAIL_INFO(NCCL_TUNING | NCCL_INIT, "calibration %s %s", path, info);

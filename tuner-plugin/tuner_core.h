@@ -27,6 +27,7 @@ struct rail_tuner {
     struct rail_decision_table table;
     struct rail_rules rules;
     bool calib_active; /* some cell of the table was ranked from the calibration */
+    int calib_too_far; /* calibrated pairs too far beyond their node counts to apply */
     /* NCCL_RAIL_CALIBRATION_FILE, parsed once per process and shared read-only by every
      * context (calib_cache.h); NULL when none or bad. */
     const struct rail_calibration *calib;

@@ -160,12 +160,24 @@ static void test_calibration_reranks(void)
         choice_of(cal, AG, 1 << 20, offer, &changed);
         CHECK_EQ_INT(changed, 0);
     }
-    /* Another node count (4): the calibrated residual is extrapolated from 8 nodes, fading with
-     * the distance (one octave: weight exp(-1 / fade_nodes)), and said so in the INFO line. */
+    /* Next to it (9 nodes, 0.17 octave): the calibrated residual is extrapolated from 8 nodes,
+     * fading with the distance, and said so in the INFO line. */
     {
-        struct rail_tuner *c4 = make(4, path, NULL);
-        CHECK(c4->calib_active);
+        g_info[0] = '\0';
+        struct rail_tuner *c9 = make(9, path, NULL);
+        CHECK(c9->calib_active);
         CHECK(strstr(g_info, "AllGather Ring/LL extrapolated") != NULL);
+        rail_tuner_destroy(c9);
+    }
+    /* An octave away (4 nodes) the residual has faded below one half: the calibration does not
+     * apply, the INFO line says why, and the table is the one without it. */
+    {
+        g_info[0] = '\0';
+        struct rail_tuner *b4 = make(4, NULL, NULL), *c4 = make(4, path, NULL);
+        CHECK(!c4->calib_active);
+        CHECK(strstr(g_info, "too far beyond the calibrated node counts") != NULL);
+        CHECK(memcmp(&c4->table.cell, &b4->table.cell, sizeof(c4->table.cell)) == 0);
+        rail_tuner_destroy(b4);
         rail_tuner_destroy(c4);
     }
     /* Far from it (128 nodes, 4 octaves) the residual has faded: the calibrated times are the

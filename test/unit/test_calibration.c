@@ -152,16 +152,29 @@ static void test_predict(void)
     CHECK_EQ_INT(apply_at(&topo, 2, 2097152, out, &dist), RAIL_DT_TIMES_CAL_NEAR);
     double r2b = log(300.0 / model_at(&topo, 2, AG, P, S, 4194304));
     CHECK_NEAR(out[PS] / model_at(&topo, 2, AG, P, S, 2097152), exp(0.5 * (r2 + r2b)), 1e-4);
-    /* 4 nodes: halfway between 2 and 8 in log(nodes); Ring/Simple only at 2: beyond, fading. */
-    CHECK_EQ_INT(apply_at(&topo, 4, 1048576, out, &dist), RAIL_DT_TIMES_CAL_BEYOND);
-    CHECK_NEAR(out[PS] / model_at(&topo, 4, AG, P, S, 1048576), exp(0.5 * r2 + 0.5 * r8), 1e-4);
-    CHECK_NEAR(dist, 1.0, 1e-6);
-    /* 32 nodes: two octaves beyond 8, the residual fades with the table's fade_nodes. */
+    /* 4 nodes: halfway between 2 and 8 in log(nodes). Ring/Simple, only at 2, is an octave beyond
+     * it: faded below RAIL_CALIB_MIN_WEIGHT, it does not apply (scaled like the uncalibrated
+     * pairs, by PAT's residual, the only one that applies). */
     const struct rail_model_table *tab = rail_model_table_builtin();
-    CHECK_EQ_INT(apply_at(&topo, 32, 1048576, out, &dist), RAIL_DT_TIMES_CAL_BEYOND);
-    CHECK_NEAR(out[PS] / model_at(&topo, 32, AG, P, S, 1048576),
-               exp(r8 * exp(-2.0 / tab->fade_nodes)), 1e-4);
-    CHECK_NEAR(dist, 2.0, 1e-6);
+    CHECK(exp(-1.0 / tab->fade_nodes) < RAIL_CALIB_MIN_WEIGHT);
+    CHECK_EQ_INT(apply_at(&topo, 4, 1048576, out, &dist), RAIL_DT_TIMES_CAL_NEAR);
+    double r4 = 0.5 * r2 + 0.5 * r8;
+    CHECK_NEAR(out[PS] / model_at(&topo, 4, AG, P, S, 1048576), exp(r4), 1e-4);
+    CHECK_NEAR(out[RS_] / model_at(&topo, 4, AG, NCCL_ALGO_RING, S, 1048576), exp(r4), 1e-4);
+    CHECK_NEAR(dist, 1.0, 1e-6);
+    /* 9 nodes: 0.17 octave beyond 8, the residual fades with the table's fade_nodes and still
+     * applies (weight above one half). */
+    double d9 = log(9.0 / 8.0) / log(2.0);
+    CHECK(exp(-d9 / tab->fade_nodes) >= RAIL_CALIB_MIN_WEIGHT);
+    CHECK_EQ_INT(apply_at(&topo, 9, 1048576, out, &dist), RAIL_DT_TIMES_CAL_BEYOND);
+    CHECK_NEAR(out[PS] / model_at(&topo, 9, AG, P, S, 1048576),
+               exp(r8 * exp(-d9 / tab->fade_nodes)), 1e-4);
+    CHECK_NEAR(dist, d9, 1e-5);
+    /* 32 nodes: two octaves beyond 8, faded far below one half: nothing applies, the model's
+     * times (and its own do-no-harm rules) decide. */
+    CHECK_EQ_INT(apply_at(&topo, 32, 1048576, out, &dist), RAIL_DT_TIMES_MODEL);
+    CHECK_NEAR(out[PS] / model_at(&topo, 32, AG, P, S, 1048576), 1.0, 1e-6);
+    CHECK_NEAR(dist, 0.0, 1e-9);
     /* Another number of ranks per node: nothing calibrated, the model's times. */
     {
         static struct rail_model m;
