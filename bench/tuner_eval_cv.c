@@ -168,6 +168,22 @@ static double same_count_reference(const struct td *d, int s, const double *nccl
     return idx ? sum / idx : 0.0;
 }
 
+/* Node count s of the group replayed with table t and a calibration from the group's other node
+ * counts (written to path). True when it ran. */
+static bool replay_calibrated(struct eval_opts *e, const struct rail_model_table *t, uint64_t group,
+                              int s, const char *path)
+{
+    if (write_calibration(e, group & ~(1ull << s), path) < 0)
+        return false;
+    const struct rail_model_table *keep = e->table;
+    e->table = t;
+    e->calib_path = path;
+    int rc = eval_run(e, 1ull << s);
+    e->calib_path = NULL;
+    e->table = keep;
+    return rc == 0;
+}
+
 /* A platform the table never saw: the table fitted without any sweep of the group (mask), each
  * node count calibrated from the group's other node counts. The table alone leaves NCCL's choice
  * there (do no harm outside what it was fitted on); the calibration must never make a held-out
@@ -183,17 +199,9 @@ static int new_platform(struct eval_opts *e, const struct fit_opts *fo, uint64_t
 
     if (tuner_fit(e->d, all_mask(e->d) & ~mask, fo, &t) < 0)
         return 1;
-    const struct rail_model_table *keep = e->table;
-    e->table = &t;
-    for (int s = 0; s < e->d->nsys; s++) {
-        if (!(mask >> s & 1) || write_calibration(e, mask & ~(1ull << s), path) < 0)
-            continue;
-        e->calib_path = path;
-        if (eval_run(e, 1ull << s) == 0)
+    for (int s = 0; s < e->d->nsys; s++)
+        if (mask >> s & 1 && replay_calibrated(e, &t, mask, s, path))
             done |= 1ull << s;
-        e->calib_path = NULL;
-    }
-    e->table = keep;
     rail_model_table_free(&t);
     snprintf(title, sizeof(title),
              "Calibrated, a platform the table never saw (P5, %d GPU%s per node: table fitted "
@@ -226,18 +234,10 @@ int eval_calibrated(struct eval_opts *e, const struct fit_opts *fo)
     for (int i = 0; i < 2; i++) {
         uint64_t mask = p5_group(e->d, gpns[i]), done = 0;
         char title[200];
-        for (int s = 0; s < e->d->nsys; s++) {
-            if (!(mask >> s & 1) || held_out(e, fo, s) < 0 ||
-                write_calibration(e, mask & ~(1ull << s), path) < 0)
-                continue;
-            const struct rail_model_table *keep = e->table;
-            e->table = &g_fold[s];
-            e->calib_path = path;
-            if (eval_run(e, 1ull << s) == 0)
+        for (int s = 0; s < e->d->nsys; s++)
+            if (mask >> s & 1 && held_out(e, fo, s) == 0 &&
+                replay_calibrated(e, &g_fold[s], mask, s, path))
                 done |= 1ull << s;
-            e->calib_path = NULL;
-            e->table = keep;
-        }
         snprintf(title, sizeof(title),
                  "Calibrated, leave one node count out (P5, %d GPU%s per node; table fitted "
                  "without it + calibration from the other node counts' nccl-tests logs)",

@@ -110,10 +110,7 @@ static void resolve(struct rail_calib_apply *a, int coll, int cand)
         /* Mostly the model's guess by now, with a margin meant for measurements: the model's own
          * rules decide instead (a platform the table never saw, calibrated at 8-512 nodes and
          * run on 2, lost 7 points to NCCL this way; docs/calibration.md §6). */
-        float d = s->distance;
-        memset(s, 0, sizeof(*s));
-        s->too_far = true;
-        s->distance = d;
+        *s = (struct rail_calib_resid){.too_far = true};
     }
 }
 
