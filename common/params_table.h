@@ -29,7 +29,7 @@ RAIL_PARAM(TUNER_CONFIG_FILE, "NCCL_TUNER_CONFIG_FILE", STRING, "", 0, 0, NULL,
 RAIL_PARAM(CALIBRATION_FILE, "NCCL_RAIL_CALIBRATION_FILE", STRING, "", 0, 0, NULL,
            "Calibration file written by `nccl-rail calibrate` from nccl-tests logs (docs/calibration.md): the tuner uses its measured times for this communicator's shape, the model elsewhere; a bad file WARNs and the model is used. Every rank must read the same file")
 RAIL_PARAM(EXPLORE, "NCCL_RAIL_EXPLORE", FRACTION, "0", 0, 50000, NULL,
-           "Share of calls (0..0.05; 0: off) on which the tuner runs the runner-up (algorithm, protocol) instead of its choice, so that the next calibration from job measurements sees the alternative (docs/calibration.md §7). Deterministic per communicator: every rank explores the same calls. Never with a rules file loaded, with NCCL_ALGO/NCCL_PROTO set, with a registered buffer, or the runner-up is predicted more than NCCL_RAIL_EXPLORE_MAX_SLOWDOWN slower")
+           "Share of calls (0..0.05; 0: off) on which the tuner runs the runner-up (algorithm, protocol) instead of its choice, so that the next calibration from job measurements sees the alternative (docs/calibration.md §7). Deterministic per communicator: every rank explores the same calls. Never with a rules file loaded, with NCCL_ALGO/NCCL_PROTO set, or where the runner-up is predicted more than NCCL_RAIL_EXPLORE_MAX_SLOWDOWN slower")
 RAIL_PARAM(EXPLORE_MAX_SLOWDOWN, "NCCL_RAIL_EXPLORE_MAX_SLOWDOWN", INT, "25", 1, 100, NULL,
            "Percent: NCCL_RAIL_EXPLORE never runs a pair predicted more than this much slower than the tuner's choice")
 RAIL_PARAM(CONFIG_LENIENT, "NCCL_RAIL_CONFIG_LENIENT", BOOL, "0", 0, 1, NULL,

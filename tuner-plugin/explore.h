@@ -7,9 +7,11 @@
  * derived only from what every rank sees identically: the cell of the decision table (collective,
  * pipelined operations, size bucket), the number of earlier calls for that cell on this
  * communicator (NCCL asks the tuner once per collective, on every rank, in the collectives'
- * order), and the runner-up's availability in NCCL's cost table (computed by NCCL from the
- * communicator-wide topology, the same on every rank; NCCL's own choice relies on it too). Where
- * a rank's input could differ - a registered buffer (regBuff), a rules file, NCCL_ALGO/PROTO, the
+ * order; every call is counted, whatever else it carries), and the runner-up's availability in
+ * NCCL's cost table (computed by NCCL from the communicator-wide topology, the same on every
+ * rank; NCCL's own choice relies on it too). Nothing a rank computes for itself enters: not the
+ * registered-buffer flag (regBuff), which NCCL derives from this rank's registrations. Where the
+ * whole communicator's configuration decides - a rules file, NCCL_ALGO/PROTO, the
  * v2 ABI without a cost table - the tuner refuses to explore. Pure: no I/O, no clock. */
 #ifndef NCCL_RAIL_EXPLORE_H
 #define NCCL_RAIL_EXPLORE_H

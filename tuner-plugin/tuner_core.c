@@ -139,8 +139,8 @@ static void build_explore(struct rail_tuner *t, rail_dt_times_fn times, const vo
     rail_explore_build(t->explore, &t->table, times, ctx, share, slow);
     RAIL_INFO(NCCL_TUNING | NCCL_INIT,
               "NCCL_RAIL_EXPLORE=%g: comm 0x%llx runs the runner-up pair on that share of calls "
-              "in %d table cell(s) (predicted at most %d%% slower; never with a registered "
-              "buffer)",
+              "in %d table cell(s) (predicted at most %d%% slower; the same calls on every "
+              "rank)",
               share, (unsigned long long)t->comm_id, t->explore->ncells,
               (int)rail_param_int(RAIL_PARAM_EXPLORE_MAX_SLOWDOWN));
 }
@@ -293,7 +293,10 @@ void rail_tuner_apply(struct rail_tuner *t, int coll, size_t nbytes, int num_pip
         return;
     int pipe = rail_dt_pipe(num_pipe_ops), bucket = rail_dt_bucket(nbytes);
     cell = &t->table.cell[coll][pipe][bucket];
-    if (t->explore && reg_buff == 0) {
+    /* Exploring reads nothing a rank computes for itself: reg_buff (NCCL derives it from this
+     * rank's registrations) never enters, and every call is counted, so every rank explores the
+     * same calls (explore.h). */
+    if (t->explore) {
         int e = rail_explore_pick(t->explore, coll, pipe, bucket);
         if (e >= 0 && flat[e] >= 0.0f) {
             flat[e] = 0.0f; /* no channel suggestion: the cell's is the choice's */
