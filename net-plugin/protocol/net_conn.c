@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "params.h"
+#include "protocol/net_accept_pool.h"
 #include "protocol/net_ctl.h"
 #include "protocol/net_flush.h"
 #include "protocol/net_link.h"
@@ -43,6 +44,7 @@ struct rail_listen_comm {
     struct rail_netdev *dev;
     int fd;
     uint64_t nonce;
+    struct rail_accept_pool *pool; /* connections not yet known to be the peer */
     struct rail_conn_state *pending;
 };
 
@@ -78,11 +80,16 @@ int rail_net_listen(const struct rail_net_ctx *ctx, int dev, void *handle, void 
         return -EINVAL;
     }
     lc = calloc(1, sizeof(*lc));
-    if (!lc)
+    if (lc)
+        lc->pool = rail_accept_pool_new();
+    if (!lc || !lc->pool) {
+        free(lc);
         return -ENOMEM;
+    }
     rc = rail_oob_listen(&h, &lc->fd, err, sizeof(err));
     if (rc < 0) {
         RAIL_WARN(NCCL_NET, "listen on %s: %s", d->name, err);
+        rail_accept_pool_free(lc->pool);
         free(lc);
         return rc;
     }
@@ -102,6 +109,7 @@ int rail_net_close_listen(void *listen_comm)
     if (lc->magic != RAIL_LSTN_MAGIC)
         return -EINVAL;
     state_free(lc->pending);
+    rail_accept_pool_free(lc->pool);
     rail_oob_close(&lc->fd);
     lc->magic = RAIL_DEAD_MAGIC;
     free(lc);
@@ -415,16 +423,14 @@ static int accept_step(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     while (rc == 1) {
         switch (st->stage) {
         case ST_CONNECTING:
-            rc = rail_oob_accept(lc->fd, &st->fd, err, errlen);
+            /* Strays (a scanner, a health check, junk, a wrong nonce, silence) are dropped
+             * there; only the peer's valid metadata frame comes out. */
+            rc = rail_accept_pool_step(lc->pool, lc->fd, lc->nonce, lc->dev->name,
+                                       rail_oob_now_ns(), &st->fd, &st->rx, err, errlen);
             if (rc == 1) {
-                st->stage = ST_RECV_META;
                 st->deadline_ns = rail_oob_now_ns() + RAIL_OOB_HANDSHAKE_NS;
-            }
-            continue;
-        case ST_RECV_META:
-            rc = rail_oob_recv(st->fd, &st->rx, RAIL_FRAME_META_S, err, errlen);
-            if (rc == 1)
                 rc = accept_meta(lc, st, err, errlen);
+            }
             if (rc == 1)
                 st->stage = ST_SEND_META;
             continue;

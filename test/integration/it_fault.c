@@ -250,30 +250,81 @@ int it_garbage_send(struct it_side *s)
 
 /* ---- a hostile peer on the listen socket ---- */
 
-#define NHOSTILE 7
+#define NHOSTILE 8
+
+/* Every connection to the listen port that is not the peer (junk, forged or truncated frames,
+ * another listener's nonce, a close without a byte, silence) is dropped: accept never fails
+ * because of it and never returns a comm for it; the real peer, connecting while a silent and a
+ * junk stray still hold their connections open, is accepted at once and its bytes arrive exact. */
+static int g_dropped, g_timed_out;
+
+static void count_drops(ncclDebugLogLevel level, const char *msg)
+{
+    if (level == NCCL_LOG_INFO && strstr(msg, "dropped a connection from")) {
+        g_dropped++;
+        g_timed_out += strstr(msg, "no handshake within") != NULL;
+    }
+}
 
 int it_hostile_recv(struct it_side *s)
 {
     struct it_plugin *p = s->p;
     char handle[NCCL_NET_HANDLE_MAXSIZE];
-    void *lc;
+    void *lc, *rc = NULL;
+    g_it_log_hook = count_drops;
     if (p->net->listen(p->ctx, s->dev, handle, &lc) != ncclSuccess)
         return it_fail("listen failed");
     if (it_ctl_send(s->ctl, handle, sizeof(handle)))
         return 1;
     for (int k = 0; k < NHOSTILE; k++) {
-        void *rc = NULL;
-        ncclResult_t r = ncclSuccess;
         if (it_ctl_signal(s->ctl, 'N'))
             return 1;
         double t0 = it_now();
-        while (r == ncclSuccess && !rc && it_now() - t0 < BOUNDED_S)
-            r = p->net->accept(lc, &rc, NULL);
-        if (r == ncclSuccess)
-            return it_fail("hostile case %d: accept %s", k, rc ? "succeeded" : "never failed");
-        fprintf(stderr, "[recv] hostile case %d rejected with error %d\n", k, r);
+        int before = g_dropped;
+        while (g_dropped == before && it_now() - t0 < BOUNDED_S) {
+            ncclResult_t r = p->net->accept(lc, &rc, NULL);
+            if (r != ncclSuccess || rc)
+                return it_fail("hostile case %d: accept %s", k,
+                               rc ? "returned a comm" : "failed: a stray stopped the accept");
+        }
+        if (g_dropped == before)
+            return it_fail("hostile case %d: the connection was never dropped", k);
+        fprintf(stderr, "[recv] hostile case %d dropped after %.2f s\n", k, it_now() - t0);
     }
-    return p->net->closeListen(lc) != ncclSuccess;
+    /* The real peer, behind a silent stray and a junk stray that stay connected. */
+    if (it_ctl_signal(s->ctl, 'R'))
+        return 1;
+    double t0 = it_now();
+    ncclResult_t r = ncclSuccess;
+    while (r == ncclSuccess && !rc && it_now() - t0 < BOUNDED_S)
+        r = p->net->accept(lc, &rc, NULL);
+    double took = it_now() - t0;
+    if (r != ncclSuccess || !rc)
+        return it_fail("the real peer was not accepted (%d) after %.2f s", r, took);
+    /* No added delay: the peer was taken while the silent stray was still waiting to be timed
+     * out (no wall-clock bound here: a loaded host may be slow, never this slow). */
+    if (g_timed_out)
+        return it_fail("the real peer waited %.2f s, until a silent stray timed out", took);
+    fprintf(stderr, "[recv] real peer accepted in %.3f s beside the strays\n", took);
+    struct it_buf b;
+    size_t size = 256 * 1024;
+    void *data[1], *mhs[1], *req;
+    size_t sizes[1] = {size};
+    int tags[1] = {9}, got = 0;
+    if (it_buf_alloc(p, rc, &b, size))
+        return 1;
+    data[0] = b.p;
+    mhs[0] = b.mh;
+    if (it_irecv(p, rc, 1, data, sizes, tags, mhs, &req) || it_wait(p, req, &got))
+        return it_fail("receive from the real peer failed");
+    long bad = it_check(b.p, size, 41);
+    if (got != (int)size || bad >= 0)
+        return it_fail("real peer's bytes: %d received, first wrong byte %ld", got, bad);
+    it_buf_free(p, rc, &b);
+    if (it_ctl_signal(s->ctl, 'D'))
+        return 1;
+    g_it_log_hook = NULL;
+    return p->net->closeRecv(rc) != ncclSuccess || p->net->closeListen(lc) != ncclSuccess;
 }
 
 static int raw_connect(const struct rail_handle *h)
@@ -354,16 +405,44 @@ int it_hostile_send(struct it_side *s)
         case 6: /* InfiniBand rail with LID 0 */
             n = forged_meta(&h, buf, sizeof(buf), 40, RAIL_LL_IB, 0);
             break;
+        case 7: /* connects and closes without a byte (a port scanner, a health check) */
+            break;
         }
         int fd = raw_connect(&h);
         if (fd < 0)
             return 1;
-        if (write(fd, buf, n) != (ssize_t)n)
+        if (n && write(fd, buf, n) != (ssize_t)n)
             return it_fail("raw write failed");
         usleep(300000);
         close(fd);
     }
-    return 0;
+    /* The real connect, while a silent stray and a junk stray hold their connections. */
+    if (it_ctl_wait(s->ctl, 'R'))
+        return 1;
+    int silent = raw_connect(&h), junk = raw_connect(&h);
+    if (silent < 0 || junk < 0)
+        return 1;
+    memset(buf, 0xa5, 64);
+    if (write(junk, buf, 64) != 64)
+        return it_fail("raw write failed");
+    void *sc = NULL;
+    int r = it_connect_handle(s->p, s->dev, handle, &sc, BOUNDED_S);
+    if (r != 0 || !sc)
+        return it_fail("the real connect failed (%d) beside the strays", r);
+    struct it_buf b;
+    size_t size = 256 * 1024;
+    void *req;
+    if (it_buf_alloc(s->p, sc, &b, size))
+        return 1;
+    it_fill(b.p, size, 41);
+    if (it_isend(s->p, sc, b.p, size, 9, b.mh, &req) || it_wait(s->p, req, NULL))
+        return it_fail("send to the real peer failed");
+    if (it_ctl_wait(s->ctl, 'D'))
+        return 1;
+    it_buf_free(s->p, sc, &b);
+    close(silent);
+    close(junk);
+    return s->p->net->closeSend(sc) != ncclSuccess;
 }
 
 /* ---- every versioned table is complete and consistent ---- */
