@@ -9,18 +9,24 @@
 #include "nccl/nccl_tuner.h"
 #include "strutil.h"
 
-/* A collective in flight. Aligned so a handle's low bit can say "KernelCh of this slot". */
+/* A collective in flight. Aligned so that a handle's low 7 bits can say "KernelCh of this slot,
+ * channel N". */
 struct rail_prof_slot {
     struct rail_prof_ctx *ctx;
     uint64_t seq, bytes;
     uint64_t start_min, stop_max; /* GPU globaltimer, ns */
     uint64_t ch_started;          /* channel ids that started a KernelCh event */
+    uint64_t ch_stopped;          /* ... that stopped it */
+    uint64_t ch_recorded;         /* ... that recorded their stop state (GPU time) */
     uint8_t coll, algo, proto, nchannels;
     uint8_t nstarted, nstopped, nrecorded;
     uint8_t coll_stopped, in_use, bad_timing;
-} __attribute__((aligned(64)));
+} __attribute__((aligned(128)));
 
-#define KCH_TAG ((uintptr_t)1)
+#define KCH_TAG      ((uintptr_t)1)
+#define KCH_CH_SHIFT 1
+#define KCH_LOW_BITS ((uintptr_t)127)
+_Static_assert(RAIL_PROF_MAX_CHANNELS <= 64, "a channel id must fit in the handle's 6 bits");
 
 /* ---- NCCL's names ---- */
 
@@ -101,20 +107,24 @@ static int decode(struct rail_prof_ctx *c, int kind, const char *s)
 int rail_prof_ctx_create(struct rail_prof_ctx **out, uint64_t comm_id, const char *comm_name,
                          int nnodes, int nranks, int rank, uint32_t ring_cap)
 {
-    struct rail_prof_ctx *c = calloc(1, sizeof(*c));
+    struct rail_prof_ctx *c;
     *out = NULL;
+    if (nranks < 1 || nranks > RAIL_PROF_MAX_RANKS || rank < 0 || rank >= nranks || nnodes < 1 ||
+        nnodes > nranks)
+        return -EINVAL;
+    c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
     if (ring_cap < RAIL_PROF_RING_MIN)
         ring_cap = RAIL_PROF_RING_MIN;
     if (ring_cap > RAIL_PROF_RING_MAX)
         ring_cap = RAIL_PROF_RING_MAX;
-    c->slots = aligned_alloc(64, RAIL_PROF_INFLIGHT * sizeof(*c->slots));
-    c->free_stack = calloc(RAIL_PROF_INFLIGHT, sizeof(*c->free_stack));
+    c->slots = aligned_alloc(128, RAIL_PROF_INFLIGHT * sizeof(*c->slots));
+    c->free_queue = calloc(RAIL_PROF_INFLIGHT, sizeof(*c->free_queue));
     c->ring = calloc(ring_cap, sizeof(*c->ring));
-    if (!c->slots || !c->free_stack || !c->ring || pthread_mutex_init(&c->lock, NULL) != 0) {
+    if (!c->slots || !c->free_queue || !c->ring || pthread_mutex_init(&c->lock, NULL) != 0) {
         free(c->slots);
-        free(c->free_stack);
+        free(c->free_queue);
         free(c->ring);
         free(c);
         return -ENOMEM;
@@ -122,13 +132,13 @@ int rail_prof_ctx_create(struct rail_prof_ctx **out, uint64_t comm_id, const cha
     memset(c->slots, 0, RAIL_PROF_INFLIGHT * sizeof(*c->slots));
     for (int i = 0; i < RAIL_PROF_INFLIGHT; i++) {
         c->slots[i].ctx = c;
-        c->free_stack[i] = (uint32_t)(RAIL_PROF_INFLIGHT - 1 - i); /* slot 0 first */
+        c->free_queue[i] = (uint32_t)i; /* slot 0 first */
     }
     c->nfree = RAIL_PROF_INFLIGHT;
     c->ring_cap = ring_cap;
     c->comm_id = comm_id;
-    c->nnodes = nnodes > 0 ? nnodes : 1;
-    c->nranks = nranks > 0 ? nranks : 1;
+    c->nnodes = nnodes;
+    c->nranks = nranks;
     c->rank = rank;
     snprintf(c->comm_name, sizeof(c->comm_name), "%s", comm_name ? comm_name : "");
     rail_text_sanitize(c->comm_name);
@@ -142,12 +152,36 @@ void rail_prof_ctx_destroy(struct rail_prof_ctx *c)
         return;
     pthread_mutex_destroy(&c->lock);
     free(c->slots);
-    free(c->free_stack);
+    free(c->free_queue);
     free(c->ring);
     free(c);
 }
 
 /* ---- events ---- */
+
+static void slot_free(struct rail_prof_ctx *c, struct rail_prof_slot *s)
+{
+    s->in_use = 0;
+    c->free_queue[(c->free_head + (uint32_t)c->nfree++) % RAIL_PROF_INFLIGHT] =
+        (uint32_t)(s - c->slots);
+}
+
+/* Under the lock, every slot in flight: an old slot whose Coll event stopped and whose channels
+ * never all reported is given up, or NULL when every collective is still running. The search
+ * resumes where the last one stopped (slots are taken in queue order, so that is about the
+ * oldest). */
+static struct rail_prof_slot *give_up_one(struct rail_prof_ctx *c)
+{
+    for (int i = 0; i < RAIL_PROF_INFLIGHT; i++) {
+        struct rail_prof_slot *s = &c->slots[c->hand];
+        c->hand = (c->hand + 1) % RAIL_PROF_INFLIGHT;
+        if (s->in_use && s->coll_stopped) {
+            c->counts.abandoned++;
+            return s;
+        }
+    }
+    return NULL;
+}
 
 static void *start_coll(struct rail_prof_ctx *c, const struct rail_nccl_prof_coll *d)
 {
@@ -159,30 +193,39 @@ static void *start_coll(struct rail_prof_ctx *c, const struct rail_nccl_prof_col
     algo = decode(c, K_ALGO, d->algo);
     proto = decode(c, K_PROTO, d->proto);
     size = decode(c, K_TYPE, d->datatype);
+    /* What NCCL hands the tuner: the larger of the send and receive sizes. */
+    uint64_t mult =
+        coll == ncclFuncAllGather || coll == ncclFuncReduceScatter ? (uint64_t)c->nranks : 1u;
     if (coll < 0 || algo < 0 || proto < 0 || size < 0 || d->count == 0 ||
+        d->count > RAIL_PROF_MAX_BYTES / (uint64_t)size / mult ||
         d->nChannels > RAIL_PROF_MAX_CHANNELS) {
         c->counts.other++;
         pthread_mutex_unlock(&c->lock);
         return NULL;
     }
-    if (c->nfree == 0) {
+    if (d->nChannels == 0) { /* no channel, no GPU time; its events must not land elsewhere */
+        c->counts.no_timing++;
+        pthread_mutex_unlock(&c->lock);
+        return NULL;
+    }
+    if (c->nfree > 0) {
+        s = &c->slots[c->free_queue[c->free_head]];
+        c->free_head = (c->free_head + 1) % RAIL_PROF_INFLIGHT;
+        c->nfree--;
+    } else if (!(s = give_up_one(c))) {
         c->counts.busy++;
         pthread_mutex_unlock(&c->lock);
         return NULL;
     }
-    s = &c->slots[c->free_stack[--c->nfree]];
     s->seq = d->seqNumber;
-    /* What NCCL hands the tuner: the larger of the send and receive sizes. */
-    s->bytes =
-        (uint64_t)d->count * (uint64_t)size *
-        (coll == ncclFuncAllGather || coll == ncclFuncReduceScatter ? (uint64_t)c->nranks : 1u);
+    s->bytes = (uint64_t)d->count * (uint64_t)size * mult;
     s->coll = (uint8_t)coll;
     s->algo = (uint8_t)algo;
     s->proto = (uint8_t)proto;
     s->nchannels = d->nChannels;
     s->start_min = UINT64_MAX;
     s->stop_max = 0;
-    s->ch_started = 0;
+    s->ch_started = s->ch_stopped = s->ch_recorded = 0;
     s->nstarted = s->nstopped = s->nrecorded = 0;
     s->coll_stopped = s->bad_timing = 0;
     s->in_use = 1;
@@ -217,7 +260,7 @@ static void *start_kernel_ch(struct rail_prof_ctx *c, const ncclProfilerEventDes
             s->bad_timing = 1;
         else if (d->kernelCh.pTimer < s->start_min)
             s->start_min = d->kernelCh.pTimer;
-        h = (void *)((uintptr_t)s | KCH_TAG);
+        h = (void *)((uintptr_t)s | (uintptr_t)ch << KCH_CH_SHIFT | KCH_TAG);
     }
     pthread_mutex_unlock(&c->lock);
     return h;
@@ -262,13 +305,13 @@ static void maybe_complete(struct rail_prof_ctx *c, struct rail_prof_slot *s)
                                        .nchannels = s->nchannels};
         c->counts.recorded++;
     }
-    s->in_use = 0;
-    c->free_stack[c->nfree++] = (uint32_t)(s - c->slots);
+    slot_free(c, s);
 }
 
 void rail_prof_stop(void *handle)
 {
-    struct rail_prof_slot *s = (struct rail_prof_slot *)((uintptr_t)handle & ~KCH_TAG);
+    struct rail_prof_slot *s = (struct rail_prof_slot *)((uintptr_t)handle & ~KCH_LOW_BITS);
+    uint64_t bit = 1ull << ((uintptr_t)handle >> KCH_CH_SHIFT & 63);
     struct rail_prof_ctx *c;
 
     if (!s)
@@ -278,7 +321,11 @@ void rail_prof_stop(void *handle)
     if (!s->in_use) {
         c->counts.refused++;
     } else if ((uintptr_t)handle & KCH_TAG) {
-        if (s->nstopped < s->nstarted) {
+        /* Only a channel of this collective that started and has not stopped yet. */
+        if (!(s->ch_started & bit) || (s->ch_stopped & bit)) {
+            c->counts.refused++;
+        } else {
+            s->ch_stopped |= bit;
             s->nstopped++;
             maybe_complete(c, s);
         }
@@ -292,17 +339,21 @@ void rail_prof_stop(void *handle)
 void rail_prof_record_state(void *handle, ncclProfilerEventState_t state,
                             const ncclProfilerEventStateArgs_v5_t *args)
 {
-    struct rail_prof_slot *s = (struct rail_prof_slot *)((uintptr_t)handle & ~KCH_TAG);
+    struct rail_prof_slot *s = (struct rail_prof_slot *)((uintptr_t)handle & ~KCH_LOW_BITS);
+    uint64_t bit = 1ull << ((uintptr_t)handle >> KCH_CH_SHIFT & 63);
 
     if (!s || !((uintptr_t)handle & KCH_TAG) || state != ncclProfilerKernelChStop || !args)
         return;
     pthread_mutex_lock(&s->ctx->lock);
-    if (s->in_use && s->nrecorded < s->nstarted) {
+    if (s->in_use && (s->ch_started & bit) && !(s->ch_recorded & bit)) {
+        s->ch_recorded |= bit;
         s->nrecorded++;
         if (args->kernelCh.pTimer == 0)
             s->bad_timing = 1;
         else if (args->kernelCh.pTimer > s->stop_max)
             s->stop_max = args->kernelCh.pTimer;
+    } else {
+        s->ctx->counts.refused++;
     }
     pthread_mutex_unlock(&s->ctx->lock);
 }

@@ -31,8 +31,8 @@ int rail_prof_write(FILE *f, const struct rail_prof_ctx *c, const struct rail_pr
     PUT("comm 0x%016" PRIx64 " rank %d nranks %d nnodes %d\n", c->comm_id, c->rank, c->nranks,
         c->nnodes);
     PUT("# recorded %" PRIu64 " overwritten %" PRIu64 " busy %" PRIu64 " no_timing %" PRIu64
-        " other %" PRIu64 " refused %" PRIu64 "\n",
-        k->recorded, k->overwritten, k->busy, k->no_timing, k->other, k->refused);
+        " other %" PRIu64 " refused %" PRIu64 " abandoned %" PRIu64 "\n",
+        k->recorded, k->overwritten, k->busy, k->no_timing, k->other, k->refused, k->abandoned);
     PUT("%s\n", RAIL_PROF_COLUMNS);
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         const struct rail_prof_record *r = &recs[i];

@@ -27,14 +27,24 @@ struct prof_comm {
 };
 
 /* Live contexts and the interval thread: one mutex. The thread writes files with it held, so a
- * finalize waits for a write of its context in progress and then owns the context alone. */
+ * finalize waits for a write of its context in progress and then owns the context alone. Each
+ * thread runs while the generation it was started with is current: the finalize of the last
+ * communicator ends that generation and joins that very thread, even when another
+ * communicator's init starts a thread of the next generation before the join. */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_wake = PTHREAD_COND_INITIALIZER;
 static struct prof_comm **g_comms;
 static int g_ncomms, g_cap;
 static pthread_t g_thread;
-static bool g_running, g_stop;
+static bool g_running;
+static uintptr_t g_generation;
 static long long g_interval;
+static void (*g_join_hook)(void);
+
+void rail_prof_plugin_set_join_hook(void (*hook)(void))
+{
+    g_join_hook = hook;
+}
 
 /* ---- the file ---- */
 
@@ -77,15 +87,15 @@ static int write_file(struct prof_comm *p)
 
 static void *interval_main(void *arg)
 {
-    (void)arg;
+    uintptr_t gen = (uintptr_t)arg;
     pthread_mutex_lock(&g_lock);
-    while (!g_stop) {
+    while (g_generation == gen) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += (time_t)g_interval;
-        while (!g_stop && pthread_cond_timedwait(&g_wake, &g_lock, &ts) != ETIMEDOUT)
+        while (g_generation == gen && pthread_cond_timedwait(&g_wake, &g_lock, &ts) != ETIMEDOUT)
             ;
-        for (int i = 0; i < g_ncomms && !g_stop; i++)
+        for (int i = 0; i < g_ncomms && g_generation == gen; i++)
             write_file(g_comms[i]);
     }
     pthread_mutex_unlock(&g_lock);
@@ -109,8 +119,7 @@ static int registry_add(struct prof_comm *p, long long interval)
     g_comms[g_ncomms++] = p;
     if (interval > 0 && !g_running) {
         g_interval = interval;
-        g_stop = false;
-        rc = -pthread_create(&g_thread, NULL, interval_main, NULL);
+        rc = -pthread_create(&g_thread, NULL, interval_main, (void *)g_generation);
         g_running = rc == 0;
     }
     pthread_mutex_unlock(&g_lock);
@@ -126,6 +135,7 @@ static int registry_add(struct prof_comm *p, long long interval)
 static void registry_remove(struct prof_comm *p)
 {
     bool join = false;
+    pthread_t thread = (pthread_t)0;
     pthread_mutex_lock(&g_lock);
     for (int i = 0; i < g_ncomms; i++)
         if (g_comms[i] == p) {
@@ -133,7 +143,8 @@ static void registry_remove(struct prof_comm *p)
             break;
         }
     if (g_ncomms == 0 && g_running) {
-        g_stop = true;
+        thread = g_thread; /* this generation's thread, whatever starts after the unlock */
+        g_generation++;
         g_running = false;
         join = true;
         pthread_cond_broadcast(&g_wake);
@@ -144,8 +155,10 @@ static void registry_remove(struct prof_comm *p)
         g_cap = 0;
     }
     pthread_mutex_unlock(&g_lock);
+    if (join && g_join_hook)
+        g_join_hook();
     if (join)
-        pthread_join(g_thread, NULL);
+        pthread_join(thread, NULL);
 }
 
 int rail_prof_plugin_flush_all(void)
@@ -189,6 +202,16 @@ ncclResult_t rail_prof_plugin_init(int abi, void **context, uint64_t comm_id, in
                   "NCCL_RAIL_PROFILE_DIR='%s' is not a usable directory (%s): the profiler "
                   "records nothing",
                   dir, src != 0 ? strerror(serr) : "not a directory");
+        return ncclSuccess;
+    }
+    if (nranks < 1 || nranks > RAIL_PROF_MAX_RANKS || rank < 0 || rank >= nranks || nnodes < 1 ||
+        nnodes > nranks) {
+        *mask = 0; /* a file calibrate would refuse: better none, and say why */
+        RAIL_WARN(
+            NCCL_INIT | NCCL_PROFILE,
+            "profiler: comm 0x%" PRIx64 " announced rank %d of %d on %d node(s), out of "
+            "range (0 <= rank < nranks <= %d, 1 <= nnodes <= nranks): nothing recorded for it",
+            comm_id, rank, nranks, nnodes, RAIL_PROF_MAX_RANKS);
         return ncclSuccess;
     }
     p = calloc(1, sizeof(*p));
@@ -249,9 +272,10 @@ ncclResult_t rail_prof_plugin_finalize(void *context)
               "profiler: comm 0x%" PRIx64 " rank %d: %" PRIu64 " collective(s) recorded (%" PRIu64
               " overwritten by newer ones), not recorded: %" PRIu64 " with every slot in flight, "
               "%" PRIu64 " without a GPU time, %" PRIu64
-              " not a collective the tuner decides; %s %s",
+              " not a collective the tuner decides, %" PRIu64
+              " given up (channels never all reported); %s %s",
               p->core->comm_id, p->core->rank, k.recorded, k.overwritten, k.busy, k.no_timing,
-              k.other, rc == 0 ? "written to" : "NOT written to", p->path);
+              k.other, k.abandoned, rc == 0 ? "written to" : "NOT written to", p->path);
     rail_prof_ctx_destroy(p->core);
     free(p);
     return ncclSuccess;

@@ -30,4 +30,9 @@ ncclResult_t rail_prof_plugin_finalize(void *context);
  * files written. Tests. */
 int rail_prof_plugin_flush_all(void);
 
+/* Tests: called by the finalize of the last communicator after it has stopped the interval
+ * thread's generation and released the registry, before it joins that thread: the window in
+ * which another communicator's init may start the next thread. NULL: none. */
+void rail_prof_plugin_set_join_hook(void (*hook)(void));
+
 #endif
