@@ -31,6 +31,25 @@ fixtures_for() { # target -> fixture files that make good seeds
     fuzz_rules_file) ls test/fixtures/rules/*.conf 2>/dev/null ;;
   esac
 }
+# NCCL Inspector JSON of the shapes that used to cost gigabytes of json-c tree (issue 29 item 4):
+# one object of zeros, of empty arrays, of members, one deep object; 1 MiB each, made here.
+shape_seeds() { # dir
+  local pad open close
+  for pad in '0,' '[],' '"k":0,' '"k\n":[],'; do
+    open='[' close='0]}'
+    [ "${pad:0:1}" = '"' ] && open='{' close='"z":0}}'
+    { printf '{"header":{"id":"x","rank":0,"n_ranks":1,"nnodes":1},"coll_perf":{},"pad":%s' "$open"
+      yes "$pad" | tr -d '\n' | head -c 1040000
+      printf '%s\n' "$close"; } >"$1/shape-$(printf %s "$pad" | md5sum | cut -c1-8).json"
+  done
+  { printf '{"a":'; yes '[' | tr -d '\n' | head -c 1040000; } >"$1/shape-deep.json"
+}
+target_opts() { # target -> extra libFuzzer options
+  case $1 in
+    fuzz_calib_inspector) echo "-max_len=1048576 -rss_limit_mb=1024" ;;
+    *) echo "-max_len=65536 -rss_limit_mb=2048" ;;
+  esac
+}
 export LSAN_OPTIONS="suppressions=$root/test/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 passed=0 failed=0
 for t in "${targets[@]}"; do
@@ -41,8 +60,10 @@ for t in "${targets[@]}"; do
   cp -n test/fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null
   [ -d test/fuzz/regressions/"$t" ] && cp -n test/fuzz/regressions/"$t"/* "$corpus"/ 2>/dev/null
   for f in $(fixtures_for "$t"); do cp -n "$f" "$corpus"/ 2>/dev/null; done
+  [ "$t" = fuzz_calib_inspector ] && shape_seeds "$corpus"
   # -rss_limit_mb: a parser that blows up memory is a finding too; -timeout: so is a hang.
-  if "$bin" "$corpus" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  # shellcheck disable=SC2046 # the options are words
+  if "$bin" "$corpus" -max_total_time="$secs" -timeout=10 $(target_opts "$t") \
       -print_final_stats=1 -artifact_prefix="$art/" >"$work/$t.log" 2>&1; then
     echo "fuzz: $t: ok ($(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$work/$t.log" | grep -Eo '[0-9]+$') runs in ${secs} s)"
     passed=$((passed + 1))

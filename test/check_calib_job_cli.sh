@@ -126,5 +126,39 @@ rc=$?
 expect '[ $rc -eq 0 ] && grep -qx "AllReduce,Ring,Simple,2,1,16777216,621" "$tmp/json.cal"' \
   "JSON with --algo/--proto: rc $rc, $(cat "$tmp/err")"
 
+# --- issue 29 item 5: a job with more sizes of one series than a calibration holds (300 > 256)
+# still gives a calibration: the sizes are merged into log-spaced buckets, said in one line.
+{
+  echo "nccl-rail-profile 1"
+  echo "comm 0x00000000beef0001 rank 0 nranks 1 nnodes 1"
+  echo "seq,coll,algo,proto,channels,bytes,gpu_us"
+  for i in $(seq 0 299); do echo "$i,AllReduce,Ring,Simple,4,$((4096 + i * 512)),$((10 + i)).5"; done
+} >"$tmp/many.prof"
+"$cli" calibrate -o "$tmp/many.cal" "$tmp/many.prof" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 0 ] && grep -q "job measurements: 300 sizes of 1 series merged into [0-9]* log-spaced buckets" "$tmp/out" && [ "$(grep -c "^AllReduce,Ring,Simple,1,1," "$tmp/many.cal")" -le 256 ]' \
+  "300 sizes: rc $rc, $(cat "$tmp/out" "$tmp/err")"
+
+# nccl-tests logs of one shape and pair whose sizes together are more than 256 (two sweeps of
+# 200 sizes each, interleaved): merged the same way, not refused.
+for half in 0 1; do
+  {
+    echo "# NCCL_ALGO=Ring"
+    echo "# NCCL_PROTO=LL"
+    echo "# Collective test starting: all_reduce_perf"
+    echo "#  Rank  0 Group  0 Pid  10000 on node-0000 device  0 [0x18] NVIDIA H100 80GB HBM3"
+    echo "#  Rank  1 Group  0 Pid  10001 on node-0001 device  0 [0x18] NVIDIA H100 80GB HBM3"
+    echo "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"
+    for i in $(seq 0 199); do
+      b=$((1024 + (2 * i + half) * 64))
+      echo "  $b $((b / 4)) float sum -1 $((20 + b / 1000)).00 0.00 0.00 0 $((20 + b / 1000)).00 0.00 0.00 0"
+    done
+  } >"$tmp/sweep$half.log"
+done
+"$cli" calibrate -o "$tmp/sweeps.cal" "$tmp/sweep0.log" "$tmp/sweep1.log" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 0 ] && grep -q "all measurements: 400 sizes of 1 series merged into" "$tmp/out"' \
+  "400 nccl-tests sizes: rc $rc, $(cat "$tmp/out" "$tmp/err")"
+
 echo "check_calib_job_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

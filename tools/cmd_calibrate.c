@@ -13,6 +13,7 @@
 
 #include "calib_files.h"
 #include "calib_job.h"
+#include "calib_thin.h"
 #include "calibration.h"
 #include "cli.h"
 #include "cost_model.h"
@@ -28,7 +29,8 @@ static void calibrate_usage(FILE *f)
             "Inspector's Prometheus textfile (algo_proto) and JSON (with --algo/--proto), and\n"
             "writes a calibration file for NCCL_RAIL_CALIBRATION_FILE (docs/calibration.md).\n"
             "Job measurements: the slowest rank is a collective's time, the median over its\n"
-            "repetitions a run's, the fastest run a point's.\n"
+            "repetitions a run's, the fastest run a point's. A series with more than %d sizes\n"
+            "is merged into log-spaced buckets (said in one line).\n"
             "  -o, --output FILE  the calibration file to write (replaced atomically; only a\n"
             "                     regular file is replaced: a FIFO, device or link is refused)\n"
             "  --coll C           collective of the files that follow, when neither a\n"
@@ -39,7 +41,7 @@ static void calibrate_usage(FILE *f)
             "Directories are read %d levels deep; only their *.log, *.txt, *.out, *.prof, *.prom\n"
             "and *.json files are read. Any malformed file stops the command with FILE:LINE:\n"
             "reason and writes nothing.\n",
-            RAIL_CALIB_MAX_DEPTH);
+            RAIL_CALIB_MAX_POINTS, RAIL_CALIB_MAX_DEPTH);
 }
 
 /* The file text in memory, checked the way the tuner reads it, then written by the output-file
@@ -110,6 +112,35 @@ static int parse_name_arg(const char *opt, const char *v, int (*fn)(const char *
     return 0;
 }
 
+/* One line saying which series were merged into log-spaced buckets (calib_thin.h). */
+static void say_thinned(const char *what, const struct rail_calib_thinning *t)
+{
+    if (t->series)
+        printf(
+            "calibrate: %s: %ld sizes of %d series merged into %d log-spaced buckets (%d or more "
+            "per octave, weighted by collectives measured): a calibration holds at most %d sizes "
+            "per node count\n",
+            what, t->sizes_in, t->series, t->sizes_out, t->per_octave, RAIL_CALIB_MAX_POINTS);
+}
+
+/* Every series of cal within RAIL_CALIB_MAX_POINTS sizes (nccl-tests logs of many sizes, job
+ * measurements next to nccl-tests sizes): 0 or -ENOMEM. */
+static int thin_all(struct rail_calibration *cal)
+{
+    struct rail_calib_thinning t;
+    struct rail_calibration fresh = {0};
+    int n = cal->n, rc = rail_calib_thin(cal->rows, NULL, &n, &t);
+    if (rc < 0 || t.series == 0)
+        return rc;
+    rc = rail_calib_add_rows(&fresh, cal->rows, n); /* sorted the calibration's way */
+    if (rc < 0)
+        return rc;
+    rail_calib_free(cal);
+    *cal = fresh;
+    say_thinned("all measurements", &t);
+    return 0;
+}
+
 /* The job measurements' rows into cal (calib_job.h), and one line saying what they gave. */
 static int add_jobs(struct rail_calib_logs *c, struct rail_calibration *cal)
 {
@@ -135,6 +166,7 @@ static int add_jobs(struct rail_calib_logs *c, struct rail_calibration *cal)
                c->jobs.skips.other, c->jobs.skips.no_pair, c->jobs.skips.no_time,
                c->jobs.skips.no_size);
     printf("\n");
+    say_thinned("job measurements", &js.thin);
     if (js.partial_runs)
         fprintf(stderr,
                 "calibrate: %d run(s) have files of fewer ranks than they have: the slowest rank "
@@ -210,6 +242,8 @@ int cli_calibrate(int argc, char **argv)
     rc = rail_calib_from_runs(c.runs, c.nruns, &cal);
     if (rc == 0 && c.jobs.n > 0)
         rc = add_jobs(&c, &cal);
+    if (rc == 0)
+        rc = thin_all(&cal);
     jobs = c.files_prof + c.files_prom + c.files_json;
     logs = c.files - jobs;
     skipped = c.skipped;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib_json_scan.h"
 #include "cost_model.h"
 #include "strutil.h"
 
@@ -125,6 +126,68 @@ static int line_at(const char *buf, size_t off)
     return line;
 }
 
+/* Keys in every object of a json-c tree (json-c keeps the last of a key written twice). */
+static long count_members(json_object *o, int depth)
+{
+    long n = 0;
+    if (depth > RAIL_INSPECTOR_MAX_DEPTH)
+        return 0;
+    if (json_object_is_type(o, json_type_object)) {
+        json_object_object_foreach(o, k, v)
+        {
+            (void)k;
+            n += 1 + count_members(v, depth + 1);
+        }
+    } else if (json_object_is_type(o, json_type_array)) {
+        size_t len = json_object_array_length(o);
+        for (size_t i = 0; i < len; i++)
+            n += count_members(json_object_array_get_idx(o, i), depth + 1);
+    }
+    return n;
+}
+
+/* One object at buf[start]: its shape checked before json-c sees it (calib_json_scan.h), then
+ * parsed. The tree in *o, 0; or -EINVAL with the reason and *at the offset it is about. */
+static int parse_one(json_tokener *tok, const char *buf, size_t len, size_t start, size_t *end,
+                     json_object **o, size_t *at, char *why, size_t whylen)
+{
+    static const struct rail_json_bounds bounds = {
+        RAIL_INSPECTOR_MAX_OBJECT, RAIL_INSPECTOR_MAX_VALUES, RAIL_INSPECTOR_MAX_DEPTH};
+    struct rail_json_shape sh;
+    char key[80];
+
+    *o = NULL;
+    if (buf[start] != '{') {
+        *at = start;
+        return rail_fail(why, whylen,
+                         "not a JSON object (NCCL Inspector writes one object per collective)");
+    }
+    if (rail_json_scan(buf, len, start, &bounds, &sh, at, why, whylen) < 0)
+        return -EINVAL;
+    json_tokener_reset(tok);
+    *o = json_tokener_parse_ex(tok, buf + start, (int)(sh.end - start));
+    enum json_tokener_error je = json_tokener_get_error(tok);
+    *end = start + json_tokener_get_parse_end(tok);
+    if (je != json_tokener_success || !*o) {
+        if (*o)
+            json_object_put(*o);
+        *o = NULL;
+        *at = *end;
+        return rail_fail(why, whylen, "JSON: %s",
+                         je == json_tokener_continue ? "truncated object"
+                                                     : json_tokener_error_desc(je));
+    }
+    if (count_members(*o, 1) != sh.members) {
+        json_object_put(*o);
+        *o = NULL;
+        *at = start;
+        if (rail_json_dup_key(buf, start, sh.end, at, key, sizeof(key)))
+            return rail_fail(why, whylen, "JSON key '%s' twice in one object", key);
+        return rail_fail(why, whylen, "a JSON key twice in one object (written with escapes)");
+    }
+    return 0;
+}
+
 int rail_calib_inspector_parse(const char *buf, size_t len, const char *name,
                                const struct rail_calib_hint *hint, struct rail_job_set *set,
                                char *err, size_t errlen)
@@ -147,25 +210,16 @@ int rail_calib_inspector_parse(const char *buf, size_t len, const char *name,
         return -EINVAL;
     }
     while (buf && pos < len && rc == 0) {
-        size_t start = pos;
+        size_t start = pos, end = 0, at = 0;
+        json_object *o;
         while (start < len && (buf[start] == ' ' || buf[start] == '\t' || buf[start] == '\r' ||
                                buf[start] == '\n'))
             start++;
         if (start == len)
             break;
         line += line_at(buf + pos, start - pos) - 1;
-        size_t chunk = len - start > INT_MAX ? INT_MAX : len - start;
-        json_tokener_reset(tok);
-        json_object *o = json_tokener_parse_ex(tok, buf + start, (int)chunk);
-        enum json_tokener_error je = json_tokener_get_error(tok);
-        size_t end = start + json_tokener_get_parse_end(tok);
-        if (je != json_tokener_success || !o) {
-            if (o)
-                json_object_put(o);
-            line += line_at(buf + start, end - start) - 1;
-            rc = rail_fail(why, sizeof(why), "JSON: %s",
-                           je == json_tokener_continue ? "truncated object"
-                                                       : json_tokener_error_desc(je));
+        if ((rc = parse_one(tok, buf, len, start, &end, &o, &at, why, sizeof(why))) < 0) {
+            line += line_at(buf + start, (at > start ? at : start) - start) - 1;
             break;
         }
         objects++;

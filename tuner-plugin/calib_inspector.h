@@ -10,7 +10,10 @@
  * "kernel_gpu" times are used). "p2p_perf" objects are skipped. Inspector's JSON does not record
  * the algorithm or the protocol: its records are usable only from a run that forced them
  * (NCCL_ALGO/NCCL_PROTO), named with --algo and --proto (hint); without, the first collective is
- * an error that says so. Every error is "name:line: reason" (the line the object starts on). */
+ * an error that says so. Every error is "name:line: reason" (the line the object starts on, or
+ * the line of the problem inside it). A top-level value that is not an object, an object beyond
+ * the bounds below, or a key written twice in one object is an error before anything of that
+ * object is used. */
 #ifndef NCCL_RAIL_CALIB_INSPECTOR_H
 #define NCCL_RAIL_CALIB_INSPECTOR_H
 
@@ -20,7 +23,12 @@
 #include "calib_job.h"
 #include "calib_log.h"
 
-#define RAIL_INSPECTOR_MAX_DEPTH 16
+/* Bounds of one JSON object (one collective), checked before json-c builds its tree
+ * (calib_json_scan.h): memory stays a small multiple of the bytes read whatever the file holds.
+ * A v4.0 record is about 600 bytes, 25 values, 3 levels deep. */
+#define RAIL_INSPECTOR_MAX_DEPTH  16
+#define RAIL_INSPECTOR_MAX_OBJECT (64u << 10)
+#define RAIL_INSPECTOR_MAX_VALUES 4096
 
 /* Does the buffer start like JSON objects (its first non-blank byte is '{')? */
 bool rail_calib_inspector_detect(const char *buf, size_t len);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "calib_log.h"
+#include "calib_thin.h"
 #include "cost_model.h"
 #include "strutil.h"
 
@@ -226,14 +227,15 @@ int rail_job_merge(struct rail_job_set *s, struct rail_calib_row **rows, int *nr
     int *used = calloc((size_t)(s->nruns ? s->nruns : 1), sizeof(*used));
     struct instance *inst = malloc((s->n ? s->n : 1) * sizeof(*inst));
     struct rail_calib_row *out = malloc((s->n ? s->n : 1) * sizeof(*out));
+    double *weight = malloc((s->n ? s->n : 1) * sizeof(*weight));
     long ni;
     int nr = 0;
 
     memset(sum, 0, sizeof(*sum));
     *rows = NULL;
     *nrows = 0;
-    if (!ranks || !used || !inst || !out || count_ranks(s, ranks) < 0) {
-        free(ranks), free(used), free(inst), free(out);
+    if (!ranks || !used || !inst || !out || !weight || count_ranks(s, ranks) < 0) {
+        free(ranks), free(used), free(inst), free(out), free(weight);
         return -ENOMEM;
     }
     if (s->n)
@@ -255,6 +257,7 @@ int rail_job_merge(struct rail_job_set *s, struct rail_calib_row **rows, int *nr
             sum->uneven += n;
         } else if (t >= RAIL_CALIB_MIN_TIME_US && t <= RAIL_CALIB_MAX_TIME_US &&
                    inst[i].bytes >= 1 && inst[i].bytes <= RAIL_CALIB_MAX_BYTES) {
+            weight[nr] = (double)n;
             out[nr++] = (struct rail_calib_row){.coll = inst[i].coll,
                                                 .algo = inst[i].algo,
                                                 .proto = inst[i].proto,
@@ -273,13 +276,15 @@ int rail_job_merge(struct rail_job_set *s, struct rail_calib_row **rows, int *nr
         sum->partial_runs += used[r] && ranks[r] < s->runs[r].nranks &&
                              s->runs[r].source != RAIL_JOB_SRC_INSPECTOR_PROM;
     }
-    /* Step 3 (runs: the faster) is the calibration's own merge (rail_calib_add_rows); the
-     * number of distinct points is counted on a sorted copy here. */
-    struct rail_calibration tmp = {0};
-    if (nr > 0 && rail_calib_add_rows(&tmp, out, nr) == 0)
-        sum->points = tmp.n;
-    rail_calib_free(&tmp);
+    /* Step 3: per key the faster run; then a series with more sizes than a calibration holds
+     * is merged into log-spaced buckets weighted by the collectives measured (calib_thin.h). */
     free(ranks), free(used), free(inst);
+    if (rail_calib_thin(out, weight, &nr, &sum->thin) < 0) {
+        free(out), free(weight);
+        return -ENOMEM;
+    }
+    free(weight);
+    sum->points = nr;
     *rows = out;
     *nrows = nr;
     return 0;

@@ -15,7 +15,10 @@
  *     means per rank and bucket: one instance per bucket, the slowest rank's mean;
  *  2. instances: per (run, collective, pair, bytes), the median instance time;
  *  3. runs: per calibration key (collective, pair, ranks, nodes, bytes) the faster run wins,
- *     as repeated nccl-tests runs do (calibration.h).
+ *     as repeated nccl-tests runs do (calibration.h);
+ *  4. sizes: a (collective, pair, ranks, nodes) series with more than RAIL_CALIB_MAX_POINTS
+ *     distinct sizes (inference with variable token counts) is merged into log-spaced buckets,
+ *     each point weighted by its collectives (calib_thin.h), so a calibration is always made.
  * Deterministic (sorted, no hashing order leaks into the result). Bounded: at most
  * RAIL_JOB_MAX_RECORDS records and RAIL_JOB_MAX_RUNS runs per command. */
 #ifndef NCCL_RAIL_CALIB_JOB_H
@@ -24,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calib_thin.h"
 #include "calibration.h"
 
 #define RAIL_JOB_MAX_RECORDS (1u << 22) /* 128 MiB of records */
@@ -90,16 +94,18 @@ int rail_job_add(struct rail_job_set *s, const struct rail_job_rec *r);
 void rail_job_free(struct rail_job_set *s);
 
 struct rail_job_summary {
-    int runs;         /* runs with at least one point */
-    long instances;   /* collectives used (each from every rank of its run) */
-    long incomplete;  /* collectives not seen by every rank of their run: left out */
-    long uneven;      /* instances of runs with uneven ranks per node: left out */
-    int partial_runs; /* runs whose files cover fewer ranks than nranks */
-    int points;       /* distinct (collective, pair, ranks, nodes, bytes) */
+    int runs;                        /* runs with at least one point */
+    long instances;                  /* collectives used (each from every rank of its run) */
+    long incomplete;                 /* collectives not seen by every rank of their run: left out */
+    long uneven;                     /* instances of runs with uneven ranks per node: left out */
+    int partial_runs;                /* runs whose files cover fewer ranks than nranks */
+    int points;                      /* distinct (collective, pair, ranks, nodes, bytes) */
+    struct rail_calib_thinning thin; /* step 4: series merged into buckets */
 };
 
-/* Rows (origin RAIL_CALIB_ORIGIN_JOB) from the records; sorts s->recs in place. *rows is
- * allocated (free it), *nrows may be 0. 0, or -ENOMEM. */
+/* Rows (origin RAIL_CALIB_ORIGIN_JOB) from the records, distinct keys, at most
+ * RAIL_CALIB_MAX_POINTS sizes per series; sorts s->recs in place. *rows is allocated (free it),
+ * *nrows may be 0. 0, or -ENOMEM. */
 int rail_job_merge(struct rail_job_set *s, struct rail_calib_row **rows, int *nrows,
                    struct rail_job_summary *sum);
 

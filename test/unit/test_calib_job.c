@@ -374,6 +374,50 @@ static void test_runs(void)
     rail_job_free(&s);
 }
 
+/* Issue 29 item 5: a job that measured more distinct sizes of one series than a calibration
+ * holds (600 > RAIL_CALIB_MAX_POINTS: inference with variable token counts) still gives a
+ * calibration the tuner reads; the sizes are merged into log-spaced buckets whose point is the
+ * mean weighted by the collectives measured, so a time linear in the size stays on its line. */
+static void test_many_sizes(void)
+{
+    struct rail_job_set s = {0};
+    struct rail_calibration cal, back;
+    struct rail_job_summary js;
+    char err[512], *text = NULL;
+    size_t len = 0;
+    int run = rail_job_run(&s, 42, 8, 1, RAIL_JOB_SRC_PROFILER);
+    CHECK_EQ_INT(run, 0);
+    for (int i = 0; i < 600; i++) {
+        uint64_t bytes = 1000 + (uint64_t)i * 997;
+        for (int rep = 0; rep < 1 + i % 3; rep++) {
+            struct rail_job_rec r = {.run = (uint32_t)run,
+                                     .seq = (uint64_t)(i * 4 + rep),
+                                     .bytes = bytes,
+                                     .time_us = (float)(5.0 + (double)bytes / 1e4),
+                                     .coll = ncclFuncAllReduce,
+                                     .algo = NCCL_ALGO_RING,
+                                     .proto = NCCL_PROTO_SIMPLE};
+            CHECK_EQ_INT(rail_job_add(&s, &r), 0);
+        }
+    }
+    merge(&s, &cal, &js);
+    CHECK_MSG(cal.n > 16 && cal.n <= RAIL_CALIB_MAX_POINTS, "%d rows", cal.n);
+    for (int i = 0; i < cal.n; i++)
+        CHECK_MSG(fabs(cal.rows[i].time_us - (5.0 + (double)cal.rows[i].bytes / 1e4)) < 0.01,
+                  "row %d: %llu bytes, %g us", i, (unsigned long long)cal.rows[i].bytes,
+                  cal.rows[i].time_us);
+    FILE *m = open_memstream(&text, &len);
+    CHECK_EQ_INT(rail_calib_write(&cal, "many sizes", m), 0);
+    fclose(m);
+    int rc = rail_calib_parse(text, len, "many.cal", &back, err, sizeof(err));
+    CHECK_MSG(rc == 0 && back.n == cal.n, "rc %d, %d rows: %s", rc, back.n, err);
+    if (rc == 0)
+        rail_calib_free(&back);
+    free(text);
+    rail_calib_free(&cal);
+    rail_job_free(&s);
+}
+
 /* The calibration file keeps where its rows came from. */
 static void test_source_comment(void)
 {
@@ -420,6 +464,7 @@ int main(void)
     test_prom();
     test_inspector_json();
     test_runs();
+    test_many_sizes();
     test_source_comment();
     return check_report("test_calib_job");
 }
