@@ -242,21 +242,19 @@ const char *rail_file_compression(const void *data, size_t len)
 
 /* ---- writing ---- */
 
-/* What path is: 0 absent, 1 a regular file (*mode set), or -EINVAL with its kind. */
-static int out_target(const char *path, mode_t *mode, const char **kind)
+/* What path is: 0 absent, 1 a regular file (*st set), or -EINVAL with its kind. */
+static int out_target(const char *path, struct stat *st, const char **kind)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0)
+    if (lstat(path, st) != 0)
         return errno == ENOENT ? 0 : -errno;
-    if (S_ISLNK(st.st_mode)) {
+    if (S_ISLNK(st->st_mode)) {
         *kind = "a symbolic link";
         return -EINVAL;
     }
-    if (!S_ISREG(st.st_mode)) {
-        *kind = mode_kind(st.st_mode);
-        return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+    if (!S_ISREG(st->st_mode)) {
+        *kind = mode_kind(st->st_mode);
+        return S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
     }
-    *mode = st.st_mode & 07777;
     return 1;
 }
 
@@ -293,7 +291,7 @@ int rail_file_out_open(struct rail_file_out *o, const char *path, char *err, siz
 {
     static const cookie_io_functions_t io = {.write = out_write};
     const char *kind = NULL, *slash;
-    mode_t mode = 0;
+    struct stat old, made;
     int rc;
 
     memset(o, 0, sizeof(*o));
@@ -302,7 +300,7 @@ int rail_file_out_open(struct rail_file_out *o, const char *path, char *err, siz
         return out_fail("(no path)", NULL, -ENOENT, err, errlen);
     if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path))
         return out_fail(path, NULL, -ENAMETOOLONG, err, errlen);
-    rc = out_target(path, &mode, &kind);
+    rc = out_target(path, &old, &kind);
     if (rc < 0)
         return out_fail(path, kind, rc, err, errlen);
     o->existed = rc == 1;
@@ -322,8 +320,17 @@ int rail_file_out_open(struct rail_file_out *o, const char *path, char *err, siz
     }
     if (o->fd < 0)
         return out_fail(path, NULL, -EEXIST, err, errlen);
-    if ((o->existed && fchmod(o->fd, mode) != 0) || !(o->f = fopencookie(o, "w", io))) {
+    /* The new file is this writer's (a new inode) with a new file's mode (0666 & ~umask, read
+     * back rather than taken from umask(2), which no thread can read safely). A file of this
+     * user that it replaces may narrow that mode, never widen it, and setuid, setgid and sticky
+     * never pass on; another user's planted file lends it nothing. */
+    rc = 0;
+    if (o->existed && old.st_uid == geteuid() && fstat(o->fd, &made) == 0 &&
+        (made.st_mode & 0777 & old.st_mode) != (made.st_mode & 07777))
+        rc = fchmod(o->fd, made.st_mode & 0777 & old.st_mode) == 0 ? 0 : -errno;
+    if (rc == 0 && !(o->f = fopencookie(o, "w", io)))
         rc = -errno;
+    if (rc != 0) {
         rail_file_out_abort(o);
         return out_fail(path, NULL, rc, err, errlen);
     }
@@ -345,7 +352,7 @@ void rail_file_out_abort(struct rail_file_out *o)
 int rail_file_out_commit(struct rail_file_out *o, char *err, size_t errlen)
 {
     const char *kind = NULL;
-    mode_t mode;
+    struct stat st;
     int rc = 0;
 
     if (!o->f || o->fd < 0)
@@ -363,7 +370,7 @@ int rail_file_out_commit(struct rail_file_out *o, char *err, size_t errlen)
     o->fd = -1;
     /* The target again: something else may have been put there meanwhile. */
     if (rc == 0) {
-        int now = out_target(o->path, &mode, &kind);
+        int now = out_target(o->path, &st, &kind);
         if (now < 0) {
             rc = now;
         } else if (now == 1 || renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE)) {

@@ -64,10 +64,13 @@ const char *rail_file_compression(const void *data, size_t len);
  * The target is never opened: it must be a regular file or absent, anything else (a FIFO, a
  * device, a socket, a directory, a symbolic link) is refused and left unchanged. The data goes to
  * a new file created with O_CREAT|O_EXCL|O_NOFOLLOW|O_NONBLOCK under a random name in the
- * target's directory (mode 0666 & ~umask, or the replaced file's mode), is flushed and fsync'd,
- * and is renamed over the target only if that is still a regular file or absent (then with
- * RENAME_NOREPLACE where the file system has it). A reader sees the old file or the whole new
- * one, and a write error keeps its errno (ENOSPC, EDQUOT, EFBIG: never a generic EIO). */
+ * target's directory, is flushed and fsync'd, and is renamed over the target only if that is
+ * still a regular file or absent (then with RENAME_NOREPLACE where the file system has it). A
+ * reader sees the old file or the whole new one, and a write error keeps its errno (ENOSPC,
+ * EDQUOT, EFBIG: never a generic EIO).
+ * The replacement is a new inode: owned by the writer, with a new file's mode (0666 & ~umask),
+ * narrowed (never widened) by the mode of a replaced file of the same user; setuid, setgid and
+ * sticky bits never pass on, and another user's planted file lends it nothing. */
 struct rail_file_out {
     FILE *f; /* write the content here */
     int fd, err;
