@@ -5,14 +5,19 @@
 #include "root_path.h"
 #include "strutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *mode_kind(mode_t m)
@@ -242,21 +247,19 @@ const char *rail_file_compression(const void *data, size_t len)
 
 /* ---- writing ---- */
 
-/* What path is: 0 absent, 1 a regular file (*mode set), or -EINVAL with its kind. */
-static int out_target(const char *path, mode_t *mode, const char **kind)
+/* What path is: 0 absent, 1 a regular file (*st set), or -EINVAL with its kind. */
+static int out_target(const char *path, struct stat *st, const char **kind)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0)
+    if (lstat(path, st) != 0)
         return errno == ENOENT ? 0 : -errno;
-    if (S_ISLNK(st.st_mode)) {
+    if (S_ISLNK(st->st_mode)) {
         *kind = "a symbolic link";
         return -EINVAL;
     }
-    if (!S_ISREG(st.st_mode)) {
-        *kind = mode_kind(st.st_mode);
-        return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+    if (!S_ISREG(st->st_mode)) {
+        *kind = mode_kind(st->st_mode);
+        return S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
     }
-    *mode = st.st_mode & 07777;
     return 1;
 }
 
@@ -270,30 +273,145 @@ static int out_fail(const char *path, const char *kind, int rc, char *err, size_
     return rc;
 }
 
-/* stdio on the descriptor, keeping the errno of the first failed write. */
+/* A write error of o: the file-size limit named with its value, anything else by its errno. */
+static int out_fail_write(const struct rail_file_out *o, int rc, char *err, size_t errlen)
+{
+    if (rc == -EFBIG && o->fsize_limit)
+        rail_set_err(err, errlen,
+                     "%s: %s: the content reaches this process's file-size limit (RLIMIT_FSIZE, "
+                     "ulimit -f) of %llu bytes; not written, left unchanged",
+                     o->path, strerror(EFBIG), (unsigned long long)o->fsize_limit);
+    else
+        out_fail(o->path, NULL, rc, err, errlen);
+    return rc;
+}
+
+/* The file-size limit, or 0 for none. */
+static unsigned long long fsize_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    return rl.rlim_cur ? (unsigned long long)rl.rlim_cur : 1; /* a limit of 0: nothing fits */
+}
+
+/* One write(2) that cannot raise SIGXFSZ: the caller checked the limit, and SIGXFSZ is blocked
+ * in this thread around the call in case the limit was lowered meanwhile; the signal that a
+ * refused write queued then is taken back, unless one was pending before (the host's own). The
+ * host's disposition and other threads are untouched. */
+static ssize_t write_no_sigxfsz(int fd, const void *buf, size_t n)
+{
+    sigset_t xfsz, old, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    bool before = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+    ssize_t k = write(fd, buf, n);
+    int e = errno;
+    if (k < 0 && e == EFBIG && !before && sigpending(&pending) == 0 &&
+        sigismember(&pending, SIGXFSZ)) {
+        const struct timespec now = {0, 0};
+        sigtimedwait(&xfsz, NULL, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return k;
+}
+
+/* stdio on the descriptor, keeping the errno of the first failed write. Content that would go
+ * past RLIMIT_FSIZE is refused before writing (EFBIG), so the process never gets SIGXFSZ. */
 static ssize_t out_write(void *cookie, const char *buf, size_t n)
 {
     struct rail_file_out *o = cookie;
+    unsigned long long limit = fsize_limit();
     size_t done = 0;
+    if (limit && o->written + n > limit) {
+        if (!o->err) {
+            o->err = EFBIG;
+            o->fsize_limit = limit;
+        }
+        return -1;
+    }
     while (done < n) {
-        ssize_t k = write(o->fd, buf + done, n - done);
+        ssize_t k = write_no_sigxfsz(o->fd, buf + done, n - done);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            if (!o->err)
+            if (!o->err) {
                 o->err = k < 0 ? errno : EIO;
+                if (o->err == EFBIG)
+                    o->fsize_limit = fsize_limit();
+            }
             return done ? (ssize_t)done : -1;
         }
         done += (size_t)k;
+        o->written += (unsigned long long)k;
     }
     return (ssize_t)n;
+}
+
+/* Leftovers of writers killed between creating their temporary and renaming it (SIGKILL, a
+ * power loss): in the target's directory only, names of exactly this writer's pattern for this
+ * target (".NAME.<16 hex>.tmp"), regular files (never followed: lstat-like fstatat), of this
+ * user, one link, untouched for RAIL_FILE_OUT_STALE_S. Once per target and process (the profiler
+ * and the telemetry writer rewrite theirs every interval), at most 64 targets. */
+static void out_sweep(const char *path)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static uint64_t seen[64];
+    static int nseen;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t blen = strlen(base);
+    char dir[4096];
+    uint64_t h = 1469598103934665603ull;
+    bool go = true;
+
+    for (const char *c = path; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nseen && go; i++)
+        go = seen[i] != h;
+    if (go && nseen < (int)(sizeof(seen) / sizeof(seen[0])))
+        seen[nseen++] = h;
+    else
+        go = false;
+    pthread_mutex_unlock(&lock);
+    if (!go || blen == 0)
+        return;
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return;
+    }
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        size_t len = strlen(n);
+        bool hex = len == blen + 22 && n[0] == '.' && memcmp(n + 1, base, blen) == 0 &&
+                   n[blen + 1] == '.' && strcmp(n + blen + 18, ".tmp") == 0;
+        for (size_t i = blen + 2; hex && i < blen + 18; i++)
+            hex = (n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f');
+        struct stat st;
+        if (!hex || fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1 &&
+            st.st_mtime + RAIL_FILE_OUT_STALE_S < now)
+            unlinkat(dfd, n, 0); /* a name swapped for a link meanwhile: the link goes, never its
+                                  * target */
+    }
+    closedir(d);
 }
 
 int rail_file_out_open(struct rail_file_out *o, const char *path, char *err, size_t errlen)
 {
     static const cookie_io_functions_t io = {.write = out_write};
     const char *kind = NULL, *slash;
-    mode_t mode = 0;
+    struct stat old, made;
     int rc;
 
     memset(o, 0, sizeof(*o));
@@ -302,10 +420,11 @@ int rail_file_out_open(struct rail_file_out *o, const char *path, char *err, siz
         return out_fail("(no path)", NULL, -ENOENT, err, errlen);
     if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path))
         return out_fail(path, NULL, -ENAMETOOLONG, err, errlen);
-    rc = out_target(path, &mode, &kind);
+    rc = out_target(path, &old, &kind);
     if (rc < 0)
         return out_fail(path, kind, rc, err, errlen);
     o->existed = rc == 1;
+    out_sweep(path);
     slash = strrchr(path, '/');
     for (int tries = 0; o->fd < 0 && tries < 16; tries++) {
         uint64_t r = 0;
@@ -322,11 +441,21 @@ int rail_file_out_open(struct rail_file_out *o, const char *path, char *err, siz
     }
     if (o->fd < 0)
         return out_fail(path, NULL, -EEXIST, err, errlen);
-    if ((o->existed && fchmod(o->fd, mode) != 0) || !(o->f = fopencookie(o, "w", io))) {
+    /* The new file is this writer's (a new inode) with a new file's mode (0666 & ~umask, read
+     * back rather than taken from umask(2), which no thread can read safely). A file of this
+     * user that it replaces may narrow that mode, never widen it, and setuid, setgid and sticky
+     * never pass on; another user's planted file lends it nothing. */
+    rc = 0;
+    if (o->existed && old.st_uid == geteuid() && fstat(o->fd, &made) == 0 &&
+        (made.st_mode & 0777 & old.st_mode) != (made.st_mode & 07777))
+        rc = fchmod(o->fd, made.st_mode & 0777 & old.st_mode) == 0 ? 0 : -errno;
+    if (rc == 0 && !(o->f = fopencookie(o, "w", io)))
         rc = -errno;
+    if (rc != 0) {
         rail_file_out_abort(o);
         return out_fail(path, NULL, rc, err, errlen);
     }
+    setvbuf(o->f, NULL, _IOFBF, 1 << 16);
     return 0;
 }
 
@@ -342,15 +471,22 @@ void rail_file_out_abort(struct rail_file_out *o)
     o->fd = -1;
 }
 
+int rail_file_out_fail(struct rail_file_out *o, char *err, size_t errlen)
+{
+    int rc = -(o->err ? o->err : EIO);
+    rail_file_out_abort(o);
+    return out_fail_write(o, rc, err, errlen);
+}
+
 int rail_file_out_commit(struct rail_file_out *o, char *err, size_t errlen)
 {
     const char *kind = NULL;
-    mode_t mode;
+    struct stat st;
     int rc = 0;
 
     if (!o->f || o->fd < 0)
         return out_fail(o->path, NULL, -EBADF, err, errlen);
-    if (fflush(o->f) != 0 || ferror(o->f))
+    if (fflush(o->f) != 0 || ferror(o->f) || o->err)
         rc = -(o->err ? o->err : EIO);
     if (rc == 0 && fsync(o->fd) != 0 && errno != EINVAL)
         rc = -errno;
@@ -361,18 +497,20 @@ int rail_file_out_commit(struct rail_file_out *o, char *err, size_t errlen)
     else if (rc != 0)
         close(o->fd);
     o->fd = -1;
+    if (rc != 0) {
+        unlink(o->tmp);
+        return out_fail_write(o, rc, err, errlen);
+    }
     /* The target again: something else may have been put there meanwhile. */
-    if (rc == 0) {
-        int now = out_target(o->path, &mode, &kind);
-        if (now < 0) {
-            rc = now;
-        } else if (now == 1 || renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE)) {
-            /* EEXIST: a file appeared there meanwhile; EINVAL/ENOSYS: no RENAME_NOREPLACE */
-            if (now == 0 && errno != EINVAL && errno != ENOSYS)
-                rc = -errno;
-            else if (rename(o->tmp, o->path) != 0)
-                rc = -errno;
-        }
+    int now = out_target(o->path, &st, &kind);
+    if (now < 0) {
+        rc = now;
+    } else if (now == 1 || renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE)) {
+        /* EEXIST: a file appeared there meanwhile; EINVAL/ENOSYS: no RENAME_NOREPLACE */
+        if (now == 0 && errno != EINVAL && errno != ENOSYS)
+            rc = -errno;
+        else if (rename(o->tmp, o->path) != 0)
+            rc = -errno;
     }
     if (rc != 0) {
         unlink(o->tmp);

@@ -60,18 +60,31 @@ int rail_file_read_all_fd(int fd, const char *name, size_t max_bytes, char **out
  * Parsers of plain-text formats refuse these rather than inflating them without a bound. */
 const char *rail_file_compression(const void *data, size_t len);
 
-/* ---- writing a file the user names (calibrate -o, explain --svg) ----
+/* ---- writing a file the user names (calibrate -o, explain --svg, NCCL_RAIL_STATS_FILE, the
+ * profiler's files) ----
  * The target is never opened: it must be a regular file or absent, anything else (a FIFO, a
  * device, a socket, a directory, a symbolic link) is refused and left unchanged. The data goes to
  * a new file created with O_CREAT|O_EXCL|O_NOFOLLOW|O_NONBLOCK under a random name in the
- * target's directory (mode 0666 & ~umask, or the replaced file's mode), is flushed and fsync'd,
- * and is renamed over the target only if that is still a regular file or absent (then with
- * RENAME_NOREPLACE where the file system has it). A reader sees the old file or the whole new
- * one, and a write error keeps its errno (ENOSPC, EDQUOT, EFBIG: never a generic EIO). */
+ * target's directory (".NAME.<16 hex>.tmp"), is flushed and fsync'd, and is renamed over the
+ * target only if that is still a regular file or absent (then with RENAME_NOREPLACE where the
+ * file system has it). A reader sees the old file or the whole new one, and a write error keeps
+ * its errno (ENOSPC, EDQUOT, EFBIG: never a generic EIO).
+ * The replacement is a new inode: owned by the writer, with a new file's mode (0666 & ~umask),
+ * narrowed (never widened) by the mode of a replaced file of the same user; setuid, setgid and
+ * sticky bits never pass on, and another user's planted file lends it nothing.
+ * RLIMIT_FSIZE: content that would go past the limit is refused before it is written (EFBIG,
+ * the message names the limit), so the process never dies of SIGXFSZ; SIGXFSZ is also blocked in
+ * the writing thread around each write(2) (a limit lowered meanwhile), and the one signal such a
+ * write raises is taken back. The host's disposition of SIGXFSZ is never changed.
+ * Temporaries of this target left by a writer killed before its rename (same pattern, regular
+ * file, this user, one link, older than RAIL_FILE_OUT_STALE_S) are removed at open, once per
+ * target and process; symbolic links and other users' files are never touched. */
+#define RAIL_FILE_OUT_STALE_S 600
 struct rail_file_out {
     FILE *f; /* write the content here */
     int fd, err;
     bool existed;
+    unsigned long long written, fsize_limit; /* bytes written; the limit that refused a write */
     char path[4096], tmp[4096];
 };
 /* 0, or -errno with "PATH: reason" in err (-EINVAL with "not a regular file (a FIFO)" for a
@@ -82,5 +95,8 @@ int rail_file_out_open(struct rail_file_out *o, const char *path, char *err, siz
 int rail_file_out_commit(struct rail_file_out *o, char *err, size_t errlen);
 /* Close and remove the temporary file; the target is unchanged. */
 void rail_file_out_abort(struct rail_file_out *o);
+/* After a failed write to o->f: abort, and -errno of the first failed write (EIO when none)
+ * with "PATH: reason" in err (the file-size limit named with its value). */
+int rail_file_out_fail(struct rail_file_out *o, char *err, size_t errlen);
 
 #endif

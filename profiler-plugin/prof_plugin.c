@@ -68,7 +68,9 @@ static int write_file(struct prof_comm *p)
     rc = rail_file_out_open(&out, p->path, err, sizeof(err));
     if (rc == 0) {
         rc = rail_prof_write(out.f, p->core, recs, n, &counts, about);
-        if (rc < 0) {
+        if (rc < 0 && out.err) {
+            rc = rail_file_out_fail(&out, err, sizeof(err));
+        } else if (rc < 0) {
             snprintf(err, sizeof(err), "%s: %s", p->path, strerror(-rc));
             rail_file_out_abort(&out);
         } else {

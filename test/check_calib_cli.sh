@@ -115,7 +115,7 @@ rc=$?
 expect '[ $rc -eq 0 ] && [ "$(cat "$tmp/victim")" = keep ] && [ -f "$tmp/new.cal" ] && [ ! -L "$tmp/new.cal" ]' \
   "calibrate followed a planted temporary-name link (rc $rc)"
 expect '[ -z "$(ls "$tmp" | grep "new.cal.*tmp" | grep -v "^new.cal.tmp.")" ]' "temporary file left behind"
-# A regular file is replaced, its mode kept.
+# A regular file is replaced, its (narrower than new) mode kept.
 echo old >"$tmp/new.cal"
 chmod 640 "$tmp/new.cal"
 "$cli" calibrate -o "$tmp/new.cal" "$small" >/dev/null 2>&1
@@ -138,6 +138,15 @@ expect '[ $rc -eq 1 ] && grep -q "big.cal: File too large" "$tmp/err" && [ ! -e 
 rc=$?
 expect '[ $rc -eq 1 ] && grep -q "big.svg: File too large" "$tmp/err" && [ ! -e "$tmp/big.svg" ]' \
   "explain --svg write error: rc $rc, $(cat "$tmp/err")"
+# The same with SIGXFSZ at its default (kill): no death, the limit named, no temporary left
+# (issue 29). Before, calibrate died of SIGXFSZ without a word and left .big2.cal.<hex>.tmp.
+(
+  ulimit -f 1
+  exec "$cli" calibrate -o "$tmp/big2.cal" "$data" >/dev/null 2>"$tmp/err"
+)
+rc=$?
+expect '[ $rc -eq 1 ] && grep -q "big2.cal: File too large: .*RLIMIT_FSIZE, ulimit -f) of 1024 bytes" "$tmp/err" && [ ! -e "$tmp/big2.cal" ] && [ -z "$(ls -A "$tmp" | grep "^\.big2\.cal\..*\.tmp$")" ]' \
+  "calibrate under ulimit -f 1 (SIGXFSZ default): rc $rc, $(cat "$tmp/err")"
 
 # --- sweep: the plan, run against a stand-in nccl-tests, read back by calibrate ---
 mkdir -p "$tmp/bin"

@@ -118,6 +118,35 @@ bool rail_tuner_from_job(const struct rail_tuner *t, int coll, size_t nbytes)
 }
 
 /* NCCL_RAIL_EXPLORE: the runner-up of each cell, from the times the table was ranked on. */
+/* NCCL_RAIL_EXPLORE_MAX_SLOWDOWN in percent, or 0 when set to an invalid value: an invalid bound
+ * never loosens the bound (the default would), so exploring is off. One WARN per process for one
+ * value (every communicator reads it; the environment of a process does not change). */
+static int explore_max_slowdown(void)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char warned[128];
+    const struct rail_param_def *def = rail_param_def(RAIL_PARAM_EXPLORE_MAX_SLOWDOWN);
+    const char *env = getenv(def->name);
+    char err[128];
+    long long v;
+
+    if (!env || !*env)
+        return (int)strtoll(def->def, NULL, 10);
+    if (rail_param_parse_int(def, env, &v, err, sizeof(err)) == 0)
+        return (int)v;
+    pthread_mutex_lock(&lock);
+    bool warn = strncmp(warned, env, sizeof(warned) - 1) != 0;
+    if (warn)
+        snprintf(warned, sizeof(warned), "%s", env);
+    pthread_mutex_unlock(&lock);
+    if (warn)
+        RAIL_WARN(NCCL_TUNING | NCCL_INIT | NCCL_ENV,
+                  "%s='%.64s' is invalid (%s): expected a percentage in [%lld, %lld]; "
+                  "NCCL_RAIL_EXPLORE is off (an invalid bound is not replaced by the default)",
+                  def->name, env, err, def->min, def->max);
+    return 0;
+}
+
 static void build_explore(struct rail_tuner *t, rail_dt_times_fn times, const void *ctx)
 {
     double share = rail_param_fraction(RAIL_PARAM_EXPLORE);
@@ -130,7 +159,10 @@ static void build_explore(struct rail_tuner *t, rail_dt_times_fn times, const vo
                   t->user_forced ? "NCCL_ALGO/NCCL_PROTO" : "a rules file");
         return;
     }
-    double slow = (double)rail_param_int(RAIL_PARAM_EXPLORE_MAX_SLOWDOWN) / 100.0;
+    int pct = explore_max_slowdown();
+    if (pct <= 0)
+        return;
+    double slow = (double)pct / 100.0;
     t->explore = malloc(sizeof(*t->explore));
     if (!t->explore) {
         RAIL_WARN(NCCL_TUNING | NCCL_INIT, "NCCL_RAIL_EXPLORE: out of memory: not exploring");
@@ -141,8 +173,7 @@ static void build_explore(struct rail_tuner *t, rail_dt_times_fn times, const vo
               "NCCL_RAIL_EXPLORE=%g: comm 0x%llx runs the runner-up pair on that share of calls "
               "in %d table cell(s) (predicted at most %d%% slower; the same calls on every "
               "rank)",
-              share, (unsigned long long)t->comm_id, t->explore->ncells,
-              (int)rail_param_int(RAIL_PARAM_EXPLORE_MAX_SLOWDOWN));
+              share, (unsigned long long)t->comm_id, t->explore->ncells, pct);
 }
 
 /* The decision table, from the calibration file when there is a usable one. */

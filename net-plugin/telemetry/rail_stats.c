@@ -258,10 +258,7 @@ int rail_stats_write_now(const char *path, enum rail_stats_format format, char *
     }
     if (fputs(text, o.f) == EOF) {
         free(text);
-        rc = -(o.err ? o.err : EIO);
-        rail_set_err(err, errlen, "%s: cannot write: %s", path, strerror(-rc));
-        rail_file_out_abort(&o);
-        return rc;
+        return rail_file_out_fail(&o, err, errlen);
     }
     free(text);
     rc = rail_file_out_commit(&o, err, errlen);

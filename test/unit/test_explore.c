@@ -10,7 +10,8 @@
  *     still gives identical pairs on every call for 100,000 calls;
  *   - refused with a rules file, with NCCL_ALGO set; explain never explores and leaves the
  *     counters alone;
- *   - an invalid value WARNs naming the variable and leaves exploring off. */
+ *   - an invalid value WARNs naming the variable and leaves exploring off; an invalid
+ *     NCCL_RAIL_EXPLORE_MAX_SLOWDOWN too (never the looser default), one WARN per process. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -251,6 +252,34 @@ static void test_refusals(void)
     unsetenv("NCCL_RAIL_EXPLORE");
 }
 
+/* An invalid NCCL_RAIL_EXPLORE_MAX_SLOWDOWN never loosens the bound (the default 25% would):
+ * exploring is off, with one WARN per process naming the variable, however many communicators. */
+static void test_invalid_bound(void)
+{
+    const char *bad[] = {"0", "101", "-5", "abc", "25%", "1e9", "99999999999999999999"};
+    setenv("NCCL_RAIL_EXPLORE", "0.05", 1);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        setenv("NCCL_RAIL_EXPLORE_MAX_SLOWDOWN", bad[i], 1);
+        g_warns = 0;
+        g_warn[0] = '\0';
+        for (int comm = 0; comm < 3; comm++) {
+            struct rail_tuner *t = make(8, NULL);
+            CHECK_MSG(t->explore == NULL, "NCCL_RAIL_EXPLORE_MAX_SLOWDOWN=%s explores", bad[i]);
+            rail_tuner_destroy(t);
+        }
+        CHECK_MSG(g_warns == 1 && strstr(g_warn, "NCCL_RAIL_EXPLORE_MAX_SLOWDOWN="),
+                  "%s: %d warn(s) for 3 communicators: %s", bad[i], g_warns, g_warn);
+    }
+    /* A valid bound afterwards explores again, silently. */
+    setenv("NCCL_RAIL_EXPLORE_MAX_SLOWDOWN", "25", 1);
+    g_warns = 0;
+    struct rail_tuner *t = make(8, NULL);
+    CHECK(t->explore != NULL && g_warns == 0);
+    rail_tuner_destroy(t);
+    unsetenv("NCCL_RAIL_EXPLORE_MAX_SLOWDOWN");
+    unsetenv("NCCL_RAIL_EXPLORE");
+}
+
 int main(void)
 {
     char err[256];
@@ -260,5 +289,6 @@ int main(void)
     test_share_and_ranks_agree();
     test_slowdown_bound();
     test_refusals();
+    test_invalid_bound();
     return check_report("test_explore");
 }
