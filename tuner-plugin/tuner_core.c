@@ -117,6 +117,20 @@ bool rail_tuner_from_job(const struct rail_tuner *t, int coll, size_t nbytes)
     return job;
 }
 
+int rail_tuner_calib_rule(const struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops,
+                          float *spread)
+{
+    if (spread)
+        *spread = 1.0f;
+    if (!t || !t->calib)
+        return RAIL_CALIB_RULE_NONE;
+    struct rail_calib_apply a;
+    calib_apply_for(t, &a);
+    int rule = rail_calib_apply_rule(&a, coll, nbytes, num_pipe_ops, spread);
+    rail_calib_apply_fini(&a);
+    return rule;
+}
+
 /* NCCL_RAIL_EXPLORE: the runner-up of each cell, from the times the table was ranked on. */
 static void build_explore(struct rail_tuner *t, rail_dt_times_fn times, const void *ctx)
 {
