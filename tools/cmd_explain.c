@@ -11,6 +11,7 @@
 #include "calib_apply.h"
 #include "cli_topo.h"
 #include "explain_svg.h"
+#include "model_table_file.h"
 #include "safe_file.h"
 #include "strutil.h"
 #include "tuner_core.h"
@@ -411,6 +412,8 @@ int cli_explain(int argc, char **argv)
             o.nranks, o.nnodes, t->shape.min_rpn, t->shape.max_rpn, o.pipe_ops);
         printf("model: %s%s\n",
                t->model_active ? "" : "INACTIVE (NCCL's choices stand): ", t->model.why);
+        if (t->model.table)
+            printf("model table: %s\n", rail_model_table_name(t->model.table));
         if (t->calib) {
             int job = 0;
             for (int i = 0; i < t->calib->n; i++)

@@ -16,6 +16,7 @@
 #include "check.h"
 #include "log.h"
 #include "tuner_core.h"
+#include "version.h"
 
 #define AG      ncclFuncAllGather
 #define C(a, p) ((a)*NCCL_NUM_PROTOCOLS + (p))
@@ -393,6 +394,37 @@ static void test_job_keeps_promise(void)
     rail_tuner_destroy(t);
 }
 
+static char g_banner[512];
+static void capture_banner(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+                           const char *fmt, ...)
+{
+    va_list ap;
+    (void)flags;
+    (void)file;
+    (void)line;
+    va_start(ap, fmt);
+    if (level == NCCL_LOG_INFO && !g_banner[0])
+        vsnprintf(g_banner, sizeof(g_banner), fmt, ap);
+    va_end(ap);
+}
+
+/* Issue 30 item 4: the tuner's first INFO line names the table in use (NCCL_RAIL_MODEL_TABLE). */
+static void test_banner_names_table(void)
+{
+    g_banner[0] = '\0';
+    rail_version_banner(capture_banner, RAIL_PLUGIN_TUNER, 6);
+    CHECK_MSG(strstr(g_banner, "tuner plugin, ABI v6, model table embedded") != NULL, "'%s'",
+              g_banner);
+    setenv("NCCL_RAIL_MODEL_TABLE", "none", 1);
+    g_banner[0] = '\0';
+    rail_version_banner(capture_banner, RAIL_PLUGIN_TUNER, 6);
+    CHECK_MSG(strstr(g_banner, "model table none") != NULL, "'%s'", g_banner);
+    unsetenv("NCCL_RAIL_MODEL_TABLE");
+    g_banner[0] = '\0';
+    rail_version_banner(capture_banner, RAIL_PLUGIN_NET, 6);
+    CHECK_MSG(strstr(g_banner, "model table") == NULL, "'%s'", g_banner);
+}
+
 int main(void)
 {
     char err[256], cmd[400];
@@ -404,6 +436,7 @@ int main(void)
     test_bad_files();
     test_shared_calibration();
     test_job_keeps_promise();
+    test_banner_names_table();
     rail_log_set_logger(NULL);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
     CHECK_EQ_INT(system(cmd), 0);
