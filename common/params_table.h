@@ -28,6 +28,8 @@ RAIL_PARAM(TUNER_CONFIG_FILE, "NCCL_TUNER_CONFIG_FILE", STRING, "", 0, 0, NULL,
            "Rules file in NCCL's example-tuner CSV format; rules override the model")
 RAIL_PARAM(CALIBRATION_FILE, "NCCL_RAIL_CALIBRATION_FILE", STRING, "", 0, 0, NULL,
            "Calibration file written by `nccl-rail calibrate` from nccl-tests logs (docs/calibration.md): the tuner uses its measured times for this communicator's shape, the model elsewhere; a bad file WARNs and the model is used. Every rank must read the same file")
+RAIL_PARAM(MODEL_TABLE, "NCCL_RAIL_MODEL_TABLE", STRING, "", 0, 0, NULL,
+           "Trained tuner table (docs/cost-model.md §12): empty for the one embedded in the build, `none` for the model without a table (NCCL's choices stand wherever the prior alone does not clear the margins), or a file written by `nccl-rail fit` (a platform's own sweeps). Read like a calibration file (bounded, regular files only); a bad file WARNs and the embedded table is used. The tuner's first INFO line and `nccl-rail explain` name the table in use. Every rank must use the same table")
 RAIL_PARAM(EXPLORE, "NCCL_RAIL_EXPLORE", FRACTION, "0", 0, 50000, NULL,
            "Share of calls (0..0.05; 0: off) on which the tuner runs the runner-up (algorithm, protocol) instead of its choice, so that the next calibration from job measurements sees the alternative (docs/calibration.md §7). Deterministic per communicator: every rank explores the same calls. Never with a rules file loaded, with NCCL_ALGO/NCCL_PROTO set, or where the runner-up is predicted more than NCCL_RAIL_EXPLORE_MAX_SLOWDOWN slower")
 RAIL_PARAM(EXPLORE_MAX_SLOWDOWN, "NCCL_RAIL_EXPLORE_MAX_SLOWDOWN", INT, "25", 1, 100, NULL,

@@ -81,8 +81,10 @@ for lib, what, abi in (("libnccl-tuner-rail.so", "tuner", 5), ("libnccl-net-rail
     err = subprocess.run([sys.executable] + sys.argv, capture_output=True, text=True,
                          env=env).stderr
     infos = [l for l in err.splitlines() if l.startswith("INFO ")]
-    first(r"^INFO RAIL nccl-rail ([0-9.]+) \(git (?:[0-9a-f]+|unknown)\): %s plugin, ABI v%d$"
-          % (what, abi), infos[0] if infos else "", "%s first INFO line" % lib)
+    # The tuner's names the trained table in use (NCCL_RAIL_MODEL_TABLE).
+    tail = ", model table embedded" if what == "tuner" else ""
+    first(r"^INFO RAIL nccl-rail ([0-9.]+) \(git (?:[0-9a-f]+|unknown)\): %s plugin, ABI v%d%s$"
+          % (what, abi, tail), infos[0] if infos else "", "%s first INFO line" % lib)
 
 first(r"^## ([0-9.]+) ", read("CHANGELOG.md"), "CHANGELOG.md newest entry")
 first(r"^nccl-rail \(([0-9.]+)(?:-[0-9]+)?\)", read("debian/changelog"), "debian/changelog")

@@ -5,6 +5,7 @@
  * (0 ok, 1 findings/errors, 2 usage). */
 int cli_explain(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
+int cli_fit(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_params(int argc, char **argv);
 int cli_doctor(int argc, char **argv);

@@ -8,8 +8,10 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "calib_apply.h"
 #include "cli_topo.h"
 #include "explain_svg.h"
+#include "model_table_file.h"
 #include "safe_file.h"
 #include "strutil.h"
 #include "tuner_core.h"
@@ -54,7 +56,8 @@ static void explain_usage(FILE *f)
             "The 'from' column says where each decision came from: rules (the rules file),\n"
             "calibration (measured times; 'calibration (job)' where job measurements are among\n"
             "them, CSV column measured_by: job or nccl-tests), model (the cost model) or NCCL\n"
-            "(no opinion).\n");
+            "(no opinion). At a measured size, the CSV column rule and a note under the table\n"
+            "say whether a pair nobody measured was held back (docs/calibration.md).\n");
 }
 
 static int parse_coll(const char *s)
@@ -233,6 +236,8 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
         }
         printf("\n");
     }
+    char notes[2048] = "";
+    size_t nk = 0;
     for (int l = o->min_log2; l <= o->max_log2; l++) {
         size_t bytes = (size_t)1 << l;
         enum rail_decision_from from;
@@ -254,19 +259,31 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
         /* A calibrated decision says what measured it: job measurements (the rail profiler,
          * NCCL Inspector) or nccl-tests runs. */
         const char *measured = "";
-        if (from == RAIL_FROM_CALIBRATION)
+        int rule = RAIL_CALIB_RULE_NONE;
+        float spread = 1.0f;
+        if (from == RAIL_FROM_CALIBRATION) {
             measured = rail_tuner_from_job(t, coll, bytes) ? "job" : "nccl-tests";
+            rule = rail_tuner_calib_rule(t, coll, bytes, (int)o->pipe_ops, &spread);
+        }
         if (o->csv) {
             for (int i = 0; i < nc; i++) {
                 int a = cands[i] / NCCL_NUM_PROTOCOLS, p = cands[i] % NCCL_NUM_PROTOCOLS;
-                printf("%s,%zu,%s,%s,%.3f,%d,%d,%s,%s\n", rail_coll_name(coll), bytes,
+                printf("%s,%zu,%s,%s,%.3f,%d,%d,%s,%s,%s\n", rail_coll_name(coll), bytes,
                        rail_algo_name(a), rail_proto_name(p), (double)times[cands[i]],
                        cands[i] == choice, cands[i] == choice ? nch : 0,
                        cands[i] == choice ? rail_decision_from_name(from) : "",
-                       cands[i] == choice ? measured : "");
+                       cands[i] == choice ? measured : "",
+                       cands[i] == choice ? rail_calib_rule_code(rule) : "");
             }
             continue;
         }
+        /* At a measured point: which rule decided (docs/calibration.md §4). */
+        if (rule != RAIL_CALIB_RULE_NONE && rule != RAIL_CALIB_RULE_ALL_MEASURED &&
+            nk < sizeof(notes))
+            nk += (size_t)snprintf(notes + nk, sizeof(notes) - nk,
+                                   "  %s: %s (ratios max/min %.1fx; agreeing means <= %.1fx)\n", sz,
+                                   rail_calib_rule_name(rule), (double)spread,
+                                   (double)RAIL_CALIB_AGREE);
         char fromtxt[32];
         snprintf(fromtxt, sizeof(fromtxt), "%s%s", rail_decision_from_name(from),
                  strcmp(measured, "job") == 0 ? " (job)" : "");
@@ -277,6 +294,8 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
         }
         printf("\n");
     }
+    if (notes[0])
+        printf("calibrated at measured sizes:\n%s", notes);
 }
 
 /* The map: one tuner per node count with the communicator's GPUs per node. */
@@ -393,6 +412,8 @@ int cli_explain(int argc, char **argv)
             o.nranks, o.nnodes, t->shape.min_rpn, t->shape.max_rpn, o.pipe_ops);
         printf("model: %s%s\n",
                t->model_active ? "" : "INACTIVE (NCCL's choices stand): ", t->model.why);
+        if (t->model.table)
+            printf("model table: %s\n", rail_model_table_name(t->model.table));
         if (t->calib) {
             int job = 0;
             for (int i = 0; i < t->calib->n; i++)
@@ -405,8 +426,8 @@ int cli_explain(int argc, char **argv)
                                     : "");
         }
     } else {
-        printf(
-            "collective,bytes,algorithm,protocol,predicted_us,chosen,nchannels,from,measured_by\n");
+        printf("collective,bytes,algorithm,protocol,predicted_us,chosen,nchannels,from,measured_by,"
+               "rule\n");
     }
     for (int c = 0; c < RAIL_NUM_COLLS; c++)
         if (o.coll < 0 || o.coll == c)

@@ -16,6 +16,8 @@ static void usage(FILE *f)
            "  explain   print the tuner's decision table for a topology and communicator shape\n"
            "  calibrate turn nccl-tests logs of forced algorithm/protocol runs into a calibration\n"
            "            file for NCCL_RAIL_CALIBRATION_FILE\n"
+           "  fit       fit the tuner's trained table on forced-pair measurements (logs,\n"
+           "            calibration files) for NCCL_RAIL_MODEL_TABLE\n"
            "  sweep     print the nccl-tests runs that calibrate needs for a shape\n"
            "  params    print the configuration reference (--markdown)\n"
            "  doctor    check this node (or a sysfs snapshot) for what the plugins need\n"
@@ -31,6 +33,8 @@ static int run_command(int argc, char **argv)
         return cli_explain(argc - 1, argv + 1);
     if (strcmp(argv[1], "calibrate") == 0)
         return cli_calibrate(argc - 1, argv + 1);
+    if (strcmp(argv[1], "fit") == 0)
+        return cli_fit(argc - 1, argv + 1);
     if (strcmp(argv[1], "sweep") == 0)
         return cli_sweep(argc - 1, argv + 1);
     if (strcmp(argv[1], "params") == 0)

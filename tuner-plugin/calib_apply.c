@@ -179,14 +179,59 @@ static double residual(const struct rail_calib_row *r, int n, const struct rail_
     return rl + (x - x0) / (x1 - x0) * (rh - rl);
 }
 
-int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
-                           float out[RAIL_DT_CANDIDATES], float *distance)
+/* At a measured point (every pair calibrated here measured at this node count and size): a pair
+ * not measured there (its time the model's, scaled) may displace the measured fastest only when
+ * the measured pairs' calibrated/model ratios agree (max / min <= RAIL_CALIB_AGREE) and it is
+ * predicted faster by that spread times the table's margin; otherwise it is ranked no better than
+ * just behind the measured fastest (docs/calibration.md §4). */
+static int measured_point_rule(const struct rail_calib_apply *a, float out[RAIL_DT_CANDIDATES],
+                               const bool measured[RAIL_DT_CANDIDATES], const double *ratio,
+                               float *spread_out)
 {
-    const struct rail_calib_apply *a = ctx;
-    double logsum = 0.0;
+    double rmin = 0.0, rmax = 0.0;
+    float best = -1.0f;
+    int nmeas = 0, nother = 0, rule = RAIL_CALIB_RULE_ALL_MEASURED;
+
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
+        if (out[c] < 0.0f)
+            continue;
+        if (!measured[c]) {
+            nother++;
+            continue;
+        }
+        rmin = nmeas == 0 || ratio[c] < rmin ? ratio[c] : rmin;
+        rmax = nmeas == 0 || ratio[c] > rmax ? ratio[c] : rmax;
+        best = best < 0.0f || out[c] < best ? out[c] : best;
+        nmeas++;
+    }
+    float spread = (float)exp(rmax - rmin);
+    if (spread_out)
+        *spread_out = spread;
+    if (nmeas == 0 || nother == 0)
+        return rule;
+    float need = spread * (1.0f + a->model->table->margin0);
+    bool agree = spread <= RAIL_CALIB_AGREE;
+    rule = agree ? RAIL_CALIB_RULE_HELD_MARGIN : RAIL_CALIB_RULE_HELD_SPREAD;
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
+        if (out[c] < 0.0f || measured[c])
+            continue;
+        if (agree && out[c] * need < best) {
+            rule = RAIL_CALIB_RULE_UNMEASURED;
+            continue;
+        }
+        float floor = best * (1.0f + a->model->table->margin0);
+        out[c] = out[c] > floor ? out[c] : floor;
+    }
+    return rule;
+}
+
+static int calib_times(const struct rail_calib_apply *a, int coll, size_t nbytes, int num_pipe_ops,
+                       float out[RAIL_DT_CANDIDATES], float *distance, int *rule, float *spread)
+{
+    double logsum = 0.0, ratio[RAIL_DT_CANDIDATES];
     int nscale = 0, kind = RAIL_DT_TIMES_MODEL;
     float dist = -1.0f;
-    bool cal[RAIL_DT_CANDIDATES], all_exact = true;
+    bool cal[RAIL_DT_CANDIDATES], all_exact = true, measured[RAIL_DT_CANDIDATES];
     int here = 0; /* series measured at this node count */
 
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
@@ -194,6 +239,7 @@ int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pip
         out[c] = rail_model_time(a->model, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS,
                                  nbytes, num_pipe_ops);
         cal[c] = s->na > 0 && out[c] > 0.0f;
+        measured[c] = false;
         if (!cal[c])
             continue;
         bool exact = false, unused;
@@ -203,7 +249,9 @@ int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pip
         if (s->distance == 0.0f && !s->nb) {
             here++;
             all_exact &= exact;
+            measured[c] = exact;
         }
+        ratio[c] = r;
         out[c] = (float)(out[c] * exp(r));
         logsum += r;
         nscale++;
@@ -212,12 +260,62 @@ int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pip
                          : (kind == RAIL_DT_TIMES_MODEL ? RAIL_DT_TIMES_CAL_NEAR : kind);
     }
     *distance = dist > 0.0f ? dist : 0.0f;
+    *rule = RAIL_CALIB_RULE_NONE;
     if (nscale == 0)
         return RAIL_DT_TIMES_MODEL;
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
         if (!cal[c] && out[c] >= 0.0f)
             out[c] = (float)(out[c] * exp(logsum / nscale));
-    return here && all_exact ? RAIL_DT_TIMES_CAL_MEASURED : kind;
+    if (!(here && all_exact))
+        return kind;
+    *rule = measured_point_rule(a, out, measured, ratio, spread);
+    return RAIL_DT_TIMES_CAL_MEASURED;
+}
+
+int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
+                           float out[RAIL_DT_CANDIDATES], float *distance)
+{
+    int rule;
+    return calib_times(ctx, coll, nbytes, num_pipe_ops, out, distance, &rule, NULL);
+}
+
+int rail_calib_apply_rule(const struct rail_calib_apply *a, int coll, size_t nbytes,
+                          int num_pipe_ops, float *spread)
+{
+    float out[RAIL_DT_CANDIDATES], dist;
+    int rule = RAIL_CALIB_RULE_NONE;
+    if (spread)
+        *spread = 1.0f;
+    if (coll < 0 || coll >= RAIL_NUM_COLLS)
+        return RAIL_CALIB_RULE_NONE;
+    (void)calib_times(a, coll, nbytes, num_pipe_ops, out, &dist, &rule, spread);
+    return rule;
+}
+
+const char *rail_calib_rule_code(int rule)
+{
+    static const char *const codes[] = {"", "all-measured", "held-spread", "held-margin",
+                                        "unmeasured"};
+    return rule > 0 && rule <= RAIL_CALIB_RULE_UNMEASURED ? codes[rule] : "";
+}
+
+const char *rail_calib_rule_name(int rule)
+{
+    switch (rule) {
+    case RAIL_CALIB_RULE_ALL_MEASURED:
+        return "measured fastest: every pair measured here";
+    case RAIL_CALIB_RULE_HELD_SPREAD:
+        return "measured fastest: unmeasured pairs held back, the measured pairs' "
+               "calibrated/model ratios disagree";
+    case RAIL_CALIB_RULE_HELD_MARGIN:
+        return "measured fastest: no unmeasured pair predicted faster by the ratios' spread "
+               "and the margin";
+    case RAIL_CALIB_RULE_UNMEASURED:
+        return "an unmeasured pair may displace the measured fastest: the ratios agree and its "
+               "predicted gain clears their spread and the margin";
+    default:
+        return "";
+    }
 }
 
 static bool rows_from_job(const struct rail_calib_row *r, int n, int cand, size_t nbytes,

@@ -12,8 +12,10 @@
  * changes with the node count (steps, network share), the residual what the cluster measured, so
  * a node count between or next to calibrated ones loses little, and at a calibrated node count
  * and size the time is the measured one. Pairs without calibration keep the model's time scaled
- * by the geometric mean of calibrated/model over the calibrated pairs at the same point.
- * Pipelined calls (numPipeOps > 1) follow the model's own pipelined/single ratio. Deterministic. */
+ * by the geometric mean of calibrated/model over the calibrated pairs at the same point; at a
+ * measured point such a pair may displace the measured fastest only under rail_calib_apply_rule's
+ * conditions (RAIL_CALIB_AGREE). Pipelined calls (numPipeOps > 1) follow the model's own
+ * pipelined/single ratio. Deterministic. */
 #ifndef NCCL_RAIL_CALIB_APPLY_H
 #define NCCL_RAIL_CALIB_APPLY_H
 
@@ -54,6 +56,26 @@ void rail_calib_apply_fini(struct rail_calib_apply *a);
 /* rail_dt_times_fn over a struct rail_calib_apply. */
 int rail_calib_apply_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
                            float out[RAIL_DT_CANDIDATES], float *distance);
+
+/* At a measured point (a calibrated node count and a measured size) a pair measured nowhere
+ * there may displace the measured fastest only when the calibrated/model ratios of the measured
+ * pairs agree: max / min at most this factor (a job measures mostly the pairs NCCL chose, whose
+ * ratios can differ 8x: the geometric mean of such ratios predicts nothing). */
+#define RAIL_CALIB_AGREE 1.5f
+
+/* Which rule decided at a point (explain). */
+enum rail_calib_rule {
+    RAIL_CALIB_RULE_NONE = 0,     /* not a measured point: distance margins (decision.c) */
+    RAIL_CALIB_RULE_ALL_MEASURED, /* every pair the model ranks was measured there */
+    RAIL_CALIB_RULE_HELD_SPREAD,  /* unmeasured pairs held back: ratios spread > AGREE */
+    RAIL_CALIB_RULE_HELD_MARGIN,  /* ratios agree, no unmeasured pair's gain clears the margin */
+    RAIL_CALIB_RULE_UNMEASURED,   /* an unmeasured pair's gain clears spread x (1 + margin0) */
+};
+/* The rule at (coll, nbytes), and the spread (max / min) of the measured pairs' ratios there. */
+int rail_calib_apply_rule(const struct rail_calib_apply *a, int coll, size_t nbytes,
+                          int num_pipe_ops, float *spread);
+const char *rail_calib_rule_name(int rule); /* one phrase; "" for RAIL_CALIB_RULE_NONE */
+const char *rail_calib_rule_code(int rule); /* "all-measured", "held-spread", ...; "" for NONE */
 
 /* Whether the calibrated times ranked for (coll, nbytes) rest on a job measurement (a row of
  * origin job, "# source: job"): a measured size around nbytes, at a node count used, of any

@@ -13,6 +13,7 @@
 #include "explore.h"
 #include "live_set.h"
 #include "log.h"
+#include "model_table_file.h"
 #include "params.h"
 
 #define DEFAULT_RULES_FILE "nccl_tuner.conf"
@@ -115,6 +116,20 @@ bool rail_tuner_from_job(const struct rail_tuner *t, int coll, size_t nbytes)
     bool job = rail_calib_apply_from_job(&a, coll, nbytes);
     rail_calib_apply_fini(&a);
     return job;
+}
+
+int rail_tuner_calib_rule(const struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops,
+                          float *spread)
+{
+    if (spread)
+        *spread = 1.0f;
+    if (!t || !t->calib)
+        return RAIL_CALIB_RULE_NONE;
+    struct rail_calib_apply a;
+    calib_apply_for(t, &a);
+    int rule = rail_calib_apply_rule(&a, coll, nbytes, num_pipe_ops, spread);
+    rail_calib_apply_fini(&a);
+    return rule;
 }
 
 /* NCCL_RAIL_EXPLORE: the runner-up of each cell, from the times the table was ranked on. */
@@ -261,7 +276,7 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
     }
     t->topo = topo;
     rail_model_build_with(&t->model, topo, &t->shape, opts ? opts->constants : NULL,
-                          opts ? opts->table : NULL);
+                          opts && opts->table ? opts->table : rail_model_table_active(NULL));
     if (!t->model.confident) {
         RAIL_INFO(NCCL_TUNING | NCCL_INIT, "model not confident (%s): leaving NCCL's choices alone",
                   t->model.why);
@@ -276,9 +291,10 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
                   changed);
     }
     RAIL_INFO(NCCL_TUNING | NCCL_INIT,
-              "tuner ready for comm 0x%llx: %d ranks, %d nodes, %d-%d ranks/node, topology %s; %s",
+              "tuner ready for comm 0x%llx: %d ranks, %d nodes, %d-%d ranks/node, topology %s; "
+              "model table %s; %s",
               (unsigned long long)comm_id, t->shape.nranks, t->shape.nnodes, t->shape.min_rpn,
-              t->shape.max_rpn, topo->origin, t->model.why);
+              t->shape.max_rpn, topo->origin, rail_model_table_name(t->model.table), t->model.why);
     *out = t;
     return 0;
 }

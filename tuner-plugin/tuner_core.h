@@ -91,6 +91,12 @@ int rail_tuner_explain(struct rail_tuner *t, int coll, size_t nbytes, int num_pi
  * profiler's, NCCL Inspector's; "# source: job") are among the times it was ranked on. */
 bool rail_tuner_from_job(const struct rail_tuner *t, int coll, size_t nbytes);
 
+/* For a calibrated decision at a measured point: which rule decided (enum rail_calib_rule,
+ * calib_apply.h; rail_calib_rule_name) and the spread of the measured pairs' calibrated/model
+ * ratios there. RAIL_CALIB_RULE_NONE elsewhere. */
+int rail_tuner_calib_rule(const struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops,
+                          float *spread);
+
 /* The predicted times (µs, < 0 impossible) the decision table ranked for one size: the model's,
  * or the calibrated ones when a calibration applies (calib_apply.h). */
 void rail_tuner_times(const struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops,

@@ -11,10 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "calib_apply.h"
 #include "calib_cache.h"
 #include "check.h"
 #include "log.h"
 #include "tuner_core.h"
+#include "version.h"
 
 #define AG      ncclFuncAllGather
 #define C(a, p) ((a)*NCCL_NUM_PROTOCOLS + (p))
@@ -288,6 +290,141 @@ static void test_shared_calibration(void)
     CHECK_EQ_INT(rail_calib_cache_entries(), 0);
 }
 
+/* Issue 30 item 3: NCCL Inspector's measurements of a 2 x 8 job, four AllReduce pairs at 64 KiB.
+ * Their calibrated/model ratios differ 8x, so the geometric mean scaling a pair nobody measured
+ * (Tree/LL128, 13.5 us by the old rule) predicts nothing: the measured fastest (Ring/LL128,
+ * 27 us) stands, and the rule that decided is reported. */
+static const char k_job[] = "nccl-rail-calibration 1\n# source: job\n"
+                            "AllReduce,Ring,LL,16,2,65536,45\n"
+                            "AllReduce,Ring,LL128,16,2,65536,27\n"
+                            "AllReduce,Ring,Simple,16,2,65536,36\n"
+                            "AllReduce,Tree,LL,16,2,65536,40.5\n";
+
+static struct rail_tuner *make_shape(int nranks, int nnodes, const char *calib)
+{
+    struct rail_tuner_opts o = {
+        .topo = &g_topo, .rules_path = NULL, .lenient = 0, .calib_path = calib ? calib : ""};
+    struct rail_tuner *t = NULL;
+    CHECK_EQ_INT(rail_tuner_create(&t, 1, (size_t)nranks, (size_t)nnodes, NULL, &o), 0);
+    CHECK(t && t->model_active);
+    return t;
+}
+
+/* A 2 x 8 tuner calibrated with the four pairs meas[] measured at 64 KiB at the model's own
+ * times x 1.3; *best_other: the fastest pair not measured, by the model. */
+static struct rail_tuner *agreeing(const int meas[4], int *best_other)
+{
+    struct rail_tuner *m = make_shape(16, 2, NULL);
+    float mt[RAIL_DT_CANDIDATES];
+    char text[512];
+    size_t k;
+    rail_tuner_times(m, ncclFuncAllReduce, 65536, 1, mt);
+    rail_tuner_destroy(m);
+    k = (size_t)snprintf(text, sizeof(text), "nccl-rail-calibration 1\n# source: job\n");
+    for (int i = 0; i < 4; i++)
+        k += (size_t)snprintf(text + k, sizeof(text) - k, "AllReduce,%s,%s,16,2,65536,%.4f\n",
+                              rail_algo_name(meas[i] / NCCL_NUM_PROTOCOLS),
+                              rail_proto_name(meas[i] % NCCL_NUM_PROTOCOLS),
+                              (double)mt[meas[i]] * 1.3);
+    *best_other = -1;
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
+        bool is_meas = false;
+        for (int i = 0; i < 4; i++)
+            is_meas |= meas[i] == c;
+        if (!is_meas && mt[c] > 0.0f && (*best_other < 0 || mt[c] < mt[*best_other]))
+            *best_other = c;
+    }
+    return make_shape(16, 2, put("agree.cal", text));
+}
+
+static void test_job_keeps_promise(void)
+{
+    const int AR = ncclFuncAllReduce, ring_ll128 = C(NCCL_ALGO_RING, NCCL_PROTO_LL128);
+    struct rail_tuner *t = make_shape(16, 2, put("job.cal", k_job));
+    enum rail_decision_from from;
+    float spread = 0.0f, times[RAIL_DT_CANDIDATES];
+    int nch;
+
+    CHECK_EQ_INT(choice(t, AR, 65536), ring_ll128);
+    CHECK_EQ_INT(rail_tuner_explain(t, AR, 65536, 1, &nch, &from), ring_ll128);
+    CHECK_EQ_INT(from, RAIL_FROM_CALIBRATION);
+    CHECK(rail_tuner_from_job(t, AR, 65536));
+    CHECK_EQ_INT(rail_tuner_calib_rule(t, AR, 65536, 1, &spread), RAIL_CALIB_RULE_HELD_SPREAD);
+    CHECK_MSG(spread > 8.0f && spread < 9.0f, "spread %g", (double)spread);
+    /* The unmeasured pairs rank behind the measured fastest, by at least the table's margin. */
+    rail_tuner_times(t, AR, 65536, 1, times);
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
+        if (c != ring_ll128 && times[c] >= 0.0f)
+            CHECK_MSG(times[c] > 27.0f * 1.02f, "candidate %d at %g us", c, (double)times[c]);
+    /* NCCL offers only the unmeasured pairs and the slowest measured one: the tuner still
+     * forces only what NCCL offered. */
+    {
+        int offer[NCCL_NUM_ALGORITHMS * NCCL_NUM_PROTOCOLS] = {0}, changed;
+        offer[C(NCCL_ALGO_TREE, NCCL_PROTO_LL128)] = 1;
+        offer[C(NCCL_ALGO_RING, NCCL_PROTO_LL)] = 1;
+        int ch = choice_of(t, AR, 65536, offer, &changed);
+        CHECK(ch < 0 || offer[ch]);
+        CHECK_EQ_INT(changed, 0);
+    }
+    rail_tuner_destroy(t);
+
+    /* Ratios that agree (each pair measured at the model's own time x 1.3): a pair nobody
+     * measured that the model predicts faster than every measured one by more than the margin
+     * may displace the measured fastest (Tree/LL and Tree/LL128 against Ring/LL, LL128, Simple
+     * and Tree/Simple); one predicted only 0.2% faster may not (Tree/LL128 against Tree/LL). */
+    static const int slow[] = {
+        C(NCCL_ALGO_RING, NCCL_PROTO_LL), C(NCCL_ALGO_RING, NCCL_PROTO_LL128),
+        C(NCCL_ALGO_RING, NCCL_PROTO_SIMPLE), C(NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE)};
+    static const int with_tree_ll[] = {
+        C(NCCL_ALGO_RING, NCCL_PROTO_LL), C(NCCL_ALGO_RING, NCCL_PROTO_LL128),
+        C(NCCL_ALGO_RING, NCCL_PROTO_SIMPLE), C(NCCL_ALGO_TREE, NCCL_PROTO_LL)};
+    int best_other = -1;
+    t = agreeing(slow, &best_other);
+    CHECK_EQ_INT(rail_tuner_calib_rule(t, AR, 65536, 1, &spread), RAIL_CALIB_RULE_UNMEASURED);
+    CHECK_MSG(spread < 1.01f, "spread %g", (double)spread);
+    CHECK(best_other == C(NCCL_ALGO_TREE, NCCL_PROTO_LL) ||
+          best_other == C(NCCL_ALGO_TREE, NCCL_PROTO_LL128));
+    CHECK_EQ_INT(choice(t, AR, 65536), best_other);
+    rail_tuner_destroy(t);
+    t = agreeing(with_tree_ll, &best_other);
+    CHECK_EQ_INT(rail_tuner_calib_rule(t, AR, 65536, 1, &spread), RAIL_CALIB_RULE_HELD_MARGIN);
+    /* The measured fastest is NCCL's own pick here: the tuner leaves it (or forces it). */
+    int ch = choice(t, AR, 65536);
+    CHECK_MSG(ch < 0 || ch == C(NCCL_ALGO_TREE, NCCL_PROTO_LL), "choice %d", ch);
+    rail_tuner_destroy(t);
+}
+
+static char g_banner[512];
+static void capture_banner(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+                           const char *fmt, ...)
+{
+    va_list ap;
+    (void)flags;
+    (void)file;
+    (void)line;
+    va_start(ap, fmt);
+    if (level == NCCL_LOG_INFO && !g_banner[0])
+        vsnprintf(g_banner, sizeof(g_banner), fmt, ap);
+    va_end(ap);
+}
+
+/* Issue 30 item 4: the tuner's first INFO line names the table in use (NCCL_RAIL_MODEL_TABLE). */
+static void test_banner_names_table(void)
+{
+    g_banner[0] = '\0';
+    rail_version_banner(capture_banner, RAIL_PLUGIN_TUNER, 6);
+    CHECK_MSG(strstr(g_banner, "tuner plugin, ABI v6, model table embedded") != NULL, "'%s'",
+              g_banner);
+    setenv("NCCL_RAIL_MODEL_TABLE", "none", 1);
+    g_banner[0] = '\0';
+    rail_version_banner(capture_banner, RAIL_PLUGIN_TUNER, 6);
+    CHECK_MSG(strstr(g_banner, "model table none") != NULL, "'%s'", g_banner);
+    unsetenv("NCCL_RAIL_MODEL_TABLE");
+    g_banner[0] = '\0';
+    rail_version_banner(capture_banner, RAIL_PLUGIN_NET, 6);
+    CHECK_MSG(strstr(g_banner, "model table") == NULL, "'%s'", g_banner);
+}
+
 int main(void)
 {
     char err[256], cmd[400];
@@ -298,6 +435,8 @@ int main(void)
     test_rules_win();
     test_bad_files();
     test_shared_calibration();
+    test_job_keeps_promise();
+    test_banner_names_table();
     rail_log_set_logger(NULL);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
     CHECK_EQ_INT(system(cmd), 0);

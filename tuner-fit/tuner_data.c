@@ -110,24 +110,48 @@ int td_shape_end(const struct td *d, int i)
     return j;
 }
 
-int td_load(const char *dir, struct td *d)
+int td_add_system(struct td *d, const char *name, const struct rail_topo *topo,
+                  const struct td_row *rows, int n, char *err, size_t errlen)
 {
-    char path[1024], err[256];
-    memset(d, 0, sizeof(*d));
-    snprintf(path, sizeof(path), "%s/measurements.csv", dir);
-    if (load_csv(path, d) < 0)
+    if (td_find(d, name) >= 0) {
+        snprintf(err, errlen, "a second system named '%s'", name);
         return -1;
-    /* Systems in name order, so indexes (and fold order) do not depend on the file's order. */
+    }
+    if (d->nsys == TD_MAX_SYSTEMS || n > TD_MAX_ROWS - d->nrows) {
+        snprintf(err, errlen, "more than %d topologies or %d measured points in all",
+                 TD_MAX_SYSTEMS, TD_MAX_ROWS);
+        return -1;
+    }
+    int s = d->nsys++;
+    snprintf(d->names[s], TD_NAME_LEN, "%s", name);
+    d->topo[s] = *topo;
+    for (int i = 0; i < n; i++) {
+        d->rows[d->nrows] = rows[i];
+        d->rows[d->nrows++].sys = s;
+    }
+    return 0;
+}
+
+/* Systems in name order, so indexes (and the fit's and folds' order) do not depend on the order
+ * they were read in; then the rows sorted and each system's range. */
+static void index_systems(struct td *d)
+{
     char sorted[TD_MAX_SYSTEMS][TD_NAME_LEN];
-    int map[TD_MAX_SYSTEMS];
+    int map[TD_MAX_SYSTEMS], order[TD_MAX_SYSTEMS];
+    static struct rail_topo topo[TD_MAX_SYSTEMS];
     memcpy(sorted, d->names, sizeof(sorted));
     qsort(sorted, (size_t)d->nsys, TD_NAME_LEN, (int (*)(const void *, const void *))strcmp);
     for (int s = 0; s < d->nsys; s++)
         for (int k = 0; k < d->nsys; k++)
-            if (strcmp(d->names[s], sorted[k]) == 0)
+            if (strcmp(d->names[s], sorted[k]) == 0) {
                 map[s] = k;
+                order[k] = s;
+            }
     for (int i = 0; i < d->nrows; i++)
         d->rows[i].sys = map[d->rows[i].sys];
+    for (int k = 0; k < d->nsys; k++)
+        topo[k] = d->topo[order[k]];
+    memcpy(d->topo, topo, sizeof(topo[0]) * (size_t)d->nsys);
     memcpy(d->names, sorted, sizeof(sorted));
     qsort(d->rows, (size_t)d->nrows, sizeof(d->rows[0]), cmp_row);
     for (int s = 0; s < d->nsys; s++) {
@@ -139,6 +163,21 @@ int td_load(const char *dir, struct td *d)
         d->lo[s] = i < d->lo[s] ? i : d->lo[s];
         d->hi[s] = i + 1;
     }
+}
+
+void td_finish(struct td *d)
+{
+    index_systems(d);
+}
+
+int td_load(const char *dir, struct td *d)
+{
+    char path[1024], err[256];
+    memset(d, 0, sizeof(*d));
+    snprintf(path, sizeof(path), "%s/measurements.csv", dir);
+    if (load_csv(path, d) < 0)
+        return -1;
+    index_systems(d);
     for (int s = 0; s < d->nsys; s++) {
         snprintf(path, sizeof(path), "%s/topo/%s.xml", dir, d->names[s]);
         if (rail_topo_load_nccl_xml(path, &d->topo[s], err, sizeof(err)) < 0) {

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "cost_model.h"
+#include "safe_file.h"
 
 #define NP            RAIL_STEP_NPARAMS
 #define MAX_ITER      400
@@ -286,13 +287,25 @@ static int add_records(const struct td *d, uint64_t mask, struct rail_model_tabl
  * record per set. The topology column names the node (test/unit/test_regret.c builds them). */
 static int add_published(const char *path, struct rail_model_table *t)
 {
-    char line[1024];
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "tuner_fit: %s: cannot open\n", path);
+    char line[1024], err[512], *buf = NULL;
+    size_t len = 0, pos = 0;
+    /* Read as every input is (safe_file.h: bounded, non-blocking, regular files only). */
+    if (rail_file_read_all(path, RAIL_FIT_MAX_PUBLISHED, 0, &buf, &len, err, sizeof(err)) < 0) {
+        fprintf(stderr, "fit: %s\n", err);
         return -1;
     }
-    for (int lineno = 1; fgets(line, sizeof(line), f); lineno++) {
+    for (int lineno = 1; pos < len; lineno++) {
+        size_t end = pos;
+        while (end < len && buf[end] != '\n')
+            end++;
+        if (end - pos >= sizeof(line)) {
+            fprintf(stderr, "fit: %s:%d: line too long\n", path, lineno);
+            free(buf);
+            return -1;
+        }
+        memcpy(line, buf + pos, end - pos);
+        line[end - pos] = '\0';
+        pos = end + 1;
         char *fl[16], *save = NULL, *p = line;
         int n = 0;
         for (char *tok; n < 16 && (tok = strtok_r(p, ",\n", &save)); p = NULL)
@@ -313,8 +326,8 @@ static int add_published(const char *path, struct rail_model_table *t)
             fam = RAIL_FAM_IB;
             gen = NCCL_HOPPER_COMPCAP_IDX;
         } else {
-            fprintf(stderr, "tuner_fit: %s:%d: unknown topology '%s'\n", path, lineno, fl[2]);
-            fclose(f);
+            fprintf(stderr, "fit: %s:%d: unknown topology '%s'\n", path, lineno, fl[2]);
+            free(buf);
             return -1;
         }
         uint64_t bytes = strtoull(fl[7], NULL, 10);
@@ -339,7 +352,7 @@ static int add_published(const char *path, struct rail_model_table *t)
             rail_model_table_add_cover(t, &c))
             continue;
     }
-    fclose(f);
+    free(buf);
     return 0;
 }
 

@@ -32,6 +32,14 @@ struct td {
 
 /* Loads dir/measurements.csv and dir/topo/<system>.xml. 0, or -1 with a message on stderr. */
 int td_load(const char *dir, struct td *d);
+/* A system of its own from measured rows (coll, algo, proto, nranks, nnodes, bytes, time_us) and
+ * its topology, for `nccl-rail fit`: 0, or -1 with the reason in err (too many systems or rows).
+ * Call td_finish once every system is added. */
+int td_add_system(struct td *d, const char *name, const struct rail_topo *topo,
+                  const struct td_row *rows, int n, char *err, size_t errlen);
+/* Sorts the rows and indexes each system's (as td_load does). */
+void td_finish(struct td *d);
+
 /* Rows a and b are the same measured point (system, collective, shape, size). */
 bool td_same_point(const struct td_row *a, const struct td_row *b);
 /* The end of the point starting at row i. */

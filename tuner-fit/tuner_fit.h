@@ -15,6 +15,8 @@
 #include "model_table.h"
 #include "tuner_data.h"
 
+#define RAIL_FIT_MAX_PUBLISHED (16u << 20) /* bytes of a published-sets CSV */
+
 struct fit_opts {
     double lambda;         /* weight of a point's mean log error */
     double prior_w;        /* weight of log(coefficient / prior) */
