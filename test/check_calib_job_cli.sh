@@ -160,5 +160,65 @@ rc=$?
 expect '[ $rc -eq 0 ] && grep -q "all measurements: 400 sizes of 1 series merged into" "$tmp/out"' \
   "400 nccl-tests sizes: rc $rc, $(cat "$tmp/out" "$tmp/err")"
 
+# --- issue 29 item 8: calibrate's inputs ---
+# -o naming an input (directly, or inside a directory read): refused, the input untouched.
+p0="$tmp/nccl-rail-00000000cafe0001-r0.prof"
+cp "$p0" "$tmp/p0.keep"
+"$cli" calibrate -o "$p0" "$p0" "$tmp/nccl-rail-00000000cafe0001-r1.prof" >/dev/null 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 1 ] && grep -qF "$p0: is the output file (-o)" "$tmp/err" && cmp -s "$p0" "$tmp/p0.keep"' \
+  "-o an input: rc $rc, $(cat "$tmp/err")"
+cp "$tmp/p0.keep" "$p0" # the old code overwrote it: keep the next cases meaningful
+pin="$tmp/prom/nccl_inspector_metrics_GPU-00.prom"
+cp "$pin" "$tmp/pin.keep"
+"$cli" calibrate -o "$pin" "$tmp/prom" >/dev/null 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 1 ] && grep -qF "is the output file (-o)" "$tmp/err" && cmp -s "$pin" "$tmp/pin.keep"' \
+  "-o a file in an input directory: rc $rc, $(cat "$tmp/err")"
+cp "$tmp/pin.keep" "$pin"
+# A link to a directory is followed (named, or inside a directory); a link loop is read once.
+ln -s "$tmp/prom" "$tmp/promlink"
+"$cli" calibrate -o "$tmp/link.cal" "$tmp/promlink" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 0 ] && grep -q "16 Inspector Prometheus" "$tmp/out"' "link to a directory: rc $rc, $(cat "$tmp/err")"
+mkdir -p "$tmp/loop/sub"
+cp "$tmp/prom/"*.prom "$tmp/loop/sub/"
+ln -s .. "$tmp/loop/sub/up"
+"$cli" calibrate -o "$tmp/loop.cal" "$tmp/loop" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 0 ] && grep -q "16 Inspector Prometheus" "$tmp/out" && grep -q "note: .*sub/up: a directory already read" "$tmp/err"' \
+  "link loop: rc $rc, $(cat "$tmp/out" "$tmp/err")"
+# An unrelated *.json in a directory is skipped with a note; named, it is read (and refused).
+cp -r "$tmp/prom" "$tmp/prom-json"
+echo '{"model": "llama", "tp": 8}' >"$tmp/prom-json/config.json"
+"$cli" calibrate -o "$tmp/pj.cal" "$tmp/prom-json" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 0 ] && grep -q "note: .*prom-json/config.json: not an NCCL Inspector record: skipped" "$tmp/err"' \
+  "unrelated json: rc $rc, $(cat "$tmp/err")"
+"$cli" calibrate -o "$tmp/pj.cal" "$tmp/prom-json/config.json" >/dev/null 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 1 ] && grep -q "config.json:1: not an NCCL Inspector record" "$tmp/err"' \
+  "unrelated json named: rc $rc, $(cat "$tmp/err")"
+# A UTF-8 byte order mark (editors on Windows, some exporters) is accepted.
+mkdir -p "$tmp/bom"
+for f in "$tmp/prom/"*.prom; do { printf '\357\273\277'; cat "$f"; } >"$tmp/bom/$(basename "$f")"; done
+{ printf '\357\273\277'; cat "$tmp/h0-pid0.log"; } >"$tmp/bom-h0.json"
+"$cli" calibrate -o "$tmp/bom.cal" "$tmp/bom" --algo Ring --proto Simple "$tmp/bom-h0.json" \
+  "$tmp/h1-pid1.log" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 0 ] && grep -q "16 Inspector Prometheus and 2 Inspector JSON" "$tmp/out"' \
+  "byte order mark: rc $rc, $(cat "$tmp/out" "$tmp/err")"
+# Files 4 levels down are read; deeper than 8 levels is said, not "no log found" alone.
+mkdir -p "$tmp/deep/a/b/c" "$tmp/deeper/1/2/3/4/5/6/7/8"
+cp "$tmp/sweep0.log" "$tmp/deep/a/b/c/"
+cp "$tmp/sweep0.log" "$tmp/deeper/1/2/3/4/5/6/7/8/"
+"$cli" calibrate -o "$tmp/deep.cal" "$tmp/deep" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 0 ] && grep -q "^calibrate: 1 log(s)" "$tmp/out"' "4 levels down: rc $rc, $(cat "$tmp/err")"
+"$cli" calibrate -o "$tmp/deep.cal" "$tmp/deeper" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect '[ $rc -eq 1 ] && grep -q "deeper than 8 directory levels" "$tmp/err" && grep -q "1 director(ies) deeper than 8 levels not read" "$tmp/err"' \
+  "9 levels down: rc $rc, $(cat "$tmp/err")"
+
 echo "check_calib_job_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

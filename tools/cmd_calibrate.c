@@ -38,9 +38,11 @@ static void calibrate_usage(FILE *f)
             "  --algo A           forced algorithm of the files that follow, for logs without a\n"
             "                     '# NCCL_ALGO=A' line and Inspector JSON (Ring, Tree, PAT, ...)\n"
             "  --proto P          forced protocol of the files that follow (LL, LL128, Simple)\n"
-            "Directories are read %d levels deep; only their *.log, *.txt, *.out, *.prof, *.prom\n"
-            "and *.json files are read. Any malformed file stops the command with FILE:LINE:\n"
-            "reason and writes nothing.\n",
+            "Directories are read %d levels deep (links to directories followed, each read\n"
+            "once); only their *.log, *.txt, *.out, *.prof, *.prom and *.json files are read\n"
+            "(a *.json that is not an Inspector record is skipped with a note). Any malformed\n"
+            "file stops the command with FILE:LINE: reason and writes nothing; an input that\n"
+            "is the output file is refused.\n",
             RAIL_CALIB_MAX_POINTS, RAIL_CALIB_MAX_DEPTH);
 }
 
@@ -112,6 +114,12 @@ static int parse_name_arg(const char *opt, const char *v, int (*fn)(const char *
     return 0;
 }
 
+static void say_note(void *arg, const char *line)
+{
+    (void)arg;
+    fprintf(stderr, "calibrate: note: %s\n", line);
+}
+
 /* One line saying which series were merged into log-spaced buckets (calib_thin.h). */
 static void say_thinned(const char *what, const struct rail_calib_thinning *t)
 {
@@ -160,11 +168,11 @@ static int add_jobs(struct rail_calib_logs *c, struct rail_calibration *cal)
         printf("; left out: %ld not recorded by every rank, %ld of uneven ranks per node",
                js.incomplete, js.uneven);
     if (c->jobs.skips.other || c->jobs.skips.no_pair || c->jobs.skips.no_time ||
-        c->jobs.skips.no_size)
+        c->jobs.skips.no_size || c->jobs.skips.nonfinite)
         printf("; skipped: %ld not decided by a tuner, %ld without an algorithm/protocol, %ld "
-               "without a GPU time, %ld of 0 bytes",
+               "without a GPU time, %ld of 0 bytes, %ld not a number (NaN, +Inf, -Inf)",
                c->jobs.skips.other, c->jobs.skips.no_pair, c->jobs.skips.no_time,
-               c->jobs.skips.no_size);
+               c->jobs.skips.no_size, c->jobs.skips.nonfinite);
     printf("\n");
     say_thinned("job measurements", &js.thin);
     if (js.partial_runs)
@@ -185,6 +193,20 @@ int cli_calibrate(int argc, char **argv)
     const char *out = NULL;
     int rc = 0, paths = 0, logs, jobs, skipped;
 
+    /* The output first, wherever it is given: an input with its inode is refused. */
+    for (int i = 1; i + 1 < argc; i++)
+        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+            int orc = rail_calib_logs_set_output(&c, argv[i + 1]);
+            if (orc < 0) {
+                fprintf(stderr, "calibrate: %s: %s\n", argv[i + 1], strerror(-orc));
+                return 1;
+            }
+            break;
+        } else if (strcmp(argv[i], "--coll") == 0 || strcmp(argv[i], "--algo") == 0 ||
+                   strcmp(argv[i], "--proto") == 0) {
+            i++;
+        }
+    c.note = say_note;
     for (int i = 1; i < argc && rc == 0; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -228,9 +250,14 @@ int cli_calibrate(int argc, char **argv)
             fprintf(stderr,
                     "calibrate: the job measurement file(s) hold no usable collective (%ld not "
                     "decided by a tuner, %ld without an algorithm/protocol, %ld without a GPU "
-                    "time, %ld of 0 bytes)\n",
+                    "time, %ld of 0 bytes, %ld not a number)\n",
                     c.jobs.skips.other, c.jobs.skips.no_pair, c.jobs.skips.no_time,
-                    c.jobs.skips.no_size);
+                    c.jobs.skips.no_size, c.jobs.skips.nonfinite);
+        else if (c.skipped_deep)
+            fprintf(stderr,
+                    "calibrate: no nccl-tests log found (%d file(s) skipped; %d director(ies) "
+                    "deeper than %d levels not read: name them)\n",
+                    c.skipped, c.skipped_deep, RAIL_CALIB_MAX_DEPTH);
         else
             fprintf(stderr, "calibrate: no nccl-tests log found (%d file(s) skipped)\n", c.skipped);
         rc = 1;

@@ -72,7 +72,7 @@ static int one_object(json_object *root, const char *name, const struct rail_cal
     if ((rc = get_int(hdr, "n_ranks", 1, RAIL_CALIB_MAX_RANKS, &nranks, why, whylen)) ||
         (rc = get_int(hdr, "nnodes", 1, nranks, &nnodes, why, whylen)) ||
         (rc = get_int(hdr, "rank", 0, nranks - 1, &rank, why, whylen)) ||
-        (rc = get_int(cp, "coll_sn", 0, INT64_MAX, &sn, why, whylen)) ||
+        (rc = get_int(cp, "coll_sn", 0, (int64_t)RAIL_JOB_MAX_SEQ, &sn, why, whylen)) ||
         (rc = get_int(cp, "coll_msg_size_bytes", 0, (int64_t)RAIL_CALIB_MAX_BYTES, &msg, why,
                       whylen)) ||
         (rc = get_int(cp, "coll_exec_time_us", 0, (int64_t)RAIL_CALIB_MAX_TIME_US, &us, why,
@@ -98,7 +98,14 @@ static int one_object(json_object *root, const char *name, const struct rail_cal
     if (bytes > RAIL_CALIB_MAX_BYTES)
         return rail_fail(why, whylen, "coll_msg_size_bytes x n_ranks beyond 2^50 bytes");
     uint64_t key = rail_job_key(rail_job_key(0, "json", 4), id, strlen(id));
-    int run = rail_job_run(set, key, (int)nranks, (int)nnodes, RAIL_JOB_SRC_INSPECTOR_JSON);
+    int other = 0;
+    int run = rail_job_run(set, key, (int)nranks, (int)nnodes, RAIL_JOB_SRC_INSPECTOR_JSON, &other);
+    if (run == -EEXIST)
+        return rail_fail(why, whylen,
+                         "communicator '%s' has n_ranks %d nnodes %d here but n_ranks %d nnodes "
+                         "%d in a record read before: its records must agree",
+                         id, (int)nranks, (int)nnodes, set->runs[other].nranks,
+                         set->runs[other].nnodes);
     if (run < 0)
         return run == -E2BIG ? rail_fail(why, whylen, "more than %d runs", RAIL_JOB_MAX_RUNS)
                              : (snprintf(why, whylen, "out of memory"), run);
@@ -186,6 +193,30 @@ static int parse_one(json_tokener *tok, const char *buf, size_t len, size_t star
         return rail_fail(why, whylen, "a JSON key twice in one object (written with escapes)");
     }
     return 0;
+}
+
+bool rail_calib_inspector_is_record(const char *buf, size_t len)
+{
+    json_tokener *tok = json_tokener_new_ex(RAIL_INSPECTOR_MAX_DEPTH);
+    json_object *o = NULL;
+    size_t start = 0, end, at;
+    char why[64];
+    bool yes = false;
+
+    while (buf && start < len &&
+           (buf[start] == ' ' || buf[start] == '\t' || buf[start] == '\r' || buf[start] == '\n'))
+        start++;
+    if (tok && buf && start < len &&
+        parse_one(tok, buf, len, start, &end, &o, &at, why, sizeof(why)) == 0)
+        yes = json_object_is_type(o, json_type_object) &&
+              json_object_object_get_ex(o, "header", NULL) &&
+              (json_object_object_get_ex(o, "coll_perf", NULL) ||
+               json_object_object_get_ex(o, "p2p_perf", NULL));
+    if (o)
+        json_object_put(o);
+    if (tok)
+        json_tokener_free(tok);
+    return yes;
 }
 
 int rail_calib_inspector_parse(const char *buf, size_t len, const char *name,

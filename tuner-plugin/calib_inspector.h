@@ -33,6 +33,10 @@
 /* Does the buffer start like JSON objects (its first non-blank byte is '{')? */
 bool rail_calib_inspector_detect(const char *buf, size_t len);
 
+/* Is its first object an NCCL Inspector record (an object with "header" and "coll_perf" or
+ * "p2p_perf", within the bounds)? For directories, where other JSON files are skipped. */
+bool rail_calib_inspector_is_record(const char *buf, size_t len);
+
 /* 0, or -EINVAL / -E2BIG / -ENOMEM with the reason in err. */
 int rail_calib_inspector_parse(const char *buf, size_t len, const char *name,
                                const struct rail_calib_hint *hint, struct rail_job_set *set,

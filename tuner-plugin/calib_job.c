@@ -44,10 +44,9 @@ uint64_t rail_job_key(uint64_t h, const void *data, size_t n)
     return h;
 }
 
-static uint32_t slot_of(uint64_t key, int nranks, int nnodes, int source)
+static uint32_t slot_of(uint64_t key, int source)
 {
-    uint64_t h = key ^ ((uint64_t)(uint32_t)nranks << 32) ^ (uint64_t)(uint32_t)nnodes ^
-                 ((uint64_t)source << 61);
+    uint64_t h = key ^ ((uint64_t)source << 61);
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
@@ -63,7 +62,7 @@ static int index_grow(struct rail_job_set *s)
     memset(ix, 0xff, (size_t)cap * sizeof(*ix));
     for (int i = 0; i < s->nruns; i++) {
         const struct rail_job_run *r = &s->runs[i];
-        uint32_t h = slot_of(r->key, r->nranks, r->nnodes, r->source) & (cap - 1);
+        uint32_t h = slot_of(r->key, r->source) & (cap - 1);
         while (ix[h] != UINT32_MAX)
             h = (h + 1) & (cap - 1);
         ix[h] = (uint32_t)i;
@@ -74,16 +73,24 @@ static int index_grow(struct rail_job_set *s)
     return 0;
 }
 
-int rail_job_run(struct rail_job_set *s, uint64_t key, int nranks, int nnodes, int source)
+int rail_job_run(struct rail_job_set *s, uint64_t key, int nranks, int nnodes, int source,
+                 int *other)
 {
     uint32_t h;
     if ((uint32_t)(s->nruns + 1) * 2 > s->index_cap && index_grow(s) < 0)
         return -ENOMEM;
-    h = slot_of(key, nranks, nnodes, source) & (s->index_cap - 1);
+    h = slot_of(key, source) & (s->index_cap - 1);
     for (; s->index[h] != UINT32_MAX; h = (h + 1) & (s->index_cap - 1)) {
         const struct rail_job_run *r = &s->runs[s->index[h]];
-        if (r->key == key && r->nranks == nranks && r->nnodes == nnodes && r->source == source)
+        if (r->key != key || r->source != source)
+            continue;
+        if (r->nranks == nranks && r->nnodes == nnodes)
             return (int)s->index[h];
+        if (source != RAIL_JOB_SRC_INSPECTOR_PROM) {
+            if (other)
+                *other = (int)s->index[h];
+            return -EEXIST;
+        }
     }
     if (s->nruns >= RAIL_JOB_MAX_RUNS)
         return -E2BIG;

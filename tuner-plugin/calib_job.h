@@ -32,6 +32,9 @@
 
 #define RAIL_JOB_MAX_RECORDS (1u << 22) /* 128 MiB of records */
 #define RAIL_JOB_MAX_RUNS    65536
+/* NCCL numbers each communicator's collectives of one kind from 0: 2^48 is beyond any job (9
+ * years at a million collectives a second); a larger one is a corrupt file. */
+#define RAIL_JOB_MAX_SEQ ((1ull << 48) - 1)
 
 enum rail_job_source {
     RAIL_JOB_SRC_PROFILER = 0, /* per collective, every rank's file: complete instances only */
@@ -56,10 +59,11 @@ struct rail_job_rec {
 
 /* What the readers left out, and why (counted, never an error). */
 struct rail_job_skips {
-    long other;   /* not a collective the tuner decides (p2p, AllGatherV, ...) */
-    long no_pair; /* no algorithm/protocol ("unknown_unknown") */
-    long no_time; /* no usable time (0, or CPU-measured instead of GPU kernel timing) */
-    long no_size; /* 0 bytes */
+    long other;     /* not a collective the tuner decides (p2p, AllGatherV, ...) */
+    long no_pair;   /* no algorithm/protocol ("unknown_unknown") */
+    long no_time;   /* no usable time (0, or CPU-measured instead of GPU kernel timing) */
+    long no_size;   /* 0 bytes */
+    long nonfinite; /* a value that is not a number (Prometheus NaN, +Inf, -Inf) */
 };
 
 struct rail_job_set {
@@ -87,8 +91,12 @@ int rail_job_line(struct rail_job_lines *l, char *line, size_t cap, char *why, s
 uint64_t rail_job_key(uint64_t h, const void *data, size_t n);
 
 /* The index of the run (key, nranks, nnodes, source), added when new: >= 0, or -E2BIG beyond
- * RAIL_JOB_MAX_RUNS, -ENOMEM. A key already known with other ranks or nodes is a new run. */
-int rail_job_run(struct rail_job_set *s, uint64_t key, int nranks, int nnodes, int source);
+ * RAIL_JOB_MAX_RUNS, -ENOMEM. A key is one communicator for the profiler and Inspector's JSON
+ * (its id): the same key with other ranks or nodes is -EEXIST (its files disagree; *other, when
+ * not NULL, is the run they disagree with). For Inspector's Prometheus lines the key is a job and
+ * communicator name, which several communicators may share: another shape is another run. */
+int rail_job_run(struct rail_job_set *s, uint64_t key, int nranks, int nnodes, int source,
+                 int *other);
 /* Append one record: 0, -E2BIG beyond RAIL_JOB_MAX_RECORDS, -ENOMEM. */
 int rail_job_add(struct rail_job_set *s, const struct rail_job_rec *r);
 void rail_job_free(struct rail_job_set *s);

@@ -90,8 +90,9 @@ static int parse_row(char *line, struct rail_job_rec *r, char *why, size_t whyle
     int coll = rail_calib_coll_exact(f[1], strlen(f[1]));
     int algo = rail_calib_algo_from_name(f[2], strlen(f[2]));
     int proto = rail_calib_proto_from_name(f[3], strlen(f[3]));
-    if (rail_parse_digits(f[0], strlen(f[0]), 20, UINT64_MAX, &seq) != 0)
-        return rail_fail(why, whylen, "seq is not a sequence number");
+    if (rail_parse_digits(f[0], strlen(f[0]), 20, UINT64_MAX, &seq) != 0 || seq > RAIL_JOB_MAX_SEQ)
+        return rail_fail(why, whylen, "seq is not a sequence number in [0, %llu]",
+                         (unsigned long long)RAIL_JOB_MAX_SEQ);
     if (coll < 0 || algo < 0 || proto < 0) {
         char q[48];
         const char *bad = coll < 0 ? f[1] : (algo < 0 ? f[2] : f[3]);
@@ -145,11 +146,18 @@ int rail_calib_prof_parse(const char *buf, size_t len, const char *name, struct 
             }
             if ((rc = parse_comm(line, &comm, &rank, &nranks, &nnodes, why, sizeof(why))) < 0)
                 break;
+            int other = 0;
             run = rail_job_run(set, rail_job_key(rail_job_key(0, "prof", 4), &comm, sizeof(comm)),
-                               nranks, nnodes, RAIL_JOB_SRC_PROFILER);
+                               nranks, nnodes, RAIL_JOB_SRC_PROFILER, &other);
             if (run < 0) {
-                rc = run;
-                if (run == -E2BIG)
+                rc = run == -EEXIST ? -EINVAL : run;
+                if (run == -EEXIST)
+                    snprintf(why, sizeof(why),
+                             "communicator 0x%016llx has nranks %d nnodes %d here but nranks %d "
+                             "nnodes %d in a rank file read before: its files must agree",
+                             (unsigned long long)comm, nranks, nnodes, set->runs[other].nranks,
+                             set->runs[other].nnodes);
+                else if (run == -E2BIG)
                     snprintf(why, sizeof(why), "more than %d communicators", RAIL_JOB_MAX_RUNS);
                 else
                     snprintf(why, sizeof(why), "out of memory");

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "calib_log.h"
 #include "cost_model.h"
@@ -164,6 +165,14 @@ static int parse_pair(const char *v, int *algo, int *proto)
     return *algo < 0 || *proto < 0 ? -EINVAL : 0;
 }
 
+/* The text format's special values: NaN, +Inf, -Inf (Inf), any case. */
+static bool nonfinite(const char *v)
+{
+    if (*v == '+' || *v == '-')
+        v++;
+    return strcasecmp(v, "nan") == 0 || strcasecmp(v, "inf") == 0;
+}
+
 /* One exec-time sample to a record (0), skipped (1), or an error. */
 static int to_record(const struct sample *s, const char *name, struct rail_job_set *set, char *why,
                      size_t whylen)
@@ -193,6 +202,10 @@ static int to_record(const struct sample *s, const char *name, struct rail_job_s
         set->skips.no_time++;
         return 1;
     }
+    if (nonfinite(s->value)) {
+        set->skips.nonfinite++; /* an empty bucket's mean, a division by zero: not a time */
+        return 1;
+    }
     if (rail_calib_time_parse(s->value, &us, num, sizeof(num)) != 0)
         return rail_fail(why, whylen, "value %s", num);
     if ((coll = rail_calib_coll_exact(v[0], strlen(v[0]))) < 0) {
@@ -218,7 +231,7 @@ static int to_record(const struct sample *s, const char *name, struct rail_job_s
     key = rail_job_key(key, comm ? comm : "", comm ? strlen(comm) : 0);
     uint64_t rk = rail_job_key(0, node ? node : name, strlen(node ? node : name));
     rk = rail_job_key(rk, gpu ? gpu : "", gpu ? strlen(gpu) : 0);
-    int run = rail_job_run(set, key, (int)nranks, (int)nnodes, RAIL_JOB_SRC_INSPECTOR_PROM);
+    int run = rail_job_run(set, key, (int)nranks, (int)nnodes, RAIL_JOB_SRC_INSPECTOR_PROM, NULL);
     if (run < 0)
         return run == -E2BIG ? rail_fail(why, whylen, "more than %d runs", RAIL_JOB_MAX_RUNS)
                              : (snprintf(why, whylen, "out of memory"), run);
@@ -248,11 +261,16 @@ bool rail_calib_prom_detect(const char *buf, size_t len)
             i++;
         if (i == k || p[i] == '#')
             continue;
-        if (k - i < 6 || memcmp(p + i, "nccl_", 5) != 0)
+        /* a sample: a metric name, then '{' or a blank; an nccl_ one says it is Inspector's */
+        size_t n0 = i;
+        if (!name_start((unsigned char)p[i]))
             return false;
-        for (i += 5; i < k && name_char((unsigned char)p[i]); i++)
-            ;
-        return i < k && (p[i] == '{' || p[i] == ' ' || p[i] == '\t');
+        while (i < k && name_char((unsigned char)p[i]))
+            i++;
+        if (i == k || (p[i] != '{' && p[i] != ' ' && p[i] != '\t'))
+            return false;
+        if (i - n0 > 5 && memcmp(p + n0, "nccl_", 5) == 0)
+            return true;
     }
     return false;
 }

@@ -12,7 +12,8 @@
  * RING_SIMPLE, NVLS_TREE_SIMPLE), n_nodes and nranks are required; slurm_job_id and comm_name
  * name the run, node and gpu the rank. The value is Inspector's mean GPU time of the bucket.
  * Lines Inspector could not attribute (algo_proto "unknown_unknown", a collective the tuner does
- * not decide, a 0 time or size) are counted in set->skips, not errors. Every error is
+ * not decide, a 0 time or size) and values that are not a number (NaN, +Inf, -Inf) are counted
+ * in set->skips, not errors. Every error is
  * "name:line: reason". */
 #ifndef NCCL_RAIL_CALIB_PROM_H
 #define NCCL_RAIL_CALIB_PROM_H
@@ -25,8 +26,9 @@
 #define RAIL_PROM_METRIC     "nccl_collective_exec_time_microseconds"
 #define RAIL_PROM_MAX_LABELS 32
 
-/* Does the buffer look like a Prometheus textfile of NCCL metrics (its first non-blank,
- * non-'#' line is a sample of a metric named nccl_...)? */
+/* Does the buffer look like a Prometheus textfile of NCCL metrics: its non-blank, non-'#' lines
+ * up to the first sample of a metric named nccl_... all look like samples (a metric name, then
+ * '{' or a blank), and there is one (other exporters' metrics may come first)? */
 bool rail_calib_prom_detect(const char *buf, size_t len);
 
 /* 0, or -EINVAL / -E2BIG / -ENOMEM with the reason in err. */

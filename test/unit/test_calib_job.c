@@ -233,9 +233,6 @@ static void test_prom(void)
         {"nccl_collective_exec_time_microseconds" PROM_LABELS("n", "g", "AllReduce", "4-5MB",
                                                               "RING_LL") " -2\n",
          "g.prom:1: value"},
-        {"nccl_collective_exec_time_microseconds" PROM_LABELS("n", "g", "AllReduce", "4-5MB",
-                                                              "RING_LL") " NaN\n",
-         "g.prom:1: value"},
         {"nccl_x 1\n\nnccl_collective_exec_time_microseconds{n_nodes=\"3\",nranks=\"2\","
          "collective=\"AllReduce\",message_size=\"1-2B\",algo_proto=\"RING_LL\"} 2\n",
          "g.prom:3: n_nodes/nranks"},
@@ -334,12 +331,18 @@ static void test_runs(void)
     struct rail_job_set s = {0};
     struct rail_calibration cal;
     struct rail_job_summary js;
-    int a = rail_job_run(&s, 1, 8, 2, RAIL_JOB_SRC_PROFILER);
-    int b = rail_job_run(&s, 2, 8, 2, RAIL_JOB_SRC_PROFILER);
-    int c = rail_job_run(&s, 3, 6, 4, RAIL_JOB_SRC_PROFILER);
+    int a = rail_job_run(&s, 1, 8, 2, RAIL_JOB_SRC_PROFILER, NULL);
+    int b = rail_job_run(&s, 2, 8, 2, RAIL_JOB_SRC_PROFILER, NULL);
+    int c = rail_job_run(&s, 3, 6, 4, RAIL_JOB_SRC_PROFILER, NULL);
+    int other = -1;
     CHECK(a == 0 && b == 1 && c == 2);
-    CHECK_EQ_INT(rail_job_run(&s, 1, 8, 2, RAIL_JOB_SRC_PROFILER), a);
-    CHECK_EQ_INT(rail_job_run(&s, 1, 8, 4, RAIL_JOB_SRC_PROFILER), 3); /* other shape: new run */
+    CHECK_EQ_INT(rail_job_run(&s, 1, 8, 2, RAIL_JOB_SRC_PROFILER, NULL), a);
+    /* one communicator's files disagree: refused; Prometheus names may be shared: a new run */
+    CHECK_EQ_INT(rail_job_run(&s, 1, 8, 4, RAIL_JOB_SRC_PROFILER, &other), -EEXIST);
+    CHECK_EQ_INT(other, a);
+    CHECK_EQ_INT(rail_job_run(&s, 1, 8, 4, RAIL_JOB_SRC_INSPECTOR_PROM, NULL), 3);
+    CHECK_EQ_INT(rail_job_run(&s, 1, 8, 2, RAIL_JOB_SRC_INSPECTOR_PROM, NULL), 4);
+    CHECK_EQ_INT(rail_job_run(&s, 1, 8, 4, RAIL_JOB_SRC_INSPECTOR_PROM, NULL), 3);
     struct rail_job_rec r = {.seq = 1, .bytes = 4096, .coll = 4, .algo = 1, .proto = 2};
     r.run = (uint32_t)a, r.time_us = 50.0f;
     rail_job_add(&s, &r);
@@ -366,10 +369,10 @@ static void test_runs(void)
     rail_job_free(&s);
     /* Many runs: the index grows and finds each again. */
     for (int i = 0; i < 5000; i++)
-        CHECK_EQ_INT(rail_job_run(&s, (uint64_t)i * 7919, 8, 1, 0), i);
+        CHECK_EQ_INT(rail_job_run(&s, (uint64_t)i * 7919, 8, 1, 0, NULL), i);
     int found = 0;
     for (int i = 0; i < 5000; i++)
-        found += rail_job_run(&s, (uint64_t)i * 7919, 8, 1, 0) == i;
+        found += rail_job_run(&s, (uint64_t)i * 7919, 8, 1, 0, NULL) == i;
     CHECK_EQ_INT(found, 5000);
     rail_job_free(&s);
 }
@@ -385,7 +388,7 @@ static void test_many_sizes(void)
     struct rail_job_summary js;
     char err[512], *text = NULL;
     size_t len = 0;
-    int run = rail_job_run(&s, 42, 8, 1, RAIL_JOB_SRC_PROFILER);
+    int run = rail_job_run(&s, 42, 8, 1, RAIL_JOB_SRC_PROFILER, NULL);
     CHECK_EQ_INT(run, 0);
     for (int i = 0; i < 600; i++) {
         uint64_t bytes = 1000 + (uint64_t)i * 997;
