@@ -26,10 +26,12 @@
 #          --peer SO (in the VM only)  --sizes B,B,.. (8,65536,524288,4194304)  --iters N (50)
 #          --warmup N (10)  --rails "1 2"  --idle-sleep US (0 on shm, 200 in the VM)
 #          --top N (print the N costliest plugin functions per size; 0)  --keep DIR (keep dumps)
+#          --split 1 (also plugin instructions per message by call: isend, irecv, tests of the
+#          send, tests of the receive; four more runs per plugin and rail count; 0)
 # Figures only: nothing is asserted about them. Exit 1 when a run failed or a byte differed.
 set -uo pipefail
 build=${RAIL_BUILD_DIR:-build} plugin='' peer=${PEER_PLUGIN:-} sizes=8,65536,524288,4194304
-iters=50 warmup=10 rails_list="1 2" idle_sleep='' top=0 keep=''
+iters=50 warmup=10 rails_list="1 2" idle_sleep='' top=0 keep='' split=0
 while [ $# -gt 0 ]; do
   case $1 in
   --build) build=$2 ;;
@@ -42,8 +44,9 @@ while [ $# -gt 0 ]; do
   --idle-sleep) idle_sleep=$2 ;;
   --top) top=$2 ;;
   --keep) keep=$2 ;;
+  --split) split=$2 ;;
   *)
-    sed -n '3,27p' "$0"
+    sed -n '3,29p' "$0"
     exit 2
     ;;
   esac
@@ -113,19 +116,19 @@ top_fns() { # plugin.so dump n -> the n costliest functions of the plugin object
     awk -v so="$1" 'index($0, "[" so "]") {print "      " $0}' | head -n "$3"
 }
 
-fail=0
+fail=0 split_kind=''
 declare -A R=() # R[plugin,rails,size] = "plugin +libc provider tests idle less-idle"
 measure() { # label so rails sdev rdev [netcost args...]
   local label=$1 so=$2 rails=$3 sdev=$4 rdev=$5
   shift 5
-  local base="$out/cg.$label.$rails" log="$out/$label.$rails.log" t0=$SECONDS
+  local base="$out/cg.$label.$rails$split_kind" log="$out/$label.$rails$split_kind.log" t0=$SECONDS
   rm -f "$base"*
   valgrind --tool=callgrind --callgrind-out-file="$base" --collect-atstart=no \
     "$build/bench/netcost" "$so" --send-dev "$sdev" --recv-dev "$rdev" --sizes "$sizes" \
     --iters "$iters" --warmup "$warmup" --idle 200 --idle-sleep "$idle_sleep" "$@" \
     >"$log" 2>"$log.err"
   local st=$?
-  echo "  $label, $rails rail(s): $((SECONDS - t0)) s under valgrind"
+  echo "  $label, $rails rail(s)${split_kind:+, $split_kind only}: $((SECONDS - t0)) s under valgrind"
   if [ $st -ne 0 ] || ! grep -q '^netcost idle ' "$log"; then
     echo "net_cpu: $label, $rails rail(s): netcost failed (status $st)" >&2
     tail -5 "$log" "$log.err" >&2
@@ -144,7 +147,7 @@ measure() { # label so rails sdev rdev [netcost args...]
   itests=$(awk '/^netcost idle /{sub(/.*tests=/, ""); print $1 + 0}' "$log")
   local idle_per
   idle_per=$(awk -v a="${iv[0]}" -v n="$itests" 'BEGIN {printf "%.0f", n ? a / n : 0}')
-  R[$label,$rails,idle]=$idle_per
+  [ -z "$split_kind" ] && R[$label,$rails,idle]=$idle_per
   for f in "${dumps[@]}"; do
     [ "$f" = "$idle_file" ] && continue
     local size
@@ -157,6 +160,10 @@ measure() { # label so rails sdev rdev [netcost args...]
     if [ "${c[4]:-}" != OK ]; then
       echo "net_cpu: $label, $rails rail(s), $size B: not verified" >&2
       fail=1
+    fi
+    if [ -n "$split_kind" ]; then
+      R[$label,$rails,$size,$split_kind]=$(awk -v m="${c[0]}" -v own="${v[0]}" 'BEGIN {printf "%.0f", own / m}')
+      continue
     fi
     R[$label,$rails,$size]=$(awk -v m="${c[0]}" -v own="${v[0]}" -v prov="${v[1]}" -v libc="${v[2]}" \
       -v verbs="${v[3]}" -v t="${c[1]}" -v ti="${c[2]}" -v ip="$idle_per" -v sh="$where" 'BEGIN {
@@ -184,6 +191,14 @@ for rails in $rails_list; do
   NCCL_RAIL_RAILS=$groups measure ours "$plugin" "$rails" "$s" "$r"
   # The peer WARNs with a char where its format says %s for devices without a PCI path.
   [ -n "$peer" ] && NCCL_PLUGIN_P2P=ib measure peer "$peer" "$rails" "$s" "$r" --log-raw
+  if [ "$split" = 1 ]; then
+    for split_kind in isend irecv stest rtest; do
+      NCCL_RAIL_RAILS=$groups measure ours "$plugin" "$rails" "$s" "$r" --collect $split_kind
+      [ -n "$peer" ] && NCCL_PLUGIN_P2P=ib measure peer "$peer" "$rails" "$s" "$r" --log-raw \
+        --collect $split_kind
+    done
+    split_kind=''
+  fi
 done
 
 echo "== instructions per message (isend + irecv + tests until both are done; callgrind Ir)"
@@ -202,6 +217,18 @@ for label in ours ${peer:+peer}; do
     echo "  $label, $rails rail(s): one idle test ${R[$label,$rails,idle]:-n/a} plugin instructions"
   done
 done
+if [ "$split" = 1 ]; then
+  echo "== plugin instructions per message by call (each kind collected alone; sum = the plugin column up to idle-poll timing)"
+  echo "| plugin | rails | size | isend | irecv | tests of the send | tests of the receive |"
+  echo "|---|---|---|---|---|---|---|"
+  for label in ours ${peer:+peer}; do
+    for rails in $rails_list; do
+      for size in "${size_arr[@]}"; do
+        echo "| $label | $rails | $size | ${R[$label,$rails,$size,isend]:-n/a} | ${R[$label,$rails,$size,irecv]:-n/a} | ${R[$label,$rails,$size,stest]:-n/a} | ${R[$label,$rails,$size,rtest]:-n/a} |"
+      done
+    done
+  done
+fi
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else printf "n/a"}'; }
 col() { read -r -a x <<<"${R[$1]:-}" && echo "${x[$2]:-}"; }
 if [[ " $rails_list " == *" 1 "* && " $rails_list " == *" 2 "* ]]; then

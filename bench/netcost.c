@@ -9,8 +9,9 @@
  *
  * with host memory (NCCL_PTR_HOST), one message in flight. Every plugin call goes through one of
  * the wrappers nc_isend / nc_irecv / nc_test, which turn callgrind's collection on around the
- * call alone (run with --collect-atstart=no); after each size's measured cycles the driver asks
- * callgrind for a dump named "netcost size=N", so each dump holds exactly those cycles' calls.
+ * call alone (run with --collect-atstart=no; --collect picks which kinds of call: isend, irecv,
+ * stest = tests of sends, rtest = tests of receives); after each size's measured cycles the driver
+ * asks callgrind for a dump named "netcost size=N", so each dump holds exactly those cycles' calls.
  * A last dump "netcost idle" holds --idle tests of a receive that nothing was sent to (the cost
  * of a test that finds nothing, to subtract where the fabric completes asynchronously).
  *
@@ -60,30 +61,44 @@ struct counts {
     long long isend, isend_null, irecv, test_done, test_idle;
 };
 
+/* Which calls callgrind collects (--collect): bits of these. */
+enum { NC_ISEND = 1, NC_IRECV = 2, NC_STEST = 4, NC_RTEST = 8, NC_ALL = 15 };
+static int g_collect = NC_ALL;
+
 /* The only code callgrind collects in (--collect-atstart=no): each wrapper turns collection on
  * around its one plugin call (a client request, so no tail call or inlining can move the
- * boundary). */
+ * boundary), when --collect names that kind of call. */
 static int nc_isend(const struct nb_net *n, void *sc, void *d, size_t size, void *mh, void **req)
 {
-    CALLGRIND_TOGGLE_COLLECT;
+    int on = g_collect & NC_ISEND;
+    if (on)
+        CALLGRIND_TOGGLE_COLLECT;
     int rc = nb_net_isend(n, sc, d, size, TAG, mh, req);
-    CALLGRIND_TOGGLE_COLLECT;
+    if (on)
+        CALLGRIND_TOGGLE_COLLECT;
     return rc;
 }
 
 static int nc_irecv(const struct nb_net *n, void *rc, void *d, size_t size, void *mh, void **req)
 {
-    CALLGRIND_TOGGLE_COLLECT;
+    int on = g_collect & NC_IRECV;
+    if (on)
+        CALLGRIND_TOGGLE_COLLECT;
     int r = nb_net_irecv(n, rc, d, size, TAG, mh, req);
-    CALLGRIND_TOGGLE_COLLECT;
+    if (on)
+        CALLGRIND_TOGGLE_COLLECT;
     return r;
 }
 
+/* A test of a send (size NULL) or of a receive. */
 static int nc_test(const struct nb_net *n, void *req, int *done, int *size)
 {
-    CALLGRIND_TOGGLE_COLLECT;
+    int on = g_collect & (size ? NC_RTEST : NC_STEST);
+    if (on)
+        CALLGRIND_TOGGLE_COLLECT;
     int rc = nb_net_test(n, req, done, size);
-    CALLGRIND_TOGGLE_COLLECT;
+    if (on)
+        CALLGRIND_TOGGLE_COLLECT;
     return rc;
 }
 
@@ -306,7 +321,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: netcost PLUGIN.so [--send-dev NAME] [--recv-dev NAME] [--sizes B,B,...]\n"
                "       [--iters N] [--warmup N] [--idle N] [--idle-sleep US] [--timeout S]\n"
-               "       [--verbose] [--log-raw]\n"
+               "       [--collect isend,irecv,stest,rtest] [--verbose] [--log-raw]\n"
                "Devices default to $FABRIC_DEV0 / $FABRIC_DEV1 (else rxe0 / rxe1); \"a+b\" that\n"
                "the plugin does not list is made with its makeVDevice. Run it under callgrind:\n"
                "bench/net_cpu.sh.\n");
@@ -324,6 +339,23 @@ static int parse_sizes(struct opts *o, const char *v)
         v = *end ? end + 1 : end;
     }
     return o->nsizes ? 0 : -1;
+}
+
+/* --collect isend,irecv,stest,rtest (any of them; default all) */
+static int parse_collect(const char *v)
+{
+    static const char *const names[] = {"isend", "irecv", "stest", "rtest"};
+    g_collect = 0;
+    while (*v) {
+        size_t len = strcspn(v, ","), k = 0;
+        while (k < 4 && !(strlen(names[k]) == len && strncmp(v, names[k], len) == 0))
+            k++;
+        if (k == 4)
+            return -1;
+        g_collect |= 1 << k;
+        v += len + (v[len] == ',');
+    }
+    return g_collect ? 0 : -1;
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -373,6 +405,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->idle = (int)n;
         else if (numeric && n >= 0 && n <= 100000 && strcmp(a, "--idle-sleep") == 0)
             o->idle_sleep_us = (int)n;
+        else if (strcmp(a, "--collect") == 0 && parse_collect(v) == 0)
+            ;
         else if (numeric && n >= 1 && n <= 3600 && strcmp(a, "--timeout") == 0)
             o->timeout = (double)n;
         else {
