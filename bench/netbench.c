@@ -226,49 +226,12 @@ static int lat_run(struct peer *p, int pinger, void *sc, void *rcomm, double *sa
 
 /* ---- processes ---- */
 
-/* The index of the device called name (length len), or -1. */
-static int dev_index(struct peer *p, const char *name, size_t len, int ndev, int *ptr)
-{
-    for (int d = 0; d < ndev; d++) {
-        char dn[256];
-        if (nb_net_dev_info(&p->net, d, dn, sizeof(dn), ptr) == 0 && strlen(dn) == len &&
-            strncmp(dn, name, len) == 0)
-            return d;
-    }
-    return -1;
-}
-
-/* A device by name. "a+b" that no device is called: the plugin's fused virtual NIC of a and b,
- * made with makeVDevice (how NCCL fuses NICs; the nccl-rail plugin names its NCCL_RAIL_RAILS
- * groups "a+b" itself, so it is found by name first). */
+/* A device by name, or a fused one ("a+b", see nb_net_find_dev). */
 static int find_dev(struct peer *p, const char *name, struct report *r)
 {
-    int ndev = 0, ptr = 0, d;
-    if (nb_net_devices(&p->net, &ndev) != 0)
-        return nb_fail(r, "devices() failed");
-    d = dev_index(p, name, strlen(name), ndev, &ptr);
-    if (d < 0 && strchr(name, '+')) {
-        int devs[NCCL_NET_MAX_DEVS_PER_NIC_V12], n = 0;
-        const char *s = name;
-        while (*s && n < NCCL_NET_MAX_DEVS_PER_NIC_V12) {
-            size_t len = strcspn(s, "+");
-            int x = dev_index(p, s, len, ndev, &ptr);
-            if (x < 0)
-                return nb_fail(r, "the plugin has no device named %.*s", (int)len, s);
-            devs[n++] = x;
-            s += len + (s[len] == '+');
-        }
-        if (*s || nb_net_make_vdev(&p->net, devs, n, &d) != 0)
-            return nb_fail(r, "makeVDevice(%s) failed", name);
-        char dn[256];
-        if (nb_net_dev_info(&p->net, d, dn, sizeof(dn), &ptr) != 0)
-            return nb_fail(r, "getProperties of virtual device %d failed", d);
-    }
-    if (d < 0)
-        return nb_fail(r, "the plugin has no device named %s (%d devices)", name, ndev);
-    if (!(ptr & NCCL_PTR_HOST))
-        return nb_fail(r, "device %s does not support host memory", name);
-    p->dev = d;
+    char err[200];
+    if (nb_net_find_dev(&p->net, name, &p->dev, err, sizeof(err)) != 0)
+        return nb_fail(r, "%s", err);
     return 0;
 }
 

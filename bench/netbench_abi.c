@@ -176,6 +176,61 @@ int nb_net_make_vdev(const struct nb_net *n, const int *devs, int ndevs, int *d)
     return ncclInvalidUsage;
 }
 
+/* The index of the device called name (length len), or -1. */
+static int dev_index(const struct nb_net *n, const char *name, size_t len, int ndev, int *ptr)
+{
+    for (int d = 0; d < ndev; d++) {
+        char dn[256];
+        if (nb_net_dev_info(n, d, dn, sizeof(dn), ptr) == 0 && strlen(dn) == len &&
+            strncmp(dn, name, len) == 0)
+            return d;
+    }
+    return -1;
+}
+
+int nb_net_find_dev(const struct nb_net *n, const char *name, int *dev, char *err, size_t errlen)
+{
+    int ndev = 0, ptr = 0, d;
+    if (nb_net_devices(n, &ndev) != 0) {
+        snprintf(err, errlen, "devices() failed");
+        return -1;
+    }
+    d = dev_index(n, name, strlen(name), ndev, &ptr);
+    if (d < 0 && strchr(name, '+')) {
+        int devs[NCCL_NET_MAX_DEVS_PER_NIC_V12], k = 0;
+        const char *s = name;
+        while (*s && k < NCCL_NET_MAX_DEVS_PER_NIC_V12) {
+            size_t len = strcspn(s, "+");
+            int x = dev_index(n, s, len, ndev, &ptr);
+            if (x < 0) {
+                snprintf(err, errlen, "the plugin has no device named %.*s", (int)len, s);
+                return -1;
+            }
+            devs[k++] = x;
+            s += len + (s[len] == '+');
+        }
+        char dn[256];
+        if (*s || nb_net_make_vdev(n, devs, k, &d) != 0) {
+            snprintf(err, errlen, "makeVDevice(%s) failed", name);
+            return -1;
+        }
+        if (nb_net_dev_info(n, d, dn, sizeof(dn), &ptr) != 0) {
+            snprintf(err, errlen, "getProperties of virtual device %d failed", d);
+            return -1;
+        }
+    }
+    if (d < 0) {
+        snprintf(err, errlen, "the plugin has no device named %s (%d devices)", name, ndev);
+        return -1;
+    }
+    if (!(ptr & NCCL_PTR_HOST)) {
+        snprintf(err, errlen, "device %s does not support host memory", name);
+        return -1;
+    }
+    *dev = d;
+    return 0;
+}
+
 int nb_net_listen(const struct nb_net *n, int dev, void *handle, void **lc)
 {
     if (n->version >= 11) /* same signature in v11 and v12 */

@@ -37,6 +37,12 @@ int nb_net_dev_info(const struct nb_net *n, int dev, char *name, size_t namelen,
  * the table has no makeVDevice (v6 .. v8, or a NULL slot). */
 int nb_net_make_vdev(const struct nb_net *n, const int *devs, int ndevs, int *d);
 
+/* The device called `name`; "a+b" that no device is called: the plugin's fused virtual NIC of
+ * a and b, made with makeVDevice (how NCCL fuses NICs; the nccl-rail plugin names its
+ * NCCL_RAIL_RAILS groups "a+b" itself, so it is found by name first). The device must support
+ * host memory. 0 with *dev set, or -1 with the reason in err. */
+int nb_net_find_dev(const struct nb_net *n, const char *name, int *dev, char *err, size_t errlen);
+
 int nb_net_listen(const struct nb_net *n, int dev, void *handle, void **lc);
 int nb_net_connect(const struct nb_net *n, int dev, void *handle, void **sc);
 int nb_net_accept(const struct nb_net *n, void *lc, void **rc);

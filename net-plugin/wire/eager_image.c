@@ -42,9 +42,16 @@ void rail_image_encode(void *dst, uint64_t seq, int32_t tag, uint32_t tag_index,
     w[0] = word(size, flag);
     w[1] = word((uint32_t)tag, flag);
     w[2] = word(tag_index, flag);
-    for (uint32_t off = 0, i = RAIL_IMAGE_HDR_WORDS; off < size; off += 4, i++) {
+    /* Whole words with a fixed-size copy (one load each), then the 1-3 byte tail. */
+    uint32_t off = 0, i = RAIL_IMAGE_HDR_WORDS;
+    for (; size - off >= 4; off += 4, i++) {
+        uint32_t v;
+        memcpy(&v, p + off, 4);
+        w[i] = word(v, flag);
+    }
+    if (off < size) {
         uint32_t v = 0;
-        memcpy(&v, p + off, size - off < 4 ? size - off : 4);
+        memcpy(&v, p + off, size - off);
         w[i] = word(v, flag);
     }
 }
@@ -79,8 +86,13 @@ int rail_image_peek(const void *img, uint64_t seq, uint32_t max_size, struct rai
 void rail_image_copy(const void *img, uint32_t size, void *dst)
 {
     uint8_t *d = dst;
-    for (uint32_t off = 0, i = RAIL_IMAGE_HDR_WORDS; off < size; off += 4, i++) {
+    uint32_t off = 0, i = RAIL_IMAGE_HDR_WORDS;
+    for (; size - off >= 4; off += 4, i++) {
         uint32_t v = (uint32_t)load(img, i);
-        memcpy(d + off, &v, size - off < 4 ? size - off : 4);
+        memcpy(d + off, &v, 4);
+    }
+    if (off < size) {
+        uint32_t v = (uint32_t)load(img, i);
+        memcpy(d + off, &v, size - off);
     }
 }
