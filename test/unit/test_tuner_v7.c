@@ -7,7 +7,9 @@
  *  - a v6 init handed a v5-sized buffer (what NCCL 2.30-2.32 pass a v6 plugin) never writes
  *    past its 1152 bytes;
  *  - the collective ids NCCL 2.29 added (11: AllGatherV .. 14) and any id past them get NCCL's
- *    choice untouched from getCollInfo and getChunkSize, with and without a rules file. */
+ *    choice untouched from getCollInfo and getChunkSize, with and without a rules file;
+ *  - a rules file asking for the chunk sizes of NCCL issue #2408 (1 MiB and more) gets answers
+ *    within NCCL's buffers, one WARN per (algorithm, protocol). */
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -238,6 +240,80 @@ static void test_new_collectives(void *h)
     unlink(path);
 }
 
+/* getChunkSize through the ABI with #2408's sizes in the rules file. */
+static void test_chunk_2408(void *h)
+{
+    const ncclTuner_v7_t *t = dlsym(h, "ncclTunerPlugin_v7");
+    char path[] = "/tmp/rail-tuner-2408-XXXXXX";
+    void *ctx = NULL;
+    size_t chunk;
+    int fd = mkstemp(path);
+
+    CHECK(t != NULL && fd >= 0);
+    if (!t || fd < 0)
+        return;
+    static const char rules[] = "allreduce,0,1048576,ring,simple,-1,-1,-1,-1,-1,1048576\n"
+                                "allreduce,0,4294967295,ring,simple,-1,-1,-1,-1,-1,4194304\n"
+                                "allreduce,0,4294967295,tree,simple,-1,-1,-1,-1,-1,1048576\n"
+                                "allreduce,0,4294967295,ring,ll,-1,-1,-1,-1,-1,2097152\n"
+                                "allreduce,0,4294967295,tree,ll128,-1,-1,-1,-1,-1,8388608\n"
+                                "allreduce,0,4294967295,nvls,simple,-1,-1,-1,-1,-1,1048576\n"
+                                "broadcast,0,4294967295,ring,simple,-1,-1,-1,-1,-1,1048576\n";
+    CHECK(write(fd, rules, sizeof(rules) - 1) == (ssize_t)(sizeof(rules) - 1));
+    close(fd);
+    setenv("NCCL_TUNER_CONFIG_FILE", path, 1);
+    setenv("NCCL_RAIL_TOPO_PROFILE", "aws-p5", 1);
+    unsetenv("NCCL_BUFFSIZE");
+    CHECK_EQ_INT(t->init(&ctx, 0x2408, 16, 2, logger, NULL, NULL), ncclSuccess);
+    g_warns = 0;
+    struct {
+        int coll, algo, proto;
+        size_t nbytes, nccl, want;
+    } cases[] = {
+        {ncclFuncAllReduce, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 1 << 20, 524288, 1048576},
+        {ncclFuncAllReduce, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 1 << 28, 524288, 2097152},
+        {ncclFuncAllReduce, NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE, 1 << 28, 131072, 524288},
+        {ncclFuncAllReduce, NCCL_ALGO_RING, NCCL_PROTO_LL, 1 << 16, 32768, 32768},
+        {ncclFuncAllReduce, NCCL_ALGO_TREE, NCCL_PROTO_LL128, 1 << 22, 576000, 576000},
+        {ncclFuncAllReduce, NCCL_ALGO_NVLS, NCCL_PROTO_SIMPLE, 1 << 28, 131072, 131072},
+        {ncclFuncBroadcast, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 1 << 28, 524288, 524288},
+    };
+    for (int rep = 0; rep < 3; rep++)
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            chunk = cases[i].nccl;
+            CHECK_EQ_INT(t->getChunkSize(ctx, (ncclFunc_t)cases[i].coll, cases[i].nbytes,
+                                         cases[i].algo, cases[i].proto, 8, &chunk),
+                         ncclSuccess);
+            CHECK_MSG(chunk == cases[i].want, "case %zu: answered %zu, expected %zu", i, chunk,
+                      cases[i].want);
+        }
+    /* Ring/Simple (4 MiB asked), Tree/Simple, Ring/LL, Tree/LL128, NVLS, and Broadcast's
+     * Ring/Simple shares the first pair's report: 5 WARNs however often NCCL asks. */
+    CHECK_EQ_INT(g_warns, 5);
+    t->finalize(ctx);
+
+    /* A larger NCCL_BUFFSIZE raises the Simple ceilings with it; an unreadable one stops every
+     * Simple answer (NCCL's real buffer is then unknown). */
+    setenv("NCCL_BUFFSIZE", "16777216", 1);
+    ctx = NULL;
+    CHECK_EQ_INT(t->init(&ctx, 0x2409, 16, 2, logger, NULL, NULL), ncclSuccess);
+    chunk = 524288;
+    t->getChunkSize(ctx, ncclFuncAllReduce, 1 << 28, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 8, &chunk);
+    CHECK_EQ_INT(chunk, 4194304);
+    t->finalize(ctx);
+    setenv("NCCL_BUFFSIZE", "4M", 1);
+    ctx = NULL;
+    CHECK_EQ_INT(t->init(&ctx, 0x240a, 16, 2, logger, NULL, NULL), ncclSuccess);
+    chunk = 524288;
+    t->getChunkSize(ctx, ncclFuncAllReduce, 1 << 28, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 8, &chunk);
+    CHECK_EQ_INT(chunk, 524288);
+    t->finalize(ctx);
+    unsetenv("NCCL_BUFFSIZE");
+    unsetenv("NCCL_TUNER_CONFIG_FILE");
+    unsetenv("NCCL_RAIL_TOPO_PROFILE");
+    unlink(path);
+}
+
 int main(void)
 {
     unsetenv("NCCL_TOPO_FILE");
@@ -251,6 +327,7 @@ int main(void)
         test_v7_constants(h);
         test_v6_v5_sized(h);
         test_new_collectives(h);
+        test_chunk_2408(h);
         dlclose(h);
     }
     return check_report("test_tuner_v7");
