@@ -166,7 +166,7 @@ int nb_net_make_vdev(const struct nb_net *n, const int *devs, int ndevs, int *d)
     }
     if (n->version >= 9) { /* v9 .. v11: same props layout and slot */
         ncclNetVDeviceProps_v9_t p;
-        if (!V9(n)->makeVDevice || ndevs < 1 || ndevs > NCCL_NET_MAX_DEVS_PER_NIC)
+        if (!V9(n)->makeVDevice || ndevs < 1 || ndevs > NCCL_NET_MAX_DEVS_PER_NIC_V11)
             return ncclInvalidUsage;
         memset(&p, 0, sizeof(p));
         p.ndevs = ndevs;

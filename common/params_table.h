@@ -34,6 +34,12 @@ RAIL_PARAM(EXPLORE, "NCCL_RAIL_EXPLORE", FRACTION, "0", 0, 50000, NULL,
            "Share of calls (0..0.05; 0: off) on which the tuner runs the runner-up (algorithm, protocol) instead of its choice, so that the next calibration from job measurements sees the alternative (docs/calibration.md §7). Deterministic per communicator: every rank explores the same calls. Never with a rules file loaded, with NCCL_ALGO/NCCL_PROTO set, or where the runner-up is predicted more than NCCL_RAIL_EXPLORE_MAX_SLOWDOWN slower")
 RAIL_PARAM(EXPLORE_MAX_SLOWDOWN, "NCCL_RAIL_EXPLORE_MAX_SLOWDOWN", INT, "25", 1, 100, NULL,
            "Percent: NCCL_RAIL_EXPLORE never runs a pair predicted more than this much slower than the tuner's choice")
+RAIL_PARAM(NCCL_BUFFSIZE, "NCCL_BUFFSIZE", INT, "-2", -2, 2147483647, NULL,
+           "NCCL's Simple-protocol buffer per channel and peer (-2: NCCL's 4 MiB). The tuner reads it only to bound the chunk sizes it answers (docs/rules.md); 0, -1 or an invalid value: it answers none on Simple (NCCL's own variable)")
+RAIL_PARAM(NCCL_LL_BUFFSIZE, "NCCL_LL_BUFFSIZE", INT, "-2", -2, 2147483647, NULL,
+           "NCCL's LL buffer (-2: NCCL's 512 KiB); bounds the tuner's LL chunk sizes like NCCL_BUFFSIZE (NCCL's own variable)")
+RAIL_PARAM(NCCL_LL128_BUFFSIZE, "NCCL_LL128_BUFFSIZE", INT, "-2", -2, 2147483647, NULL,
+           "NCCL's LL128 buffer (-2: NCCL's 4800 KiB); bounds the tuner's LL128 chunk sizes like NCCL_BUFFSIZE (NCCL's own variable)")
 RAIL_PARAM(CONFIG_LENIENT, "NCCL_RAIL_CONFIG_LENIENT", BOOL, "0", 0, 1, NULL,
            "1 skips malformed rules-file lines with a WARN instead of failing init")
 RAIL_PARAM(LOG_STDERR, "NCCL_RAIL_LOG_STDERR", BOOL, "0", 0, 1, NULL,

@@ -14,7 +14,7 @@
 
 #include "nccl/nccl_profiler.h"
 
-/* abi: the table NCCL picked (5 or 6), for the log and the file. */
+/* abi: the table NCCL picked (5, 6 or 7), for the log and the file. */
 ncclResult_t rail_prof_plugin_init(int abi, void **context, uint64_t comm_id, int *mask,
                                    const char *comm_name, int nnodes, int nranks, int rank,
                                    ncclDebugLogger_t logfn);

@@ -9,6 +9,7 @@
 
 #define RAIL_PROF_EXPORT __attribute__((visibility("default")))
 
+extern RAIL_PROF_EXPORT const ncclProfiler_v7_t ncclProfiler_v7;
 extern RAIL_PROF_EXPORT const ncclProfiler_v6_t ncclProfiler_v6;
 extern RAIL_PROF_EXPORT const ncclProfiler_v5_t ncclProfiler_v5;
 

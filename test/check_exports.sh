@@ -60,9 +60,10 @@ check_needed() {
     fi
   done
 }
-TUNER="ncclTunerPlugin_v2 ncclTunerPlugin_v3 ncclTunerPlugin_v4 ncclTunerPlugin_v5 ncclTunerPlugin_v6"
-# Both libraries carry the profiler (NCCL 2.28 looks for v5, 2.29 and 2.30 for v6 first).
-PROF="ncclProfiler_v5 ncclProfiler_v6"
+TUNER="ncclTunerPlugin_v2 ncclTunerPlugin_v3 ncclTunerPlugin_v4 ncclTunerPlugin_v5 ncclTunerPlugin_v6 ncclTunerPlugin_v7"
+# Both libraries carry the profiler (NCCL 2.28 looks for v5, 2.29 and 2.30 for v6 first, 2.31 and
+# 2.32 for v7 first).
+PROF="ncclProfiler_v5 ncclProfiler_v6 ncclProfiler_v7"
 # shellcheck disable=SC2086
 check_lib "$build/libnccl-tuner-rail.so" $TUNER $PROF
 # The tuner: topology XML (libxml2), hwloc, libm for the cost model; no verbs, no json-c.

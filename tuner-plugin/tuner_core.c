@@ -228,6 +228,26 @@ static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
 /* Contexts created and not yet destroyed: NCCL may call destroy twice for one communicator. */
 static struct rail_live_set g_live = RAIL_LIVE_SET_INIT;
 
+/* NCCL's buffer sizes as NCCL reads them (its own variables, -2 = its default). A variable set
+ * to a value the project cannot read the way NCCL would is unknown (0): no chunk size is
+ * answered for that protocol, since NCCL's real buffer is then not known. */
+static void read_buffs(struct rail_chunk_buffs *b)
+{
+    static const enum rail_param_id ids[NCCL_NUM_PROTOCOLS] = {
+        RAIL_PARAM_NCCL_LL_BUFFSIZE, RAIL_PARAM_NCCL_LL128_BUFFSIZE, RAIL_PARAM_NCCL_BUFFSIZE};
+    struct rail_chunk_buffs def;
+    rail_chunk_buffs_default(&def);
+    for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) {
+        const struct rail_param_def *d = rail_param_def(ids[p]);
+        const char *env = getenv(d->name);
+        long long v = rail_param_int(ids[p]), parsed; /* WARNs once when invalid */
+        char err[128];
+        if (env && *env && rail_param_parse_int(d, env, &parsed, err, sizeof(err)) != 0)
+            v = 0;
+        b->bytes[p] = v == -2 ? def.bytes[p] : v;
+    }
+}
+
 static void tuner_free(struct rail_tuner *t)
 {
     rail_rules_free(&t->rules);
@@ -261,6 +281,7 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
         rail_tuner_destroy(t);
         return rc;
     }
+    read_buffs(&t->buffs);
     if (!rail_param_bool(RAIL_PARAM_TUNER_ENABLE)) {
         RAIL_INFO(NCCL_TUNING | NCCL_INIT,
                   "tuner model disabled by NCCL_RAIL_TUNER_ENABLE=0: NCCL's choices stand%s",
@@ -362,16 +383,33 @@ void rail_tuner_apply(struct rail_tuner *t, int coll, size_t nbytes, int num_pip
     /* None of the model's candidates is available: NCCL's own choice stands. */
 }
 
-int rail_tuner_chunk_size(const struct rail_tuner *t, int coll, size_t nbytes, int algo, int proto,
+int rail_tuner_chunk_size(struct rail_tuner *t, int coll, size_t nbytes, int algo, int proto,
                           size_t *chunk_size)
 {
+    bool reduced;
     if (!t || !chunk_size || !t->rules_active || (unsigned)coll >= RAIL_NUM_COLLS)
         return 0;
     int c =
         rail_rules_chunk(&t->rules, coll, nbytes, t->shape.nnodes, t->shape.nranks, algo, proto);
-    if (c == RAIL_RULE_KEEP)
+    if (c == RAIL_RULE_KEEP || c <= 0)
         return 0;
-    *chunk_size = (size_t)c;
+    size_t v = rail_chunk_clamp(&t->buffs, coll, algo, proto, *chunk_size, (size_t)c, &reduced);
+    if (v == 0)
+        return 0; /* no bound known for this call: NCCL's value stands */
+    unsigned bit = 1u << (algo * NCCL_NUM_PROTOCOLS + proto);
+    if (reduced && !(__atomic_fetch_or(&t->chunk_warned, bit, __ATOMIC_RELAXED) & bit))
+        RAIL_WARN(NCCL_TUNING,
+                  "rules file: chunkSize %d for %s %s/%s is more than NCCL's buffers hold there "
+                  "(%zu bytes%s): answered %zu instead (NCCL issue #2408: a larger chunk corrupts "
+                  "results)",
+                  c, rail_coll_name(coll), rail_algo_name(algo), rail_proto_name(proto),
+                  rail_chunk_max(&t->buffs, coll, algo, proto, *chunk_size),
+                  algo == NCCL_ALGO_NVLS || algo == NCCL_ALGO_NVLS_TREE ? ", NCCL's own NVLS chunk"
+                  : proto == NCCL_PROTO_SIMPLE                          ? ", from NCCL_BUFFSIZE"
+                  : proto == NCCL_PROTO_LL                              ? ", from NCCL_LL_BUFFSIZE"
+                                           : ", from NCCL_LL128_BUFFSIZE",
+                  v);
+    *chunk_size = v;
     return 1;
 }
 

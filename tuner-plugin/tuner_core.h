@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "calibration.h"
+#include "chunk_bounds.h"
 #include "cost_model.h"
 #include "decision.h"
 #include "rules.h"
@@ -33,6 +34,11 @@ struct rail_tuner {
     const struct rail_calibration *calib;
     /* NCCL_RAIL_EXPLORE (explore.h): NULL when off (the default), or refused for this context. */
     struct rail_explore *explore;
+    /* NCCL's buffer sizes (NCCL_BUFFSIZE, NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE) bounding every
+     * chunk size answered (chunk_bounds.h), and the (algo, proto) pairs whose clamp was already
+     * reported (bit algo * NCCL_NUM_PROTOCOLS + proto; one WARN each per communicator). */
+    struct rail_chunk_buffs buffs;
+    unsigned chunk_warned;
 };
 
 struct rail_tuner_opts {
@@ -66,11 +72,13 @@ void rail_tuner_choose_v2(struct rail_tuner *t, int coll, size_t nbytes, int col
                           int nvls_support, int num_pipe_ops, int *algo, int *proto,
                           int *nchannels);
 
-/* v6 getChunkSize: *chunk_size is set only where the operator's rules file names a chunk size
- * for this call run as (algo, proto) (docs/rules.md); the model never answers (no measurement it
- * was trained on varied the chunk size), so NCCL's own value stands everywhere else. Returns 1
- * when it answered. */
-int rail_tuner_chunk_size(const struct rail_tuner *t, int coll, size_t nbytes, int algo, int proto,
+/* v6/v7 getChunkSize: *chunk_size (NCCL's value on entry) is set only where the operator's rules
+ * file names a chunk size for this call run as (algo, proto) (docs/rules.md); the model never
+ * answers (no measurement it was trained on varied the chunk size), so NCCL's own value stands
+ * everywhere else. Every answer is clamped to what NCCL's buffers hold for (coll, algo, proto)
+ * and made a multiple NCCL accepts (chunk_bounds.h); a rule asking for more gets one WARN per
+ * (algo, proto) and communicator. Returns 1 when it answered. */
+int rail_tuner_chunk_size(struct rail_tuner *t, int coll, size_t nbytes, int algo, int proto,
                           size_t *chunk_size);
 
 /* Where a decision came from (explain). */

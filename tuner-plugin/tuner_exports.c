@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* NCCL tuner ABI shims, v2..v6: the only file that knows the versioned signatures.
- * Every table is complete at load time (NCCL reads the function pointers before any init). */
+/* NCCL tuner ABI shims, v2..v7: the only file that knows the versioned signatures.
+ * Every table is complete at load time (NCCL reads the function pointers before any init).
+ * Each version's constants are handled through that version's own layout only: v5/v6 in place,
+ * v7 through a v5-shaped working copy (tuner_constants.h) so the Rubin row stays as NCCL set it. */
 #include "tuner_exports.h"
 
 #include <errno.h>
 
 #include "log.h"
 #include "result.h"
+#include "tuner_constants.h"
 #include "tuner_core.h"
 #include "version.h"
 
@@ -50,7 +53,8 @@ static ncclResult_t finalize(void *ctx)
     return ncclSuccess;
 }
 
-/* v6 (NCCL 2.30): NCCL's chunk size stands unless the rules file names one for this call. */
+/* v6 (NCCL 2.30, 2.31) and v7 (NCCL 2.32): NCCL's chunk size stands unless the rules file names
+ * one for this call; a named one is clamped to what NCCL's buffers hold (chunk_bounds.h). */
 static ncclResult_t get_chunk_size(void *ctx, ncclFunc_t coll, size_t nbytes, int algo, int proto,
                                    int nchannels, size_t *chunk_size)
 {
@@ -59,7 +63,23 @@ static ncclResult_t get_chunk_size(void *ctx, ncclFunc_t coll, size_t nbytes, in
     return ncclSuccess;
 }
 
-/* ---- v6 / v5 ---- */
+/* ---- v7 / v6 / v5 ---- */
+static ncclResult_t init_v7(void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
+                            ncclDebugLogger_t logger, ncclNvlDomainInfo_v7_t *nvl,
+                            ncclTunerConstants_v7_t *constants)
+{
+    ncclTunerConstants_v5_t work;
+    ncclResult_t rc;
+
+    if (!constants)
+        return init_common(7, ctx, comm_id, nranks, nnodes, logger, nvl, NULL);
+    rail_constants_from_v7(&work, constants);
+    rc = init_common(7, ctx, comm_id, nranks, nnodes, logger, nvl, &work);
+    if (rc == ncclSuccess)
+        rail_constants_to_v7(constants, &work);
+    return rc;
+}
+
 static ncclResult_t init_v6(void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
                             ncclDebugLogger_t logger, ncclNvlDomainInfo_v5_t *nvl,
                             ncclTunerConstants_v5_t *constants)
@@ -73,6 +93,14 @@ static ncclResult_t init_v5(void **ctx, uint64_t comm_id, size_t nranks, size_t 
 {
     return init_common(5, ctx, comm_id, nranks, nnodes, logger, nvl, constants);
 }
+
+const ncclTuner_v7_t ncclTunerPlugin_v7 = {
+    .name = PLUGIN_NAME,
+    .init = init_v7,
+    .getCollInfo = get_coll_info,
+    .finalize = finalize,
+    .getChunkSize = get_chunk_size,
+};
 
 const ncclTuner_v6_t ncclTunerPlugin_v6 = {
     .name = PLUGIN_NAME,

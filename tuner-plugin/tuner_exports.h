@@ -7,6 +7,7 @@
 
 #define RAIL_EXPORT __attribute__((visibility("default")))
 
+extern RAIL_EXPORT const ncclTuner_v7_t ncclTunerPlugin_v7;
 extern RAIL_EXPORT const ncclTuner_v6_t ncclTunerPlugin_v6;
 extern RAIL_EXPORT const ncclTuner_v5_t ncclTunerPlugin_v5;
 extern RAIL_EXPORT const ncclTuner_v4_t ncclTunerPlugin_v4;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* NCCL plugin ABI: the types shared by every plugin kind (NCCL 2.28.9 layouts).
+/* NCCL plugin ABI: the types shared by every plugin kind (NCCL 2.28.9 layouts; the values NCCL
+ * added later are named below by the release that added them).
  * Written by the nccl-rail project from the field lists of the NCCL 2.28 ABI notes;
  * the project never includes NCCL's own headers so the plugins build without NCCL. */
 #ifndef NCCL_RAIL_ABI_COMMON_H
@@ -18,9 +19,16 @@ typedef enum {
     ncclInvalidUsage = 5,
     ncclRemoteError = 6,
     ncclInProgress = 7,
-    ncclNumResults = 8
 } ncclResult_t;
 #endif
+
+/* The number of ncclResult_t values is not one constant across releases: NCCL 2.30 added
+ * ncclTimeout = 8, and ncclNumResults went from 8 to 9. A plugin never returns ncclTimeout:
+ * NCCL 2.18-2.29 do not know the value (docs/compatibility.md, "Values that changed while
+ * NCCL kept the name"). */
+#define NCCL_NUM_RESULTS_2_18    8 /* ncclNumResults in NCCL 2.18 .. 2.29 */
+#define NCCL_NUM_RESULTS_2_30    9 /* ncclNumResults from NCCL 2.30 */
+#define NCCL_RESULT_TIMEOUT_2_30 8 /* ncclTimeout, NCCL 2.30 and later only */
 
 typedef enum {
     NCCL_LOG_NONE = 0,
@@ -66,8 +74,15 @@ typedef enum {
     ncclFuncAlltoAll = 8,
     ncclFuncScatter = 9,
     ncclFuncGather = 10,
-    ncclNumFuncs = 11
+    /* NCCL 2.29 added ids 11..14 (AllGatherV, PutSignal, Signal, WaitSignal): a tuner handed
+     * one of them (or any id it does not know) leaves the decision to NCCL. */
 } ncclFunc_t;
+
+/* ncclNumFuncs, by release: 11 up to NCCL 2.28, 15 from NCCL 2.29. No array of the project is
+ * indexed by a function id beyond NCCL_NUM_FUNCTIONS (the tuned collectives). */
+#define NCCL_NUM_FUNCS_2_18       11
+#define NCCL_NUM_FUNCS_2_29       15
+#define NCCL_FUNC_ALLGATHERV_2_29 11
 
 /* Only functions 0..NCCL_NUM_FUNCTIONS-1 have tuning tables. */
 #define NCCL_NUM_FUNCTIONS 5

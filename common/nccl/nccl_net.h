@@ -26,8 +26,8 @@
 #define NCCL_NET_MAX_REQUESTS    32 /* requests in flight per comm (v7 and later) */
 #define NCCL_NET_MAX_REQUESTS_V6 8  /* the same limit for v6 plugins */
 
-#define NCCL_NET_MAX_DEVS_PER_NIC     4 /* vProps.devs entries, v9 .. v11 */
-#define NCCL_NET_MAX_DEVS_PER_NIC_V12 8 /* vProps.devs entries, v12 */
+#define NCCL_NET_MAX_DEVS_PER_NIC_V11 4 /* vProps.devs entries, v9 .. v11 (NCCL 2.28 .. 2.29) */
+#define NCCL_NET_MAX_DEVS_PER_NIC_V12 8 /* vProps.devs entries, v12 (NCCL 2.30 and later) */
 
 #define NCCL_MAX_NET_SIZE_BYTES                                                                    \
     (1L << 40)                      /* upper bound NCCL accepts for maxP2pBytes/maxCollBytes */
@@ -75,7 +75,7 @@ typedef ncclNetDeviceHandle_v7_t ncclNetDeviceHandle_v12_t;
 /* Physical devices fused into one virtual NIC (v9 .. v11: up to 4). */
 typedef struct {
     int ndevs;
-    int devs[NCCL_NET_MAX_DEVS_PER_NIC];
+    int devs[NCCL_NET_MAX_DEVS_PER_NIC_V11];
 } ncclNetVDeviceProps_v9_t;
 typedef ncclNetVDeviceProps_v9_t ncclNetVDeviceProps_v10_t;
 typedef ncclNetVDeviceProps_v9_t ncclNetVDeviceProps_v11_t;

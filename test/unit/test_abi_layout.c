@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Runtime checks of the NCCL ABI layouts declared in common/nccl: sizes, byte offsets, the
- * function-table slot order and argument types of every tuner and net version, plus the flat
- * float[7][3] layout behind the tuner's float** cost table. The headers also static_assert most
- * of these; this test makes the same facts visible (and counted) in ctest. */
+ * function-table slot order and argument types of every tuner, profiler and net version, plus the
+ * flat float[7][3] layout behind the tuner's float** cost table. The headers also static_assert
+ * most of these; this test makes the same facts visible (and counted) in ctest. */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
 #include "nccl/nccl_net.h"
+#include "nccl/nccl_profiler.h"
 #include "nccl/nccl_tuner.h"
+#include "result.h"
 
 #define CHECK_OFF(type, field, off) CHECK_EQ_INT(offsetof(type, field), (off))
 #define CHECK_SIZE(type, size)      CHECK_EQ_INT(sizeof(type), (size))
@@ -36,7 +39,7 @@ static void test_constants(void)
     CHECK_EQ_INT(NCCL_PTR_DMABUF, 0x4);
     CHECK_EQ_INT(NCCL_NET_MAX_REQUESTS, 32);
     CHECK_EQ_INT(NCCL_NET_MAX_REQUESTS_V6, 8);
-    CHECK_EQ_INT(NCCL_NET_MAX_DEVS_PER_NIC, 4);
+    CHECK_EQ_INT(NCCL_NET_MAX_DEVS_PER_NIC_V11, 4);
     CHECK_EQ_INT(NCCL_NET_MAX_DEVS_PER_NIC_V12, 8);
     CHECK_EQ_INT(NCCL_MAX_NET_SIZE_BYTES, 1024LL * 1024 * 1024 * 1024);
     CHECK_EQ_INT(MAX_NET_SIZE, 1024LL * 1024 * 1024);
@@ -52,6 +55,15 @@ static void test_constants(void)
     CHECK_EQ_INT(NCCL_NET_DEVICE_INVALID_VERSION, 0);
     CHECK_EQ_INT(NCCL_NET_DEVICE_UNPACK_VERSION, 0x7);
     CHECK_EQ_INT(NCCL_NET_MTU_SIZE, 4096);
+    /* The constants whose value changed while NCCL kept the name: one name per release. */
+    CHECK_EQ_INT(NCCL_NUM_FUNCS_2_18, 11);
+    CHECK_EQ_INT(NCCL_NUM_FUNCS_2_29, 15);
+    CHECK_EQ_INT(NCCL_FUNC_ALLGATHERV_2_29, 11);
+    CHECK_EQ_INT(ncclFuncGather + 1, NCCL_NUM_FUNCS_2_18);
+    CHECK_EQ_INT(NCCL_NUM_RESULTS_2_18, 8);
+    CHECK_EQ_INT(NCCL_NUM_RESULTS_2_30, 9);
+    CHECK_EQ_INT(NCCL_RESULT_TIMEOUT_2_30, 8);
+    CHECK_EQ_INT(ncclInProgress + 1, NCCL_NUM_RESULTS_2_18);
     CHECK_EQ_INT(sizeof(ncclNetDeviceType), 4);
 
     ncclNetAttr_v11_t attr = NCCL_NET_ATTR_INIT;
@@ -109,6 +121,112 @@ static void test_tuner_layouts(void)
                    R(*)(void *, ncclFunc_t, size_t, int, int, int, int *, int *, int *)));
     CHECK(HAS_TYPE(MEMBER(ncclTuner_v6_t, getChunkSize),
                    R(*)(void *, ncclFunc_t, size_t, int, int, int, size_t *)));
+}
+
+/* Tuner v7 (NCCL 2.32.6): a fifth compcap row in each per-compcap table, the v6 slots. */
+static void test_tuner_v7_layouts(void)
+{
+    CHECK_EQ_INT(NCCL_NUM_COMPCAPS_V5, 4);
+    CHECK_EQ_INT(NCCL_NUM_COMPCAPS_V7, 5);
+    CHECK_EQ_INT(NCCL_RUBIN_COMPCAP_IDX, 4);
+    CHECK_SIZE(ncclTunerConstants_v7_t, 1272);
+    CHECK_OFF(ncclTunerConstants_v7_t, baseLatencies, 0);
+    CHECK_OFF(ncclTunerConstants_v7_t, hwLatencies, 168);
+    CHECK_OFF(ncclTunerConstants_v7_t, llMaxBws, 672);
+    CHECK_OFF(ncclTunerConstants_v7_t, perChMaxRingLL128Bws, 792);
+    CHECK_OFF(ncclTunerConstants_v7_t, perChMaxTreeLL128Bws, 912);
+    CHECK_OFF(ncclTunerConstants_v7_t, perChMaxTreeBws, 1032);
+    CHECK_OFF(ncclTunerConstants_v7_t, perChMaxNVLSTreeBws, 1152);
+    CHECK_OFF(ncclTunerConstants_v7_t, llMaxBws[NCCL_RUBIN_COMPCAP_IDX][0], 672 + 12 * 8);
+    CHECK_OFF(ncclTunerConstants_v7_t, perChMaxNVLSTreeBws[NCCL_RUBIN_COMPCAP_IDX][2], 1264);
+    CHECK_SIZE(ncclNvlDomainInfo_v7_t, 12);
+    CHECK_SIZE(ncclTuner_v7_t, 40);
+    CHECK_SLOT(ncclTuner_v7_t, init, 1);
+    CHECK_SLOT(ncclTuner_v7_t, getCollInfo, 2);
+    CHECK_SLOT(ncclTuner_v7_t, finalize, 3);
+    CHECK_SLOT(ncclTuner_v7_t, getChunkSize, 4);
+    CHECK(HAS_TYPE(MEMBER(ncclTuner_v7_t, init),
+                   R(*)(void **, uint64_t, size_t, size_t, ncclDebugLogger_t,
+                        ncclNvlDomainInfo_v7_t *, ncclTunerConstants_v7_t *)));
+    /* Negative control: a v7 init does not take the v5 constants. */
+    CHECK(!HAS_TYPE(MEMBER(ncclTuner_v7_t, init),
+                    R(*)(void **, uint64_t, size_t, size_t, ncclDebugLogger_t,
+                         ncclNvlDomainInfo_v5_t *, ncclTunerConstants_v5_t *)));
+    CHECK(HAS_TYPE(MEMBER(ncclTuner_v7_t, getCollInfo),
+                   R(*)(void *, ncclFunc_t, size_t, int, float **, int, int, int, int *)));
+    CHECK(HAS_TYPE(MEMBER(ncclTuner_v7_t, getChunkSize),
+                   R(*)(void *, ncclFunc_t, size_t, int, int, int, size_t *)));
+}
+
+/* Profiler v5/v6 (112-byte descriptor) and v7 (136 bytes, NCCL 2.31). */
+static void test_profiler_layouts(void)
+{
+    CHECK_EQ_INT(ncclProfileKernelCh, 1 << 6);
+    CHECK_EQ_INT(ncclProfileCeBatch, 1 << 14);
+    CHECK_EQ_INT(ncclProfileKernelPhase, 1 << 15);
+    CHECK_EQ_INT(ncclProfilerKernelChStop, 22);
+    CHECK_EQ_INT(ncclProfilerKernelPhaseStop, 31);
+
+    CHECK_SIZE(ncclProfilerEventDescr_v5_t, 112);
+    CHECK_SIZE(ncclProfilerEventDescr_v6_t, 112);
+    CHECK_OFF(ncclProfilerEventDescr_v5_t, coll.algo, 88);
+    CHECK_OFF(ncclProfilerEventDescr_v5_t, kernelCh.pTimer, 32);
+
+    CHECK_SIZE(ncclProfilerEventDescr_v7_t, 136);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, type, 0);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, parentObj, 8);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, rank, 16);
+    /* coll: the v6 fields where v6 has them, then the v7 ones. */
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.v6.seqNumber, 24);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.v6.func, 32);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.v6.count, 56);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.v6.datatype, 72);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.v6.nChannels, 80);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.v6.algo, 88);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.v6.proto, 96);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.v6.parentGroup, 104);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.kernelVariant, 112);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.isSymColl, 120);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, coll.userTag, 128);
+    CHECK_EQ_INT(sizeof(((ncclProfilerEventDescr_v7_t *)0)->coll), 112);
+    CHECK_EQ_INT(sizeof(((ncclProfilerEventDescr_v7_t *)0)->collApi), 56);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, collApi.graphCaptured, 64);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, collApi.userTag, 72);
+    CHECK_EQ_INT(sizeof(((ncclProfilerEventDescr_v7_t *)0)->p2pApi), 48);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, p2pApi.userTag, 64);
+    CHECK_EQ_INT(sizeof(((ncclProfilerEventDescr_v7_t *)0)->p2p), 56);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, p2p.nChannels, 60);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, p2p.userTag, 72);
+    CHECK_EQ_INT(sizeof(((ncclProfilerEventDescr_v7_t *)0)->ceColl), 96);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, ceColl.ceSeqNum, 100);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, ceColl.userTag, 112);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, kernelCh.channelId, 24);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, kernelCh.pTimer, 32);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, kernelPhase.channelId, 24);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, kernelPhase.phaseId, 25);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, kernelPhase.phaseName, 32);
+    CHECK_OFF(ncclProfilerEventDescr_v7_t, kernelPhase.pTimer, 40);
+    CHECK_SIZE(ncclProfilerEventStateArgs_v7_t, 8);
+    CHECK_SIZE(ncclProfiler_v7_t, 48);
+    CHECK_SLOT(ncclProfiler_v7_t, init, 1);
+    CHECK_SLOT(ncclProfiler_v7_t, startEvent, 2);
+    CHECK_SLOT(ncclProfiler_v7_t, stopEvent, 3);
+    CHECK_SLOT(ncclProfiler_v7_t, recordEventState, 4);
+    CHECK_SLOT(ncclProfiler_v7_t, finalize, 5);
+    CHECK(HAS_TYPE(MEMBER(ncclProfiler_v7_t, startEvent),
+                   R(*)(void *, void **, ncclProfilerEventDescr_v7_t *)));
+    CHECK(!HAS_TYPE(MEMBER(ncclProfiler_v7_t, startEvent),
+                    R(*)(void *, void **, ncclProfilerEventDescr_v6_t *)));
+
+    /* The same bytes read through the v7 layout (independent of the field names). */
+    ncclProfilerEventDescr_v7_t d;
+    memset(&d, 0, sizeof(d));
+    d.coll.userTag = 0x1122334455667788ull;
+    d.coll.isSymColl = true;
+    d.kernelPhase.phaseId = 2; /* shares bytes with coll.v6.seqNumber */
+    CHECK_EQ_INT(raw_at(&d, 128, 8), 0x1122334455667788ull);
+    CHECK_EQ_INT(raw_at(&d, 120, 1), 1);
+    CHECK_EQ_INT(raw_at(&d, 25, 1), 2);
 }
 
 /* NCCL builds `float table[7][3]` and passes it as float**: element [a][p] must be flat a*3+p. */
@@ -457,10 +575,28 @@ static void test_net_signatures(void)
     CHECK(!HAS_TYPE(MEMBER(ncclNet_v12_t, getProperties), R(*)(int, ncclNetProperties_v11_t *)));
 }
 
+/* The one mapping to ncclResult_t never yields a code NCCL 2.18 - 2.29 do not know (such as
+ * 2.30's ncclTimeout = 8): a timeout is a remote error. */
+static void test_result_codes(void)
+{
+    int bad = 0;
+    for (int e = 0; e <= 4096; e++) {
+        ncclResult_t r = rail_result(-e);
+        if ((int)r < 0 || (int)r >= NCCL_NUM_RESULTS_2_18 || (int)r == NCCL_RESULT_TIMEOUT_2_30)
+            bad++;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(rail_result(-ETIMEDOUT), ncclRemoteError);
+    CHECK_EQ_INT(rail_result(0), ncclSuccess);
+}
+
 int main(void)
 {
+    test_result_codes();
     test_constants();
     test_tuner_layouts();
+    test_tuner_v7_layouts();
+    test_profiler_layouts();
     test_cost_table();
     test_net_small_structs();
     test_net_properties_offsets();

@@ -57,15 +57,20 @@ static void *open_lib(const char *name)
 
 static void check_tuner(void *dl)
 {
+    const ncclTuner_v7_t *v7 = dlsym(dl, "ncclTunerPlugin_v7");
     const ncclTuner_v6_t *v6 = dlsym(dl, "ncclTunerPlugin_v6");
     const ncclTuner_v5_t *v5 = dlsym(dl, "ncclTunerPlugin_v5");
     const ncclTuner_v4_t *v4 = dlsym(dl, "ncclTunerPlugin_v4");
     const ncclTuner_v3_t *v3 = dlsym(dl, "ncclTunerPlugin_v3");
     const ncclTuner_v2_t *v2 = dlsym(dl, "ncclTunerPlugin_v2");
     void *ctx;
-    CHECK(v6 && v5 && v4 && v3 && v2);
-    if (!(v6 && v5 && v4 && v3 && v2))
+    CHECK(v7 && v6 && v5 && v4 && v3 && v2);
+    if (!(v7 && v6 && v5 && v4 && v3 && v2))
         return;
+    reset();
+    if (v7->init(&ctx, 1, 16, 2, logger, NULL, NULL) == ncclSuccess)
+        v7->finalize(ctx);
+    expect_banner("tuner", 7);
     reset();
     if (v6->init(&ctx, 1, 16, 2, logger, NULL, NULL) == ncclSuccess)
         v6->finalize(ctx);
