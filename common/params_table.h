@@ -47,7 +47,7 @@ RAIL_PARAM(PROFILE_RING, "NCCL_RAIL_PROFILE_RING", INT, "4096", 16, 1048576, NUL
 
 /* ---- net plugin: NCCL's IB knobs, honoured with NCCL's defaults ---- */
 RAIL_PARAM(IB_HCA, "NCCL_IB_HCA", STRING, "", 0, 0, NULL,
-           "HCA filter: [^][=]name[:port],... (^ excludes, = exact match, otherwise prefix match)")
+           "HCA filter: [^][=]name[:port[:rail[:plane]]],... (^ excludes, = exact match, otherwise prefix match; rail and plane are reported to NCCL 2.30+ as the net v12 railId/planeId of the ports the entry selects, the first matching entry's; empty fields are unset)")
 RAIL_PARAM(IB_TIMEOUT, "NCCL_IB_TIMEOUT", INT, "20", 1, 31, NULL,
            "QP timeout exponent: 4.096 us * 2^value per retry")
 RAIL_PARAM(IB_RETRY_CNT, "NCCL_IB_RETRY_CNT", INT, "7", 0, 7, NULL, "QP retry count")
@@ -76,6 +76,10 @@ RAIL_PARAM(GDR_FLUSH_DISABLE, "NCCL_GDR_FLUSH_DISABLE", BOOL, "0", 0, 1, NULL,
            "1 skips the RDMA-read flush after GPUDirect receives (iflush completes at once)")
 RAIL_PARAM(NET_FORCE_FLUSH, "NCCL_NET_FORCE_FLUSH", BOOL, "0", 0, 1, NULL,
            "1 flushes GPUDirect receives on Hopper and newer GPUs too (reported as forceFlush)")
+RAIL_PARAM(IB_ADAPTIVE_ROUTING, "NCCL_IB_ADAPTIVE_ROUTING", INT, "-2", -2, 1, NULL,
+           "Adaptive routing: -2 auto (on when every port of the device has the InfiniBand link layer, off for RoCE), 0 off, 1 on. On: a message above NCCL_IB_AR_THRESHOLD bytes goes as plain RDMA writes the fabric may route adaptively, its completion as a separate write with immediate (the size record), and eager messages are capped at the threshold. Set it the same on every rank")
+RAIL_PARAM(IB_AR_THRESHOLD, "NCCL_IB_AR_THRESHOLD", INT, "8192", 0, 2147483647, NULL,
+           "With adaptive routing: messages of more than this many bytes carry no data in a write with immediate")
 RAIL_PARAM(IB_PCI_RELAXED_ORDERING, "NCCL_IB_PCI_RELAXED_ORDERING", INT, "2", 0, 2, NULL,
            "PCIe relaxed ordering on registered memory: 0 off, 1 or 2 on where the device accepts it")
 

@@ -215,6 +215,7 @@ static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
 struct candidate {
     char ibdev[64];
     int port;
+    int rail, plane; /* from NCCL_IB_HCA */
     struct ibv_port_attr pa;
     struct ibv_device_attr da;
 };
@@ -231,6 +232,8 @@ static int open_dev(const struct candidate *c, struct ibv_device *ibd, bool mult
     else
         snprintf(d->name, sizeof(d->name), "%.63s", c->ibdev);
     d->port = c->port;
+    d->rail_id = c->rail;
+    d->plane_id = c->plane;
     d->ctx = rail_ibv->open_device(ibd);
     if (!d->ctx) {
         snprintf(why, whylen, "%.63s: ibv_open_device failed: %s", c->ibdev, strerror(errno));
@@ -304,6 +307,7 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
         for (int p = 1; p <= da.phys_port_cnt && nc < max; p++) {
             struct ibv_port_attr pa;
             const char *skip = NULL;
+            int rail = -1, plane = -1;
             if (rail_ibv->query_port(ctx, (uint8_t)p, &pa) != 0)
                 skip = "query failed";
             else if (pa.state != IBV_PORT_ACTIVE)
@@ -312,7 +316,7 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
                      pa.link_layer != IBV_LINK_LAYER_ETHERNET &&
                      pa.link_layer != IBV_LINK_LAYER_UNSPECIFIED)
                 skip = "link layer";
-            else if (!rail_hca_filter_match(f, name, p))
+            else if (!rail_hca_filter_lookup(f, name, p, &rail, &plane))
                 skip = "NCCL_IB_HCA";
             if (skip) {
                 append(skipped, sklen, &used, " %s:%d(%s)", name, p, skip);
@@ -321,6 +325,8 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
             struct candidate *c = &cands[nc++];
             snprintf(c->ibdev, sizeof(c->ibdev), "%.63s", name);
             c->port = p;
+            c->rail = rail;
+            c->plane = plane;
             c->pa = pa;
             c->da = da;
         }
@@ -456,6 +462,9 @@ static int make_groups(char *why, size_t whylen)
         snprintf(why, whylen, "cannot group the ports into devices: %s", err);
         return rc;
     }
+    int all_planes[RAIL_MAX_DEVS];
+    for (int i = 0; i < g_ndevs; i++)
+        all_planes[i] = g_devs[i]->plane_id;
     g_ngroups = 0;
     for (int i = 0; i < groups.n; i++) {
         const struct rail_group *src = &groups.g[i];
@@ -464,10 +473,17 @@ static int make_groups(char *why, size_t whylen)
         g->index = g_ngroups;
         snprintf(g->name, sizeof(g->name), "%.*s", (int)sizeof(g->name) - 1, src->name);
         snprintf(g->reason, sizeof(g->reason), "%s", rail_group_reason_name(src->reason));
+        int rails[RAIL_MAX_RAILS], planes[RAIL_MAX_RAILS];
         for (int r = 0; r < src->nrails && r < RAIL_MAX_RAILS; r++) {
+            rails[g->nrails] = g_devs[src->port[r]]->rail_id;
+            planes[g->nrails] = g_devs[src->port[r]]->plane_id;
             g->rail[g->nrails++] = g_devs[src->port[r]];
             g->speed += g_devs[src->port[r]]->speed;
         }
+        /* Several rails: NCCL's rule for a fused vNIC (hca_filter.h). */
+        if (rail_hca_merge_ids(all_planes, g_ndevs, rails, planes, g->nrails, &g->rail_id,
+                               &g->plane_id) != 0)
+            g->rail_id = g->plane_id = -1;
         char line[512];
         if (rail_group_describe(src, g_ngroups, line, sizeof(line)) == 0)
             RAIL_INFO(NCCL_INIT | NCCL_NET, "device %s", line);
@@ -496,9 +512,13 @@ int rail_devices_init(rail_port_init_fn port_init)
             char list[1024];
             size_t used = 0;
             list[0] = '\0';
-            for (int i = 0; i < g_ngroups; i++)
-                append(list, sizeof(list), &used, " [%d]%s/%s/%dMbps", i, g_groups[i].name,
-                       ll_name(g_groups[i].rail[0]->link_layer), g_groups[i].speed);
+            for (int i = 0; i < g_ngroups; i++) {
+                const struct rail_netdev *g = &g_groups[i];
+                append(list, sizeof(list), &used, " [%d]%s/%s/%dMbps", i, g->name,
+                       ll_name(g->rail[0]->link_layer), g->speed);
+                if (g->rail_id >= 0 || g->plane_id >= 0) /* NCCL_IB_HCA's :rail:plane */
+                    append(list, sizeof(list), &used, " rail=%d plane=%d", g->rail_id, g->plane_id);
+            }
             RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin: %d device(s) over %d port(s):%s",
                       g_ngroups, g_ndevs, list);
         }

@@ -393,9 +393,13 @@ int it_versions(struct it_side *s)
         p9.speed != p11.speed || p9.maxRecvs != 8 || p9.vProps.ndevs != 1 ||
         p9.vProps.devs[0] != s->dev)
         return it_fail("v9 properties differ from v11");
+    /* No rail or plane given (NCCL_IB_HCA): unknown; a multi-rail device reports what NCCL's
+     * fused vNICs do, the merged-plane bit (1 << 14) and bit 0 for the unknown plane. */
+    int plane = strchr(p11.name, '+') ? (1 << 14) | 1 : -1;
     if (v12->getProperties(s->dev, &p12) != ncclSuccess || strcmp(p12.name, p11.name) ||
-        p12.maxP2pBytes != p11.maxP2pBytes || p12.railId != -1 || p12.planeId != -1)
-        return it_fail("v12 properties");
+        p12.maxP2pBytes != p11.maxP2pBytes || p12.railId != -1 || p12.planeId != plane)
+        return it_fail("v12 properties: railId %d planeId %d, want -1 %d", p12.railId, p12.planeId,
+                       plane);
     if (v6->getProperties(s->dev, &p6) != ncclSuccess || p6.speed != p11.speed ||
         p6.maxRecvs != 8 || p6.guid != p11.guid)
         return it_fail("v6 properties");
