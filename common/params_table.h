@@ -56,6 +56,10 @@ RAIL_PARAM(IB_GID_INDEX, "NCCL_IB_GID_INDEX", INT, "-1", -1, 255, NULL,
 RAIL_PARAM(IB_SL, "NCCL_IB_SL", INT, "-1", -1, 15, NULL, "InfiniBand service level (-1: 0)")
 RAIL_PARAM(IB_TC, "NCCL_IB_TC", INT, "-1", -1, 255, NULL, "Traffic class (-1: 0)")
 RAIL_PARAM(IB_PKEY, "NCCL_IB_PKEY", INT, "0", 0, 65535, NULL, "Partition key index")
+RAIL_PARAM(IB_PKEY_VALUE, "NCCL_IB_PKEY_VALUE", INT, "-1", -1, 65535, NULL,
+           "Partition key value (-1: unset), looked up in each port's PKey table (low 15 bits; the membership bit is ignored); wins over NCCL_IB_PKEY. A port whose table lacks it is not used (the plugin declines when none is left)")
+RAIL_PARAM(IB_FIFO_TC, "NCCL_IB_FIFO_TC", INT, "-1", -1, 255, NULL,
+           "RoCE: traffic class of the receiver's QPs, which carry the clear-to-send writes (and the ACKs of the data); -1: NCCL_IB_TC. The sender's QPs, size records and eager data included, keep NCCL_IB_TC")
 RAIL_PARAM(IB_QPS_PER_CONNECTION, "NCCL_IB_QPS_PER_CONNECTION", INT, "1", 1, 128, NULL,
            "Data queue pairs per connection on each rail (a multi-rail send side adds one control QP per rail)")
 RAIL_PARAM(IB_SPLIT_DATA_ON_QPS, "NCCL_IB_SPLIT_DATA_ON_QPS", BOOL, "0", 0, 1, NULL,

@@ -38,3 +38,8 @@ bool rail_ar_imm_data_ok(bool ar, uint64_t threshold, uint64_t nbytes)
 {
     return !ar || nbytes <= threshold;
 }
+
+int rail_qp_tc(bool receiver, bool roce, long long fifo_tc, int tc)
+{
+    return receiver && roce && fifo_tc >= 0 ? (int)fifo_tc : tc;
+}

@@ -37,5 +37,8 @@ bool rail_ar_enabled(long long setting, bool all_ib);
 /* Whether a message of nbytes may carry its data in a write with immediate: not above the
  * threshold when adaptive routing is on. Pure. */
 bool rail_ar_imm_data_ok(bool ar, uint64_t threshold, uint64_t nbytes);
+/* Traffic class of a QP: NCCL_IB_FIFO_TC (fifo_tc >= 0) on a RoCE receiver's QPs, which carry
+ * the clear-to-send writes, else tc. Pure. */
+int rail_qp_tc(bool receiver, bool roce, long long fifo_tc, int tc);
 
 #endif

@@ -198,6 +198,33 @@ static int pick_gid(struct rail_dev *d, int tbl_len, char *why, size_t whylen)
 }
 
 /* Appends to a bounded string; output past the end is dropped. */
+/* NCCL_IB_PKEY_VALUE: its index in the port's PKey table; else the NCCL_IB_PKEY index. */
+static int pick_pkey(struct rail_dev *d, int tbl_len, char *why, size_t whylen)
+{
+    long long value = rail_param_int(RAIL_PARAM_IB_PKEY_VALUE);
+    d->pkey_index = (int)rail_param_int(RAIL_PARAM_IB_PKEY);
+    if (value < 0)
+        return 0;
+    static uint16_t tbl[GID_TBL_MAX];
+    int n = 0;
+    for (; n < tbl_len && n < GID_TBL_MAX; n++) {
+        __be16 pk = 0;
+        if (!rail_ibv->query_pkey || rail_ibv->query_pkey(d->ctx, (uint8_t)d->port, n, &pk) != 0)
+            break;
+        tbl[n] = be16toh(pk);
+    }
+    int idx = rail_pkey_find(tbl, n, (long)value);
+    if (idx < 0) {
+        snprintf(why, whylen,
+                 "%s: NCCL_IB_PKEY_VALUE=%#llx is not in the port's PKey table (%d "
+                 "entries read)",
+                 d->name, value, n);
+        return -ENOENT;
+    }
+    d->pkey_index = idx;
+    return 0;
+}
+
 static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
@@ -264,8 +291,8 @@ static int open_dev(const struct candidate *c, struct ibv_device *ibd, bool mult
     d->max_msg = c->pa.max_msg_sz ? c->pa.max_msg_sz : (1u << 30);
     d->pci_path = pci_path(c->ibdev);
     pthread_mutex_init(&d->async_lock, NULL);
-    int rc = 0;
-    if (d->link_layer == IBV_LINK_LAYER_ETHERNET)
+    int rc = pick_pkey(d, c->pa.pkey_tbl_len, why, whylen);
+    if (rc == 0 && d->link_layer == IBV_LINK_LAYER_ETHERNET)
         rc = pick_gid(d, c->pa.gid_tbl_len, why, whylen);
     if (rc == 0)
         rc = g_port_init ? g_port_init(d, why, whylen) : 0;

@@ -30,7 +30,8 @@ struct rail_dev {
     int link_layer; /* IBV_LINK_LAYER_INFINIBAND or IBV_LINK_LAYER_ETHERNET */
     enum ibv_mtu mtu;
     uint16_t lid;
-    int gid_index; /* RoCE: the selected source GID; IB: 0 */
+    int gid_index;  /* RoCE: the selected source GID; IB: 0 */
+    int pkey_index; /* NCCL_IB_PKEY_VALUE's index in the port's table, else NCCL_IB_PKEY */
     union ibv_gid gid;
     uint64_t guid;
     int speed;    /* Mbps */

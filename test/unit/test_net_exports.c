@@ -286,8 +286,47 @@ static void check_ids(const char *path, const char *hca, const char *rails, int 
               status);
 }
 
+/* NCCL_IB_PKEY_VALUE on the shm provider (one PKey, 0xffff): found -> the port is used; not in
+ * the table -> no port, init declines. */
+static void check_pkey(const char *path, const char *value, int want_ok)
+{
+    pid_t pid = fork();
+    int status = 0;
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        char fabric[64];
+        snprintf(fabric, sizeof(fabric), "pkey-%d", (int)getpid());
+        setenv("NCCL_RAIL_VERBS_PROVIDER", "shm", 1);
+        setenv("NCCL_RAIL_SHM_FABRIC", fabric, 1);
+        setenv("NCCL_IB_HCA", "shm0", 1);
+        setenv("NCCL_IB_PKEY_VALUE", value, 1);
+        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        const ncclNet_v12_t *n = dl ? dlsym(dl, "ncclNetPlugin_v12") : NULL;
+        ncclNetCommConfig_v12_t cfg = {-1};
+        void *ctx = NULL;
+        g_infos = 0;
+        int ok = n && n->init(&ctx, 1, &cfg, logger, NULL) == ncclSuccess;
+        int rc = ok == want_ok ? 0 : 3;
+        if (!ok && !strstr(g_last_info, "NCCL_IB_PKEY_VALUE"))
+            rc = 4;
+        if (rc)
+            fprintf(stderr, "NCCL_IB_PKEY_VALUE=%s: init %d, last INFO '%s'\n", value, ok,
+                    g_last_info);
+        char shm[128];
+        snprintf(shm, sizeof(shm), "/dev/shm/nccl-rail-shm-%u-%s", (unsigned)getuid(), fabric);
+        unlink(shm);
+        _exit(rc);
+    }
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "NCCL_IB_PKEY_VALUE=%s: status %d",
+              value, status);
+}
+
 static void test_rail_plane_ids(const char *path)
 {
+    check_pkey(path, "0xffff", 1);
+    check_pkey(path, "32767", 1); /* 0x7fff: the membership bit is ignored */
+    check_pkey(path, "0x1234", 0);
     check_ids(path, "shm0:1:3:1", NULL, 1, (int[]){3}, (int[]){1});
     /* One device per port; an unnamed rail/plane stays -1; exclude gives none. */
     check_ids(path, "shm0:1:0:0,shm2:1:1:0", "shm0,shm2", 2, (int[]){0, 1}, (int[]){0, 0});
