@@ -55,7 +55,7 @@ RAIL_PARAM(PROFILE_RING, "NCCL_RAIL_PROFILE_RING", INT, "4096", 16, 1048576, NUL
 
 /* ---- net plugin: NCCL's IB knobs, honoured with NCCL's defaults ---- */
 RAIL_PARAM(IB_HCA, "NCCL_IB_HCA", STRING, "", 0, 0, NULL,
-           "HCA filter: [^][=]name[:port],... (^ excludes, = exact match, otherwise prefix match)")
+           "HCA filter: [^][=]name[:port[:rail[:plane]]],... (^ excludes, = exact match, otherwise prefix match; rail and plane are reported to NCCL 2.30+ as the net v12 railId/planeId of the ports the entry selects, the first matching entry's; empty fields are unset)")
 RAIL_PARAM(IB_TIMEOUT, "NCCL_IB_TIMEOUT", INT, "20", 1, 31, NULL,
            "QP timeout exponent: 4.096 us * 2^value per retry")
 RAIL_PARAM(IB_RETRY_CNT, "NCCL_IB_RETRY_CNT", INT, "7", 0, 7, NULL, "QP retry count")
@@ -64,6 +64,10 @@ RAIL_PARAM(IB_GID_INDEX, "NCCL_IB_GID_INDEX", INT, "-1", -1, 255, NULL,
 RAIL_PARAM(IB_SL, "NCCL_IB_SL", INT, "-1", -1, 15, NULL, "InfiniBand service level (-1: 0)")
 RAIL_PARAM(IB_TC, "NCCL_IB_TC", INT, "-1", -1, 255, NULL, "Traffic class (-1: 0)")
 RAIL_PARAM(IB_PKEY, "NCCL_IB_PKEY", INT, "0", 0, 65535, NULL, "Partition key index")
+RAIL_PARAM(IB_PKEY_VALUE, "NCCL_IB_PKEY_VALUE", INT, "-1", -1, 65535, NULL,
+           "Partition key value (-1: unset), looked up in each port's PKey table (low 15 bits; the membership bit is ignored); wins over NCCL_IB_PKEY. A port whose table lacks it is not used (the plugin declines when none is left)")
+RAIL_PARAM(IB_FIFO_TC, "NCCL_IB_FIFO_TC", INT, "-1", -1, 255, NULL,
+           "RoCE: traffic class of the receiver's QPs, which carry the clear-to-send writes (and the ACKs of the data); -1: NCCL_IB_TC. The sender's QPs, size records and eager data included, keep NCCL_IB_TC")
 RAIL_PARAM(IB_QPS_PER_CONNECTION, "NCCL_IB_QPS_PER_CONNECTION", INT, "1", 1, 128, NULL,
            "Data queue pairs per connection on each rail (a multi-rail send side adds one control QP per rail)")
 RAIL_PARAM(IB_SPLIT_DATA_ON_QPS, "NCCL_IB_SPLIT_DATA_ON_QPS", BOOL, "0", 0, 1, NULL,
@@ -84,6 +88,10 @@ RAIL_PARAM(GDR_FLUSH_DISABLE, "NCCL_GDR_FLUSH_DISABLE", BOOL, "0", 0, 1, NULL,
            "1 skips the RDMA-read flush after GPUDirect receives (iflush completes at once)")
 RAIL_PARAM(NET_FORCE_FLUSH, "NCCL_NET_FORCE_FLUSH", BOOL, "0", 0, 1, NULL,
            "1 flushes GPUDirect receives on Hopper and newer GPUs too (reported as forceFlush)")
+RAIL_PARAM(IB_ADAPTIVE_ROUTING, "NCCL_IB_ADAPTIVE_ROUTING", INT, "-2", -2, 1, NULL,
+           "Adaptive routing: -2 auto (on when every port of the device has the InfiniBand link layer, off for RoCE), 0 off, 1 on. On: a message above NCCL_IB_AR_THRESHOLD bytes goes as plain RDMA writes the fabric may route adaptively, its completion as a separate write with immediate (the size record), and eager messages are capped at the threshold. Set it the same on every rank")
+RAIL_PARAM(IB_AR_THRESHOLD, "NCCL_IB_AR_THRESHOLD", INT, "8192", 0, 2147483647, NULL,
+           "With adaptive routing: messages of more than this many bytes carry no data in a write with immediate")
 RAIL_PARAM(IB_PCI_RELAXED_ORDERING, "NCCL_IB_PCI_RELAXED_ORDERING", INT, "2", 0, 2, NULL,
            "PCIe relaxed ordering on registered memory: 0 off, 1 or 2 on where the device accepts it")
 

@@ -136,6 +136,32 @@ stats_file() { # build dir
   fi
   rm -rf "$dir"
 }
+# NCCL_IB_HCA's name:port:rail:plane (NCCL 2.30+) reaches the net v12 railId/planeId of the
+# send device (the versions scenario checks RAIL_IT_WANT_IDS), with NCCL's ^, = and prefix rules;
+# a two-rail device as NCCL's fused vNICs; adaptive routing moves data byte-exact over it.
+rail_plane_ids() {
+  local b=$1 bad=0 line
+  while IFS='|' read -r hca rails dev want scen; do
+    if env RAIL_BUILD_DIR="$b" NCCL_IB_HCA="$hca" NCCL_RAIL_RAILS="$rails" FABRIC_DEV0="$dev" \
+      FABRIC_DEV1="$dev" RAIL_IT_WANT_IDS="$want" \
+      bash test/integration/run.sh $scen > "$b/ids.out" 2>&1; then
+      line=ok
+    else
+      line=FAILED bad=$((bad + 1))
+    fi
+    echo "NCCL_IB_HCA=$hca NCCL_RAIL_RAILS=$rails ($scen): want railId,planeId $want: $line"
+    grep -h "railId" "$b/ids.out" | head -n 1
+  done <<'EOF2'
+rxe0:1:0:0,rxe2:1:1:0|rxe0,rxe2|rxe0|0,0|versions
+rxe0:1:0:0,rxe2:1:1:0|rxe0+rxe2|rxe0+rxe2|-1,16386|versions sizes_ar
+rxe0:1:2:0,rxe2:1:2:1|rxe0+rxe2|rxe0+rxe2|2,16390|versions
+=rxe0:1:3:1,rxe2:1:4:2|rxe0,rxe2|rxe0|3,1|versions sizes_ar
+^rxe1,rxe3|rxe0,rxe2|rxe0|-1,-1|versions
+rxe:1:5:2,rxe0:1:6:3|rxe0,rxe2|rxe0|5,2|versions
+EOF2
+  rm -f "$b/ids.out"
+  echo "$((6 - bad)) passed, $bad failed"
+}
 for b in "$@"; do
   suite "net plugin integration ($b)" env RAIL_BUILD_DIR="$b" bash test/integration/run.sh
   suite "net plugin integration, dual-rail ($b)" env RAIL_BUILD_DIR="$b" \
@@ -143,6 +169,7 @@ for b in "$@"; do
     bash test/integration/run.sh
   suite "rail byte split ($b)" rail_split "$b"
   if [ "$b" = "$1" ]; then
+    suite "NCCL_IB_HCA rail/plane ids ($b)" rail_plane_ids "$b"
     suite "rail byte split, rail B shaped ($b)" rail_split_shaped "$b"
     suite "telemetry snapshot ($b)" stats_file "$b"
     suite "soak, short ($b)" env NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3 \

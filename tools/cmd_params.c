@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "compat_env.h"
 #include "params.h"
 
 int cli_params(int argc, char **argv)
@@ -18,6 +19,16 @@ int cli_params(int argc, char **argv)
         free(buf);
         return 0;
     }
+    if (argc == 2 && strcmp(argv[1], "--compat-markdown") == 0) {
+        size_t need = rail_compat_markdown(NULL, 0) + 1;
+        char *buf = malloc(need);
+        if (!buf)
+            return 1;
+        rail_compat_markdown(buf, need);
+        fputs(buf, stdout);
+        free(buf);
+        return 0;
+    }
     if (argc == 1) {
         for (int i = 0; i < RAIL_PARAM_COUNT; i++) {
             const struct rail_param_def *d = rail_param_def((enum rail_param_id)i);
@@ -27,6 +38,6 @@ int cli_params(int argc, char **argv)
         }
         return 0;
     }
-    fprintf(stderr, "usage: nccl-rail params [--markdown]\n");
+    fprintf(stderr, "usage: nccl-rail params [--markdown | --compat-markdown]\n");
     return 2;
 }

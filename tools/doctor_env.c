@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compat_env.h"
 #include "cost_model.h"
 #include "transport/gid_select.h"
 #include "transport/hca_filter.h"
@@ -379,8 +380,47 @@ static void check_knobs(const struct doctor_ctx *c, struct doctor_report *r)
                    "%d knob(s) of the table set, all valid", set);
 }
 
+/* ---- NCCL's NCCL_IB_* / NCCL_NET_* variables (docs/compatibility.md) ---- */
+
+static void compat_finding(void *arg, const struct rail_env_finding *f)
+{
+    char line[512];
+    rail_env_finding_text(f, line, sizeof(line));
+    doctor_add(arg, "env.nccl_compat", f->kind == RAIL_ENV_AS_IF ? DOCTOR_INFO : DOCTOR_WARN,
+               f->name,
+               f->kind == RAIL_ENV_UNKNOWN
+                   ? (f->suggestion ? "correct the name" : "remove it")
+                   : (f->kind == RAIL_ENV_AS_IF ? NULL : "unset it (docs/compatibility.md)"),
+               "%s", line);
+}
+
+/* Each NCCL_IB_* / NCCL_NET_* variable set (environment and nccl.conf, merged as NCCL merges
+ * them): honoured or read by NCCL as INFO; set but not honoured, or unknown, as the WARN the net
+ * plugin logs at init. */
+static void check_nccl_compat(const struct doctor_ctx *c, struct doctor_report *r)
+{
+    for (int i = 0; c->env.vars && c->env.vars[i]; i++) {
+        const char *eq = strchr(c->env.vars[i], '=');
+        char name[96];
+        if (!eq || (size_t)(eq - c->env.vars[i]) >= sizeof(name))
+            continue;
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - c->env.vars[i]), c->env.vars[i]);
+        const struct rail_compat_var *v = rail_compat_find(name);
+        if (!v || !eq[1] || doctor_env_get(&c->env, name) != eq + 1)
+            continue; /* unknown or not applicable: the audit below; a duplicate: the first */
+        if (v->handling == RAIL_COMPAT_SAME)
+            doctor_add(r, "env.nccl_compat", DOCTOR_INFO, name, NULL,
+                       "%s=%.64s: honoured by the net plugin with NCCL's meaning", name, eq + 1);
+        else if (v->handling == RAIL_COMPAT_NCCL)
+            doctor_add(r, "env.nccl_compat", DOCTOR_INFO, name, NULL,
+                       "%s=%.64s: read by NCCL itself, unchanged with the plugin", name, eq + 1);
+    }
+    (void)rail_env_audit(c->env.vars, compat_finding, r);
+}
+
 void doctor_check_env(const struct doctor_ctx *c, struct doctor_report *r)
 {
+    check_nccl_compat(c, r);
     check_algo_proto(c, r, false);
     check_algo_proto(c, r, true);
     check_transport(c, r);

@@ -228,8 +228,8 @@ static ncclResult_t props_v12(int dev, ncclNetProperties_v12_t *out)
     memset(out, 0, sizeof(*out));
     FILL_V9(out, p);
     out->maxMultiRequestSize = 1;
-    out->railId = NCCL_NET_ID_UNDEF;
-    out->planeId = NCCL_NET_ID_UNDEF;
+    out->railId = (int16_t)p.rail_id;
+    out->planeId = (int16_t)p.plane_id;
     return ncclSuccess;
 }
 

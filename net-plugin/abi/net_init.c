@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compat_env.h"
 #include "log.h"
 #include "nccl/nccl_net.h"
 #include "protocol/net_comm.h"
@@ -66,15 +67,37 @@ static void fault_setup(void)
 #endif
 }
 
+/* NCCL's IB/NET variables set but not honoured, and unknown NCCL_IB_* / NCCL_RAIL_* names: one
+ * line each, once per process (docs/compatibility.md, NCCL's network variables). */
+extern char **environ;
+
+static void env_finding(void *arg, const struct rail_env_finding *f)
+{
+    char line[512];
+    (void)arg;
+    rail_env_finding_text(f, line, sizeof(line));
+    if (f->kind == RAIL_ENV_AS_IF)
+        RAIL_INFO(NCCL_INIT | NCCL_ENV, "%s", line);
+    else
+        RAIL_WARN(NCCL_INIT | NCCL_ENV, "%s", line);
+}
+
+static void env_audit(void)
+{
+    (void)rail_env_audit(environ, env_finding, NULL);
+}
+
 int rail_net_init(void **ctx, uint64_t comm_id, int traffic_class, ncclDebugLogger_t logger)
 {
     struct rail_net_ctx *c;
     int rc;
 
     static pthread_once_t provider_once = PTHREAD_ONCE_INIT, fault_once = PTHREAD_ONCE_INIT;
+    static pthread_once_t audit_once = PTHREAD_ONCE_INIT;
 
     if (logger)
         rail_log_set_logger(logger);
+    (void)pthread_once(&audit_once, env_audit);
     (void)pthread_once(&provider_once, provider_setup);
     if (g_provider_rc < 0) {
         if (ctx)
@@ -163,5 +186,7 @@ int rail_net_get_props(int dev, struct rail_net_props *p)
     p->max_p2p_bytes = limit < (size_t)MAX_NET_SIZE ? limit : (size_t)MAX_NET_SIZE;
     p->max_coll_bytes = (size_t)MAX_COLLNET_SIZE;
     p->dev = dev;
+    p->rail_id = g->rail_id;
+    p->plane_id = g->plane_id;
     return 0;
 }

@@ -31,7 +31,8 @@ struct rail_net_props {
     int max_recvs;
     size_t max_p2p_bytes;
     size_t max_coll_bytes;
-    int dev; /* this device's index (vProps = {1, [dev]}) */
+    int dev;               /* this device's index (vProps = {1, [dev]}) */
+    int rail_id, plane_id; /* net v12 railId/planeId (-1: unknown) */
 };
 
 /* Per-communicator init: discovers devices on first use (declining with an INFO line when there

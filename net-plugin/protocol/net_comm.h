@@ -187,9 +187,11 @@ struct rail_send_comm {
     int nfree;
     uint16_t free_list[RAIL_SEND_REQS];
     struct rail_stripe sched;
-    uint64_t max_chunk; /* smallest max_msg over the rails */
-    bool split_qps;     /* NCCL_IB_SPLIT_DATA_ON_QPS */
-    int ndata;          /* data QPs per rail: QPs 0..ndata-1 */
+    uint64_t max_chunk;    /* smallest max_msg over the rails */
+    bool split_qps;        /* NCCL_IB_SPLIT_DATA_ON_QPS */
+    bool ar;               /* adaptive routing (NCCL_IB_ADAPTIVE_ROUTING) on this comm's device */
+    uint64_t ar_threshold; /* NCCL_IB_AR_THRESHOLD: larger messages carry no data in an imm */
+    int ndata;             /* data QPs per rail: QPs 0..ndata-1 */
     /* Index of each rail's control QP (two-phase size records, queries, eager writes: never
      * queued behind bulk data), or -1: none (they rotate over the data QPs). */
     int ctl_qp;

@@ -6,6 +6,7 @@
  * machines: a NULL comm means "call again". The sender's progress lives in a registry keyed by a
  * cookie stored in the handle's local stage area, so a garbage handle is never dereferenced. */
 #include "protocol/net_conn.h"
+#include "protocol/net_pieces.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -118,6 +119,26 @@ int rail_net_close_listen(void *listen_comm)
 
 /* ---- connect (sender) ---- */
 
+/* Adaptive routing on d (every port InfiniBand for auto, as NCCL's fused NICs) and its
+ * threshold; an eager message is a write with immediate that carries data, so with AR the
+ * eager limit is at most the threshold (the receiver learns it from the meta frame). */
+static void ar_setup(struct rail_send_comm *s, const struct rail_netdev *d)
+{
+    bool all_ib = true;
+    for (int r = 0; r < d->nrails; r++)
+        all_ib = all_ib && d->rail[r]->link_layer == IBV_LINK_LAYER_INFINIBAND;
+    s->ar = rail_ar_enabled(rail_param_int(RAIL_PARAM_IB_ADAPTIVE_ROUTING), all_ib);
+    s->ar_threshold = (uint64_t)rail_param_int(RAIL_PARAM_IB_AR_THRESHOLD);
+}
+
+static long long eager_max(const struct rail_send_comm *s)
+{
+    long long eager = rail_param_int(RAIL_PARAM_EAGER_MAX);
+    if (s->ar && (uint64_t)eager > s->ar_threshold)
+        eager = (long long)s->ar_threshold;
+    return eager;
+}
+
 static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
                          const struct rail_handle *h, struct rail_conn_state **out, char *err,
                          size_t errlen)
@@ -139,6 +160,7 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
         return rc;
     }
     st->comm = &s->base;
+    ar_setup(s, d);
     rc = rail_oob_connect_start(h, &st->fd, err, errlen);
     if (rc < 0) {
         state_free(st);
@@ -153,7 +175,7 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     m->tc = st->tc;
     m->addr1 = (uintptr_t)s->fifo;
     /* The receiver defers the clear-to-send of receives this small: they come eagerly. */
-    long long eager = rail_param_int(RAIL_PARAM_EAGER_MAX);
+    long long eager = eager_max(s);
     m->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
     for (int r = 0; r < s->base.nrails; r++) {
         rail_link_describe(&s->base, r, &m->rails[r]);
@@ -221,7 +243,7 @@ static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
                 if (rc == 0)
                     rc = setup_rails(&s->base, err, errlen);
                 if (rc == 0) {
-                    long long mine = rail_param_int(RAIL_PARAM_EAGER_MAX);
+                    long long mine = eager_max(s);
                     s->base.peer_addr1 = st->meta.addr1;
                     s->base.peer_addr2 = st->meta.addr2;
                     s->eager_slots = st->meta.eager_slots;
@@ -334,10 +356,13 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     const struct rail_send_comm *sc = (const struct rail_send_comm *)c;
     RAIL_INFO(NCCL_NET,
               "send comm %p: %s -> %s, %d rail(s) x %d data QP(s)%s, eager <= %u bytes "
-              "(flagged images <= %u)%s",
+              "(flagged images <= %u)%s%s",
               (void *)c, d->name, c->peer, c->nrails, sc->ndata,
               sc->ctl_qp >= 0 ? " + 1 control QP" : "", sc->eager_limit, sc->poll_max,
-              c->failover ? ", failover on" : "");
+              c->failover ? ", failover on" : "",
+              sc->ar ? ", adaptive routing (no data in a write with immediate above "
+                       "NCCL_IB_AR_THRESHOLD)"
+                     : "");
     rail_handle_stage_set(handle, 0);
     state_free(st);
     *send_comm = c;

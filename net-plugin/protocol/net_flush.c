@@ -64,7 +64,7 @@ static int rail_setup(struct rail_flush *f, int i, struct rail_dev *d, char *err
     struct rail_qp_path path = {
         .port = d->port,
         .gid_index = d->gid_index,
-        .pkey_index = (int)rail_param_int(RAIL_PARAM_IB_PKEY),
+        .pkey_index = d->pkey_index,
         .timeout = (int)rail_param_int(RAIL_PARAM_IB_TIMEOUT),
         .retry_cnt = (int)rail_param_int(RAIL_PARAM_IB_RETRY_CNT),
     };

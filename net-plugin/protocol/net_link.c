@@ -12,6 +12,7 @@
 #include "log.h"
 #include "params.h"
 #include "protocol/net_ctl.h"
+#include "protocol/net_pieces.h"
 #include "telemetry/rail_stats.h"
 #include "transport/net_oob.h"
 #include "transport/net_verbs.h"
@@ -163,8 +164,9 @@ int rail_link_connect_one(struct rail_comm *c, int r, const struct rail_meta_rai
         .port = l->dev->port,
         .gid_index = l->dev->gid_index,
         .sl = sl,
-        .tc = tc,
-        .pkey_index = (int)rail_param_int(RAIL_PARAM_IB_PKEY),
+        .tc = rail_qp_tc(rail_comm_is_recv(c), l->dev->link_layer == IBV_LINK_LAYER_ETHERNET,
+                         rail_param_int(RAIL_PARAM_IB_FIFO_TC), tc),
+        .pkey_index = l->dev->pkey_index,
         .timeout = (int)rail_param_int(RAIL_PARAM_IB_TIMEOUT),
         .retry_cnt = (int)rail_param_int(RAIL_PARAM_IB_RETRY_CNT),
     };

@@ -28,3 +28,18 @@ int rail_pieces_cut(const struct rail_piece_cfg *cfg, const struct rail_stripe_c
     }
     return n;
 }
+
+bool rail_ar_enabled(long long setting, bool all_ib)
+{
+    return setting == -2 ? all_ib : setting != 0;
+}
+
+bool rail_ar_imm_data_ok(bool ar, uint64_t threshold, uint64_t nbytes)
+{
+    return !ar || nbytes <= threshold;
+}
+
+int rail_qp_tc(bool receiver, bool roce, long long fifo_tc, int tc)
+{
+    return receiver && roce && fifo_tc >= 0 ? (int)fifo_tc : tc;
+}

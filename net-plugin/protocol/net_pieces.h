@@ -31,4 +31,14 @@ struct rail_piece {
 int rail_pieces_cut(const struct rail_piece_cfg *cfg, const struct rail_stripe_chunk *sc,
                     unsigned qp0, struct rail_piece *out, int cap);
 
+/* NCCL_IB_ADAPTIVE_ROUTING for a device whose ports all have the InfiniBand link layer (all_ib)
+ * or not: -2 (auto) is on for InfiniBand only, 0 off, any other value on. Pure. */
+bool rail_ar_enabled(long long setting, bool all_ib);
+/* Whether a message of nbytes may carry its data in a write with immediate: not above the
+ * threshold when adaptive routing is on. Pure. */
+bool rail_ar_imm_data_ok(bool ar, uint64_t threshold, uint64_t nbytes);
+/* Traffic class of a QP: NCCL_IB_FIFO_TC (fifo_tc >= 0) on a RoCE receiver's QPs, which carry
+ * the clear-to-send writes, else tc. Pure. */
+int rail_qp_tc(bool receiver, bool roce, long long fifo_tc, int tc);
+
 #endif

@@ -152,7 +152,9 @@ static int post_pipelined(struct rail_send_comm *s, struct rail_send_req *q)
     struct rail_link *l = &s->base.link[rail];
     size_t nbytes = q->too_big ? 0 : q->size;
 
-    if (q->tp.n == 1 && nbytes > 0 && nbytes <= RAIL_IMM_DIRECT_MAX) {
+    /* Adaptive routing: above the threshold the data goes as plain writes, the record after. */
+    if (q->tp.n == 1 && nbytes > 0 && nbytes <= RAIL_IMM_DIRECT_MAX &&
+        rail_ar_imm_data_ok(s->ar, s->ar_threshold, nbytes)) {
         if (rail_send_sq_room(l, qp) < 1)
             return 1;
         struct ibv_sge sge = {q->data, (uint32_t)nbytes, q->lkey[rail]};

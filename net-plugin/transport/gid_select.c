@@ -386,3 +386,11 @@ int rail_gid_override_for(const struct rail_gid_overrides *o, const char *dev)
             return o->o[i].index;
     return -1;
 }
+
+int rail_pkey_find(const uint16_t *tbl, int n, long value)
+{
+    for (int i = 0; tbl && i < n; i++)
+        if ((tbl[i] & 0x7fff) == (value & 0x7fff))
+            return i;
+    return -ENOENT;
+}

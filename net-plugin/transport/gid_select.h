@@ -111,4 +111,8 @@ int rail_gid_overrides_parse(const char *spec, struct rail_gid_overrides *o, cha
 /* The override for dev (exact name), or -1 when none (also for NULL o or dev). */
 int rail_gid_override_for(const struct rail_gid_overrides *o, const char *dev);
 
+/* Index of the PKey `value` (low 15 bits compared: the top bit is the membership bit) among
+ * tbl[0..n) (host byte order), or -ENOENT. Pure. */
+int rail_pkey_find(const uint16_t *tbl, int n, long value);
+
 #endif

@@ -198,6 +198,33 @@ static int pick_gid(struct rail_dev *d, int tbl_len, char *why, size_t whylen)
 }
 
 /* Appends to a bounded string; output past the end is dropped. */
+/* NCCL_IB_PKEY_VALUE: its index in the port's PKey table; else the NCCL_IB_PKEY index. */
+static int pick_pkey(struct rail_dev *d, int tbl_len, char *why, size_t whylen)
+{
+    long long value = rail_param_int(RAIL_PARAM_IB_PKEY_VALUE);
+    d->pkey_index = (int)rail_param_int(RAIL_PARAM_IB_PKEY);
+    if (value < 0)
+        return 0;
+    static uint16_t tbl[GID_TBL_MAX];
+    int n = 0;
+    for (; n < tbl_len && n < GID_TBL_MAX; n++) {
+        __be16 pk = 0;
+        if (!rail_ibv->query_pkey || rail_ibv->query_pkey(d->ctx, (uint8_t)d->port, n, &pk) != 0)
+            break;
+        tbl[n] = be16toh(pk);
+    }
+    int idx = rail_pkey_find(tbl, n, (long)value);
+    if (idx < 0) {
+        snprintf(why, whylen,
+                 "%s: NCCL_IB_PKEY_VALUE=%#llx is not in the port's PKey table (%d "
+                 "entries read)",
+                 d->name, value, n);
+        return -ENOENT;
+    }
+    d->pkey_index = idx;
+    return 0;
+}
+
 static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
@@ -215,6 +242,7 @@ static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
 struct candidate {
     char ibdev[64];
     int port;
+    int rail, plane; /* from NCCL_IB_HCA */
     struct ibv_port_attr pa;
     struct ibv_device_attr da;
 };
@@ -231,6 +259,8 @@ static int open_dev(const struct candidate *c, struct ibv_device *ibd, bool mult
     else
         snprintf(d->name, sizeof(d->name), "%.63s", c->ibdev);
     d->port = c->port;
+    d->rail_id = c->rail;
+    d->plane_id = c->plane;
     d->ctx = rail_ibv->open_device(ibd);
     if (!d->ctx) {
         snprintf(why, whylen, "%.63s: ibv_open_device failed: %s", c->ibdev, strerror(errno));
@@ -261,8 +291,8 @@ static int open_dev(const struct candidate *c, struct ibv_device *ibd, bool mult
     d->max_msg = c->pa.max_msg_sz ? c->pa.max_msg_sz : (1u << 30);
     d->pci_path = pci_path(c->ibdev);
     pthread_mutex_init(&d->async_lock, NULL);
-    int rc = 0;
-    if (d->link_layer == IBV_LINK_LAYER_ETHERNET)
+    int rc = pick_pkey(d, c->pa.pkey_tbl_len, why, whylen);
+    if (rc == 0 && d->link_layer == IBV_LINK_LAYER_ETHERNET)
         rc = pick_gid(d, c->pa.gid_tbl_len, why, whylen);
     if (rc == 0)
         rc = g_port_init ? g_port_init(d, why, whylen) : 0;
@@ -304,6 +334,7 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
         for (int p = 1; p <= da.phys_port_cnt && nc < max; p++) {
             struct ibv_port_attr pa;
             const char *skip = NULL;
+            int rail = -1, plane = -1;
             if (rail_ibv->query_port(ctx, (uint8_t)p, &pa) != 0)
                 skip = "query failed";
             else if (pa.state != IBV_PORT_ACTIVE)
@@ -312,7 +343,7 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
                      pa.link_layer != IBV_LINK_LAYER_ETHERNET &&
                      pa.link_layer != IBV_LINK_LAYER_UNSPECIFIED)
                 skip = "link layer";
-            else if (!rail_hca_filter_match(f, name, p))
+            else if (!rail_hca_filter_lookup(f, name, p, &rail, &plane))
                 skip = "NCCL_IB_HCA";
             if (skip) {
                 append(skipped, sklen, &used, " %s:%d(%s)", name, p, skip);
@@ -321,6 +352,8 @@ static int list_ports(struct ibv_device **list, int n, const struct rail_hca_fil
             struct candidate *c = &cands[nc++];
             snprintf(c->ibdev, sizeof(c->ibdev), "%.63s", name);
             c->port = p;
+            c->rail = rail;
+            c->plane = plane;
             c->pa = pa;
             c->da = da;
         }
@@ -456,6 +489,9 @@ static int make_groups(char *why, size_t whylen)
         snprintf(why, whylen, "cannot group the ports into devices: %s", err);
         return rc;
     }
+    int all_planes[RAIL_MAX_DEVS];
+    for (int i = 0; i < g_ndevs; i++)
+        all_planes[i] = g_devs[i]->plane_id;
     g_ngroups = 0;
     for (int i = 0; i < groups.n; i++) {
         const struct rail_group *src = &groups.g[i];
@@ -464,10 +500,17 @@ static int make_groups(char *why, size_t whylen)
         g->index = g_ngroups;
         snprintf(g->name, sizeof(g->name), "%.*s", (int)sizeof(g->name) - 1, src->name);
         snprintf(g->reason, sizeof(g->reason), "%s", rail_group_reason_name(src->reason));
+        int rails[RAIL_MAX_RAILS], planes[RAIL_MAX_RAILS];
         for (int r = 0; r < src->nrails && r < RAIL_MAX_RAILS; r++) {
+            rails[g->nrails] = g_devs[src->port[r]]->rail_id;
+            planes[g->nrails] = g_devs[src->port[r]]->plane_id;
             g->rail[g->nrails++] = g_devs[src->port[r]];
             g->speed += g_devs[src->port[r]]->speed;
         }
+        /* Several rails: NCCL's rule for a fused vNIC (hca_filter.h). */
+        if (rail_hca_merge_ids(all_planes, g_ndevs, rails, planes, g->nrails, &g->rail_id,
+                               &g->plane_id) != 0)
+            g->rail_id = g->plane_id = -1;
         char line[512];
         if (rail_group_describe(src, g_ngroups, line, sizeof(line)) == 0)
             RAIL_INFO(NCCL_INIT | NCCL_NET, "device %s", line);
@@ -496,9 +539,13 @@ int rail_devices_init(rail_port_init_fn port_init)
             char list[1024];
             size_t used = 0;
             list[0] = '\0';
-            for (int i = 0; i < g_ngroups; i++)
-                append(list, sizeof(list), &used, " [%d]%s/%s/%dMbps", i, g_groups[i].name,
-                       ll_name(g_groups[i].rail[0]->link_layer), g_groups[i].speed);
+            for (int i = 0; i < g_ngroups; i++) {
+                const struct rail_netdev *g = &g_groups[i];
+                append(list, sizeof(list), &used, " [%d]%s/%s/%dMbps", i, g->name,
+                       ll_name(g->rail[0]->link_layer), g->speed);
+                if (g->rail_id >= 0 || g->plane_id >= 0) /* NCCL_IB_HCA's :rail:plane */
+                    append(list, sizeof(list), &used, " rail=%d plane=%d", g->rail_id, g->plane_id);
+            }
             RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin: %d device(s) over %d port(s):%s",
                       g_ngroups, g_ndevs, list);
         }

@@ -30,10 +30,13 @@ struct rail_dev {
     int link_layer; /* IBV_LINK_LAYER_INFINIBAND or IBV_LINK_LAYER_ETHERNET */
     enum ibv_mtu mtu;
     uint16_t lid;
-    int gid_index; /* RoCE: the selected source GID; IB: 0 */
+    int gid_index;  /* RoCE: the selected source GID; IB: 0 */
+    int pkey_index; /* NCCL_IB_PKEY_VALUE's index in the port's table, else NCCL_IB_PKEY */
     union ibv_gid gid;
     uint64_t guid;
-    int speed; /* Mbps */
+    int speed;    /* Mbps */
+    int rail_id;  /* net v12 railId from NCCL_IB_HCA's name:port:rail:plane, -1 unknown */
+    int plane_id; /* net v12 planeId, likewise */
     int max_qp, max_qp_wr, max_cqe, max_sge;
     uint32_t max_msg; /* largest single RDMA message of the port */
     char *pci_path;   /* NULL when the device has no PCI parent (soft RoCE) */
@@ -51,7 +54,8 @@ struct rail_netdev {
     char reason[48]; /* how the group was formed (explicit, auto: ...) */
     int nrails;
     struct rail_dev *rail[RAIL_MAX_RAILS];
-    int speed; /* Mbps, the sum over the rails */
+    int speed;             /* Mbps, the sum over the rails */
+    int rail_id, plane_id; /* net v12 railId/planeId, as NCCL reports a fused vNIC */
 };
 
 /* Discover once per process. Returns the device count (> 0), or a negative errno after logging

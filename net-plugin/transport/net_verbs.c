@@ -260,6 +260,7 @@ const struct rail_verbs_ops rail_verbs_default_ops = {
     .query_device = ibv_query_device,
     .query_port = v_query_port,
     .query_gid = ibv_query_gid,
+    .query_pkey = ibv_query_pkey,
     .alloc_pd = ibv_alloc_pd,
     .dealloc_pd = ibv_dealloc_pd,
     .create_cq = ibv_create_cq,

@@ -67,6 +67,8 @@ struct rail_verbs_ops {
     int (*query_device)(struct ibv_context *ctx, struct ibv_device_attr *attr);
     int (*query_port)(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr);
     int (*query_gid)(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid);
+    /* PKey table entry `index` (network byte order, as ibv_query_pkey). */
+    int (*query_pkey)(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey);
     struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
     int (*dealloc_pd)(struct ibv_pd *pd);
     struct ibv_cq *(*create_cq)(struct ibv_context *ctx, int cqe, void *cq_context,

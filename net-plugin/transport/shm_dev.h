@@ -23,6 +23,8 @@ int shm_close_device(struct ibv_context *ctx);
 int shm_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr);
 int shm_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr);
 int shm_query_gid(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid);
+/* One PKey: the default partition 0xffff at index 0. */
+int shm_query_pkey(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey);
 struct ibv_pd *shm_alloc_pd(struct ibv_context *ctx);
 int shm_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *shm_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access);

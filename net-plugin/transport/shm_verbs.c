@@ -27,6 +27,7 @@ const struct rail_verbs_ops rail_shm_verbs_ops = {
     .query_device = shm_query_device,
     .query_port = shm_query_port,
     .query_gid = shm_query_gid,
+    .query_pkey = shm_query_pkey,
     .alloc_pd = shm_alloc_pd,
     .dealloc_pd = shm_dealloc_pd,
     .create_cq = shm_create_cq,

@@ -64,7 +64,10 @@ static int send_one(struct it_side *s, void *sc, size_t size, int tag, uint64_t 
             return it_fail("isend failed");
         if (it_ctl_signal(s->ctl, 'S'))
             return 1;
-        if (!req && size <= 8192 && !getenv("NCCL_RAIL_EAGER_MAX"))
+        /* (Adaptive routing caps eager at NCCL_IB_AR_THRESHOLD.) */
+        const char *ar = getenv("NCCL_IB_AR_THRESHOLD");
+        size_t eager = ar && getenv("NCCL_IB_ADAPTIVE_ROUTING") ? strtoul(ar, NULL, 10) : 8192;
+        if (!req && size <= (eager < 8192 ? eager : 8192) && !getenv("NCCL_RAIL_EAGER_MAX"))
             return it_fail("a %zu-byte isend waited for the receiver (no eager send)", size);
     }
     if (!req && it_isend(p, sc, b.p, size, tag, b.mh, &req))

@@ -472,9 +472,18 @@ int it_versions(struct it_side *s)
         p9.speed != p11.speed || p9.maxRecvs != 8 || p9.vProps.ndevs != 1 ||
         p9.vProps.devs[0] != s->dev)
         return it_fail("v9 properties differ from v11");
+    /* No rail or plane given (NCCL_IB_HCA): unknown; a multi-rail device reports what NCCL's
+     * fused vNICs do, the merged-plane bit (1 << 14) and bit 0 for the unknown plane. */
+    int rail = -1, plane = strchr(p11.name, '+') ? (1 << 14) | 1 : -1;
+    /* RAIL_IT_WANT_IDS=RAIL,PLANE: what NCCL_IB_HCA's name:port:rail:plane gives this device. */
+    const char *want = getenv("RAIL_IT_WANT_IDS");
+    if (want && sscanf(want, "%d,%d", &rail, &plane) != 2)
+        return it_fail("RAIL_IT_WANT_IDS='%s' is not RAIL,PLANE", want);
     if (v12->getProperties(s->dev, &p12) != ncclSuccess || strcmp(p12.name, p11.name) ||
-        p12.maxP2pBytes != p11.maxP2pBytes || p12.railId != -1 || p12.planeId != -1)
-        return it_fail("v12 properties");
+        p12.maxP2pBytes != p11.maxP2pBytes || p12.railId != rail || p12.planeId != plane)
+        return it_fail("v12 properties: railId %d planeId %d, want %d %d", p12.railId, p12.planeId,
+                       rail, plane);
+    fprintf(stderr, "[send] %s: railId %d planeId %d (v12)\n", p12.name, p12.railId, p12.planeId);
     if (v6->getProperties(s->dev, &p6) != ncclSuccess || p6.speed != p11.speed ||
         p6.maxRecvs != 8 || p6.guid != p11.guid)
         return it_fail("v6 properties");

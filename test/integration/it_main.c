@@ -42,7 +42,23 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_sizes_recv,
      .send_side = it_sizes_send,
      .env = "NCCL_IB_QPS_PER_CONNECTION=4"},
+    /* Adaptive routing with a small threshold: every message above 200 bytes goes as plain
+     * writes and its completion as the size record; eager stops at 200 bytes. In fault builds
+     * any write with immediate larger than the largest eager write (64-byte header + 200)
+     * fails the connection, so a message sent the old way fails the scenario. */
+    {.name = "sizes_ar",
+     .recv_side = it_sizes_recv,
+     .send_side = it_sizes_send,
+     .env = "NCCL_IB_ADAPTIVE_ROUTING=1",
+     .env2 = "NCCL_IB_AR_THRESHOLD=200",
+     .send_env = "NCCL_RAIL_FAULT=post_send:op=write_imm,min=265,count=0"},
     {.name = "multirecv", .recv_side = it_multi_recv, .send_side = it_multi_send},
+    {.name = "multirecv_ar",
+     .recv_side = it_multi_recv,
+     .send_side = it_multi_send,
+     .env = "NCCL_IB_ADAPTIVE_ROUTING=1",
+     .env2 = "NCCL_IB_AR_THRESHOLD=200",
+     .send_env = "NCCL_RAIL_FAULT=post_send:op=write_imm,min=265,count=0"},
     {.name = "multirecv_no_eager",
      .recv_side = it_multi_recv,
      .send_side = it_multi_send,

@@ -223,8 +223,26 @@ static void test_report(void)
     doctor_report_free(&r);
 }
 
+/* NCCL's IB/NET variables: honoured ones INFO, set-but-not-honoured and misspelt ones WARN (the
+ * same lines the net plugin logs at init). */
+static void test_nccl_compat(void)
+{
+    char *honoured[] = {"NCCL_IB_ADAPTIVE_ROUTING=1", NULL};
+    char *ignored[] = {"NCCL_IB_OOO_RQ=1", NULL};
+    char *as_if[] = {"NCCL_IB_OOO_RQ=0", NULL};
+    char *typo[] = {"NCCL_IB_GID_INDX=3", NULL};
+    char *nccl[] = {"NCCL_NET_SHARED_BUFFERS=0", NULL};
+    CHECK_EQ_INT(sev_of(honoured, "env.nccl_compat", "NCCL_IB_ADAPTIVE_ROUTING"), DOCTOR_INFO);
+    CHECK_EQ_INT(sev_of(ignored, "env.nccl_compat", "NCCL_IB_OOO_RQ"), DOCTOR_WARN);
+    CHECK_EQ_INT(sev_of(as_if, "env.nccl_compat", "NCCL_IB_OOO_RQ"), DOCTOR_INFO);
+    CHECK_EQ_INT(sev_of(typo, "env.nccl_compat", "NCCL_IB_GID_INDX"), DOCTOR_WARN);
+    CHECK_EQ_INT(sev_of(nccl, "env.nccl_compat", "NCCL_NET_SHARED_BUFFERS"), DOCTOR_INFO);
+    CHECK_EQ_INT(sev_of(honoured, "env.nccl_compat", "NCCL_IB_OOO_RQ"), -1);
+}
+
 int main(void)
 {
+    test_nccl_compat();
     test_env_get();
     test_algo_proto();
     test_transport();

@@ -164,11 +164,190 @@ static void test_bad_ib_hca(const char *path)
     CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
 }
 
+/* NCCL's IB variables set but not honoured, and a misspelt one: exactly one WARN each at init,
+ * naming the variable (and the closest known name), even when init runs more than once; a value
+ * the plugin behaves as is one INFO, NCCL's own variables nothing. In a child: once per process. */
+static int count_in(char lines[][512], int n, const char *needle)
+{
+    int c = 0;
+    for (int i = 0; i < n; i++)
+        c += strstr(lines[i], needle) != NULL;
+    return c;
+}
+
+static char g_warn_lines[32][512];
+static int g_nwarn_lines;
+
+static void warn_logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
+                        const char *fmt, ...)
+{
+    (void)flags, (void)file, (void)line;
+    if (level == NCCL_LOG_WARN && g_nwarn_lines < 32) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(g_warn_lines[g_nwarn_lines++], 512, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static void test_env_warnings(const char *path)
+{
+    pid_t pid = fork();
+    int status = 0;
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        setenv("NCCL_IB_SUBNET_AWARE_ROUTING", "1", 1);
+        setenv("NCCL_IB_ADAPTIVE_ROUTING", "1", 1); /* honoured: no WARN */
+        setenv("NCCL_IB_GID_INDX", "3", 1);
+        setenv("NCCL_IB_OOO_RQ", "1", 1);
+        setenv("NCCL_NET_MERGE_LEVEL", "LOC", 1);
+        setenv("NCCL_IB_ECE_ENABLE", "0", 1);      /* the plugin behaves so: no WARN */
+        setenv("NCCL_NET_SHARED_BUFFERS", "0", 1); /* NCCL's own: no WARN */
+        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        const ncclNet_v11_t *n = dl ? dlsym(dl, "ncclNetPlugin_v11") : NULL;
+        ncclNetCommConfig_v11_t cfg = {-1};
+        void *ctx = NULL;
+        if (!n)
+            _exit(2);
+        (void)n->init(&ctx, 1, &cfg, warn_logger, NULL);
+        (void)n->init(&ctx, 2, &cfg, warn_logger, NULL);
+        const char *once[] = {"NCCL_IB_SUBNET_AWARE_ROUTING=1 is set but not honoured",
+                              "NCCL_IB_GID_INDX is not a variable",
+                              "did you mean NCCL_IB_GID_INDEX?",
+                              "NCCL_IB_OOO_RQ=1 is set but not honoured",
+                              "NCCL_NET_MERGE_LEVEL=LOC is set but not honoured"};
+        int bad = 0;
+        for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++)
+            if (count_in(g_warn_lines, g_nwarn_lines, once[i]) != 1) {
+                fprintf(stderr, "'%s': %d WARN lines\n", once[i],
+                        count_in(g_warn_lines, g_nwarn_lines, once[i]));
+                bad = 1;
+            }
+        if (count_in(g_warn_lines, g_nwarn_lines, "NCCL_IB_ECE_ENABLE") != 0 ||
+            count_in(g_warn_lines, g_nwarn_lines, "NCCL_IB_ADAPTIVE_ROUTING") != 0 ||
+            count_in(g_warn_lines, g_nwarn_lines, "NCCL_NET_SHARED_BUFFERS") != 0)
+            bad = 1;
+        if (bad)
+            for (int i = 0; i < g_nwarn_lines; i++)
+                fprintf(stderr, "WARN: %s\n", g_warn_lines[i]);
+        _exit(bad ? 4 : 0);
+    }
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+}
+
+/* net v12 railId/planeId through the ABI on the shm verbs provider (no RDMA needed): NCCL_IB_HCA's
+ * name:port:rail:plane reaches getProperties, and a multi-rail device (NCCL_RAIL_RAILS) reports
+ * them as NCCL reports a fused vNIC. In a child per case: discovery runs once per process. */
+static void check_ids(const char *path, const char *hca, const char *rails, int ndev_want,
+                      const int *rail_want, const int *plane_want)
+{
+    pid_t pid = fork();
+    int status = 0;
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        char fabric[64];
+        snprintf(fabric, sizeof(fabric), "ids-%d", (int)getpid());
+        setenv("NCCL_RAIL_VERBS_PROVIDER", "shm", 1);
+        setenv("NCCL_RAIL_SHM_FABRIC", fabric, 1);
+        setenv("NCCL_IB_HCA", hca, 1);
+        if (rails)
+            setenv("NCCL_RAIL_RAILS", rails, 1);
+        else
+            unsetenv("NCCL_RAIL_RAILS");
+        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        const ncclNet_v12_t *n = dl ? dlsym(dl, "ncclNetPlugin_v12") : NULL;
+        ncclNetCommConfig_v12_t cfg = {-1};
+        void *ctx = NULL;
+        int ndev = -1, rc = 0;
+        if (!n || n->init(&ctx, 1, &cfg, logger, NULL) != ncclSuccess ||
+            n->devices(&ndev) != ncclSuccess)
+            rc = 2;
+        if (rc == 0 && ndev != ndev_want) {
+            fprintf(stderr, "%s: %d devices, want %d\n", hca, ndev, ndev_want);
+            rc = 3;
+        }
+        for (int d = 0; rc == 0 && d < ndev; d++) {
+            ncclNetProperties_v12_t p;
+            if (n->getProperties(d, &p) != ncclSuccess || p.railId != rail_want[d] ||
+                p.planeId != plane_want[d]) {
+                fprintf(stderr, "%s: device %d (%s) railId %d planeId %d, want %d %d\n", hca, d,
+                        p.name, p.railId, p.planeId, rail_want[d], plane_want[d]);
+                rc = 4;
+            }
+        }
+        char shm[128];
+        snprintf(shm, sizeof(shm), "/dev/shm/nccl-rail-shm-%u-%s", (unsigned)getuid(), fabric);
+        unlink(shm);
+        _exit(rc);
+    }
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "NCCL_IB_HCA=%s: child status %d", hca,
+              status);
+}
+
+/* NCCL_IB_PKEY_VALUE on the shm provider (one PKey, 0xffff): found -> the port is used; not in
+ * the table -> no port, init declines. */
+static void check_pkey(const char *path, const char *value, int want_ok)
+{
+    pid_t pid = fork();
+    int status = 0;
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        char fabric[64];
+        snprintf(fabric, sizeof(fabric), "pkey-%d", (int)getpid());
+        setenv("NCCL_RAIL_VERBS_PROVIDER", "shm", 1);
+        setenv("NCCL_RAIL_SHM_FABRIC", fabric, 1);
+        setenv("NCCL_IB_HCA", "shm0", 1);
+        setenv("NCCL_IB_PKEY_VALUE", value, 1);
+        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        const ncclNet_v12_t *n = dl ? dlsym(dl, "ncclNetPlugin_v12") : NULL;
+        ncclNetCommConfig_v12_t cfg = {-1};
+        void *ctx = NULL;
+        g_infos = 0;
+        int ok = n && n->init(&ctx, 1, &cfg, logger, NULL) == ncclSuccess;
+        int rc = ok == want_ok ? 0 : 3;
+        if (!ok && !strstr(g_last_info, "NCCL_IB_PKEY_VALUE"))
+            rc = 4;
+        if (rc)
+            fprintf(stderr, "NCCL_IB_PKEY_VALUE=%s: init %d, last INFO '%s'\n", value, ok,
+                    g_last_info);
+        char shm[128];
+        snprintf(shm, sizeof(shm), "/dev/shm/nccl-rail-shm-%u-%s", (unsigned)getuid(), fabric);
+        unlink(shm);
+        _exit(rc);
+    }
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "NCCL_IB_PKEY_VALUE=%s: status %d",
+              value, status);
+}
+
+static void test_rail_plane_ids(const char *path)
+{
+    check_pkey(path, "0xffff", 1);
+    check_pkey(path, "32767", 1); /* 0x7fff: the membership bit is ignored */
+    check_pkey(path, "0x1234", 0);
+    check_ids(path, "shm0:1:3:1", NULL, 1, (int[]){3}, (int[]){1});
+    /* One device per port; an unnamed rail/plane stays -1; exclude gives none. */
+    check_ids(path, "shm0:1:0:0,shm2:1:1:0", "shm0,shm2", 2, (int[]){0, 1}, (int[]){0, 0});
+    check_ids(path, "shm0:1:0:0,shm2", "shm0,shm2", 2, (int[]){0, -1}, (int[]){0, -1});
+    check_ids(path, "^shm1,shm3", "shm0,shm2", 2, (int[]){-1, -1}, (int[]){-1, -1});
+    /* Prefix match: shm catches every port; the first entry gives the ids. */
+    check_ids(path, "shm:1:5:2,shm2:1:6:3", "shm0,shm2", 2, (int[]){5, 5}, (int[]){2, 2});
+    check_ids(path, "=shm:1:5:2,shm2:1:6:3", NULL, 1, (int[]){6}, (int[]){3});
+    /* Two rails in one device: the shared rail, else unknown; the virtual-plane bit (1 << 14)
+     * and one bit per member plane (unknown = bit 0, then the planes in port order). */
+    check_ids(path, "shm0:1:2:0,shm2:1:2:1", "shm0+shm2", 1, (int[]){2}, (int[]){16384 | 2 | 4});
+    check_ids(path, "shm0:1:0:0,shm2:1:1:0", "shm0+shm2", 1, (int[]){-1}, (int[]){16384 | 2});
+}
+
 int main(void)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/libnccl-net-rail.so", RAIL_BINARY_DIR);
     test_bad_ib_hca(path);
+    test_env_warnings(path);
+    test_rail_plane_ids(path);
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     CHECK_MSG(dl != NULL, "dlopen %s: %s", path, dlerror());
     if (!dl)

@@ -47,6 +47,19 @@ static int sel(const struct rail_gid_entry *t, int n, int af, const char *range,
     return rail_gid_select(t, n, af, 2, range, why, whylen);
 }
 
+/* NCCL_IB_PKEY_VALUE lookup: low 15 bits compared (the top bit is membership), first index. */
+static void test_pkey_find(void)
+{
+    const uint16_t tbl[] = {0xffff, 0x8001, 0x0002, 0x8002};
+    CHECK_EQ_INT(rail_pkey_find(tbl, 4, 0xffff), 0);
+    CHECK_EQ_INT(rail_pkey_find(tbl, 4, 0x7fff), 0);
+    CHECK_EQ_INT(rail_pkey_find(tbl, 4, 0x0001), 1);
+    CHECK_EQ_INT(rail_pkey_find(tbl, 4, 0x8002), 2); /* limited member found first */
+    CHECK_EQ_INT(rail_pkey_find(tbl, 4, 0x1234), -ENOENT);
+    CHECK_EQ_INT(rail_pkey_find(tbl, 0, 0xffff), -ENOENT);
+    CHECK_EQ_INT(rail_pkey_find(NULL, 4, 0xffff), -ENOENT);
+}
+
 static void test_fixture(void)
 {
     struct rail_gid_entry t[16];
@@ -517,6 +530,7 @@ static void test_fuzz(void)
 
 int main(void)
 {
+    test_pkey_find();
     test_fixture();
     test_tables();
     test_range_parse();

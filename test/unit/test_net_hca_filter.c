@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* hca_filter: NCCL_IB_HCA syntax (include/exclude, exact/prefix, ports, 2.30 extra fields),
- * every malformed case, format/parse round trips and random strings. */
+/* hca_filter: NCCL_IB_HCA syntax (include/exclude, exact/prefix, ports, 2.30's rail and plane),
+ * the railId/planeId each port gets and a merged device reports (NCCL 2.31's rules), every
+ * malformed case, format/parse round trips and random strings. */
 #include <errno.h>
 #include <stdint.h>
 
@@ -113,14 +114,113 @@ static void test_ports(void)
     f = parse_ok("mlx5_0:007");
     CHECK_EQ_INT(f.e[0].port, 7);
 
-    /* NCCL 2.30's name:port:rail:plane: extra fields ignored. */
+    /* NCCL 2.30's name:port:rail:plane. */
     f = parse_ok("mlx5_0:1:0:1,mlx5_1:1:1");
     CHECK_EQ_INT(f.n, 2);
     CHECK_EQ_STR(f.e[0].name, "mlx5_0");
     CHECK_EQ_INT(f.e[0].port, 1);
+    CHECK_EQ_INT(f.e[0].rail, 0);
+    CHECK_EQ_INT(f.e[0].plane, 1);
     CHECK_EQ_STR(f.e[1].name, "mlx5_1");
     CHECK_EQ_INT(f.e[1].port, 1);
+    CHECK_EQ_INT(f.e[1].rail, 1);
+    CHECK_EQ_INT(f.e[1].plane, RAIL_HCA_ID_UNDEF);
     CHECK(!rail_hca_filter_match(&f, "mlx5_0", 2));
+    /* Empty fields are unset, as NCCL reads them: any port, unknown rail. */
+    f = parse_ok("mlx5_0::3:2,mlx5_1:,mlx5_2:1::4");
+    CHECK_EQ_INT(f.e[0].port, RAIL_HCA_PORT_ANY);
+    CHECK_EQ_INT(f.e[0].rail, 3);
+    CHECK_EQ_INT(f.e[0].plane, 2);
+    CHECK_EQ_INT(f.e[1].port, RAIL_HCA_PORT_ANY);
+    CHECK_EQ_INT(f.e[1].rail, RAIL_HCA_ID_UNDEF);
+    CHECK_EQ_INT(f.e[2].port, 1);
+    CHECK_EQ_INT(f.e[2].rail, RAIL_HCA_ID_UNDEF);
+    CHECK_EQ_INT(f.e[2].plane, 4);
+    f = parse_ok("x:1:32767:16383");
+    CHECK_EQ_INT(f.e[0].rail, 32767);
+    CHECK_EQ_INT(f.e[0].plane, 16383);
+}
+
+static void lookup(const struct rail_hca_filter *f, const char *dev, int port, bool want,
+                   int want_rail, int want_plane)
+{
+    int rail = 99, plane = 99;
+    bool hit = rail_hca_filter_lookup(f, dev, port, &rail, &plane);
+    CHECK_MSG(hit == want, "%s:%d matched %d", dev, port, hit);
+    CHECK_MSG(rail == want_rail && plane == want_plane, "%s:%d rail %d plane %d, want %d %d", dev,
+              port, rail, plane, want_rail, want_plane);
+}
+
+/* Which rail/plane a port gets: NCCL's first matching entry (init.cc, matchIfList's ifId). */
+static void test_rail_plane(void)
+{
+    struct rail_hca_filter f = parse_ok("rxe0:1:0:0,rxe2:1:1:0");
+    lookup(&f, "rxe0", 1, true, 0, 0);
+    lookup(&f, "rxe2", 1, true, 1, 0);
+    lookup(&f, "rxe1", 1, false, -1, -1);
+    lookup(&f, "rxe0", 2, false, -1, -1);
+    /* Prefix match: mlx5_1 catches mlx5_10 and gives it the entry's rail. */
+    f = parse_ok("mlx5_1:1:5:2,mlx5_10:1:6:3");
+    lookup(&f, "mlx5_10", 1, true, 5, 2); /* the first matching entry wins */
+    f = parse_ok("=mlx5_1:1:5:2,mlx5_10:1:6:3");
+    lookup(&f, "mlx5_10", 1, true, 6, 3); /* exact: only the second entry matches */
+    lookup(&f, "mlx5_1", 1, true, 5, 2);
+    /* A port-less entry before a port entry takes every port of the device. */
+    f = parse_ok("shm0::3:1,shm0:1:7:7");
+    lookup(&f, "shm0", 1, true, 3, 1);
+    f = parse_ok("shm0:1:3:1");
+    lookup(&f, "shm0", 1, true, 3, 1);
+    lookup(&f, "shm2", 1, false, -1, -1);
+    /* Exclude: the ports left get no rail or plane. */
+    f = parse_ok("^rxe0:1:0:0");
+    lookup(&f, "rxe0", 1, false, -1, -1);
+    lookup(&f, "rxe2", 1, true, -1, -1);
+    /* No filter: everything, nothing known. */
+    f = parse_ok(NULL);
+    lookup(&f, "rxe2", 1, true, -1, -1);
+    lookup(NULL, "rxe2", 1, true, -1, -1);
+    lookup(&f, NULL, 1, false, -1, -1);
+    CHECK(rail_hca_filter_lookup(&f, "a", 1, NULL, NULL));
+}
+
+/* A merged device's ids: NCCL's vNIC rule (net_ib/init.cc ncclIbMakeVDeviceInternal). */
+static void test_merge_ids(void)
+{
+    int rail, plane;
+    const int all[] = {0, 0, 1, -1};
+    /* One member: its own ids, unchanged. */
+    CHECK_EQ_INT(rail_hca_merge_ids(all, 4, (int[]){3}, (int[]){1}, 1, &rail, &plane), 0);
+    CHECK(rail == 3 && plane == 1);
+    CHECK_EQ_INT(rail_hca_merge_ids(all, 4, (int[]){-1}, (int[]){-1}, 1, &rail, &plane), 0);
+    CHECK(rail == -1 && plane == -1);
+    /* Same rail, two planes: the rail; the virtual bit and the planes' index bits. Planes are
+     * numbered over all ports: unknown 0, plane 0 -> 1, plane 1 -> 2. */
+    CHECK_EQ_INT(rail_hca_merge_ids(all, 4, (int[]){4, 4}, (int[]){0, 1}, 2, &rail, &plane), 0);
+    CHECK_EQ_INT(rail, 4);
+    CHECK_EQ_INT(plane, RAIL_HCA_PLANE_VIRT | (1 << 1) | (1 << 2));
+    /* Different rails: unknown; same plane twice: one bit. */
+    CHECK_EQ_INT(rail_hca_merge_ids(all, 4, (int[]){0, 1}, (int[]){0, 0}, 2, &rail, &plane), 0);
+    CHECK_EQ_INT(rail, -1);
+    CHECK_EQ_INT(plane, RAIL_HCA_PLANE_VIRT | (1 << 1));
+    /* An unknown rail or plane in the group. */
+    CHECK_EQ_INT(rail_hca_merge_ids(all, 4, (int[]){-1, -1}, (int[]){-1, 1}, 2, &rail, &plane), 0);
+    CHECK_EQ_INT(rail, -1);
+    CHECK_EQ_INT(plane, RAIL_HCA_PLANE_VIRT | 1 | (1 << 2));
+    CHECK_EQ_INT(rail_hca_merge_ids(all, 4, (int[]){2, -1}, (int[]){0, 0}, 2, &rail, &plane), 0);
+    CHECK_EQ_INT(rail, -1);
+    /* A plane no port has, no members, NULL: refused. */
+    CHECK_EQ_INT(rail_hca_merge_ids(all, 4, (int[]){0, 0}, (int[]){0, 9}, 2, &rail, &plane),
+                 -EINVAL);
+    CHECK_EQ_INT(rail_hca_merge_ids(all, 4, (int[]){0}, (int[]){0}, 0, &rail, &plane), -EINVAL);
+    CHECK_EQ_INT(rail_hca_merge_ids(NULL, 0, (int[]){0}, (int[]){0}, 1, &rail, &plane), -EINVAL);
+    /* 12 distinct planes fit the bitmask (bits 0..12), a 13th does not. */
+    int many[13];
+    for (int i = 0; i < 13; i++)
+        many[i] = i;
+    CHECK_EQ_INT(rail_hca_merge_ids(many, 12, (int[]){0, 0}, (int[]){0, 11}, 2, &rail, &plane), 0);
+    CHECK_EQ_INT(plane, RAIL_HCA_PLANE_VIRT | (1 << 1) | (1 << 12));
+    CHECK_EQ_INT(rail_hca_merge_ids(many, 13, (int[]){0, 0}, (int[]){0, 1}, 2, &rail, &plane),
+                 -EINVAL);
 }
 
 static void test_errors(void)
@@ -134,7 +234,6 @@ static void test_errors(void)
     parse_bad(",mlx5_0", "entry 1");
     parse_bad(":1", "empty HCA name");
     parse_bad("^:1", "empty HCA name");
-    parse_bad("mlx5_0:", "port");
     parse_bad("mlx5_0:0", "port");
     parse_bad("mlx5_0:256", "port");
     parse_bad("mlx5_0:1000", "port");
@@ -143,7 +242,24 @@ static void test_errors(void)
     parse_bad("mlx5_0:+1", "port");
     parse_bad("mlx5_0:1a", "port");
     parse_bad("mlx5_0: 1", "port");
-    parse_bad("mlx5_0::1", "port");
+    parse_bad("mlx5_0:1:-1", "rail");
+    parse_bad("mlx5_0:1:32768", "rail");
+    parse_bad("mlx5_0:1:x:0", "rail");
+    parse_bad("mlx5_0:1:0:16384", "plane"); /* bit 14 is the merged-plane bit */
+    parse_bad("mlx5_0:1:0:-1", "plane");
+    parse_bad("mlx5_0:1:0:0:0", "more than name:port:rail:plane");
+    parse_bad("mlx5_0:1:0:0:", "more than name:port:rail:plane");
+    {
+        char planes[512] = "";
+        for (int i = 0; i < 13; i++) {
+            char one[32];
+            snprintf(one, sizeof(one), "%smlx5_%d:1:0:%d", i ? "," : "", i, i);
+            strcat(planes, one);
+            if (i == 11)
+                (void)parse_ok(planes);
+        }
+        parse_bad(planes, "more than 12 distinct planes");
+    }
     parse_bad("mlx5_0, mlx5_1", "white space");
     parse_bad(" mlx5_0", "white space");
     parse_bad("mlx5_0 ", "white space");
@@ -195,10 +311,17 @@ static void test_format(void)
         CHECK_EQ_INT(rail_hca_filter_format(&f, buf, sizeof(buf)), 0);
         CHECK_EQ_STR(buf, specs[i]);
     }
-    struct rail_hca_filter f = parse_ok("mlx5_0:1:0:1");
+    const char *ids[] = {"mlx5_0:1:0:1", "mlx5_0::3", "a::0:0,b:2::5,c", "=rxe0:1:0:0,rxe2:1:1:0"};
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        struct rail_hca_filter f = parse_ok(ids[i]);
+        char buf[64];
+        CHECK_EQ_INT(rail_hca_filter_format(&f, buf, sizeof(buf)), 0);
+        CHECK_EQ_STR(buf, ids[i]);
+    }
+    struct rail_hca_filter f = parse_ok("mlx5_0:1::");
     char buf[16];
     CHECK_EQ_INT(rail_hca_filter_format(&f, buf, sizeof(buf)), 0);
-    CHECK_EQ_STR(buf, "mlx5_0:1");
+    CHECK_EQ_STR(buf, "mlx5_0:1"); /* empty trailing fields are dropped */
     f = parse_ok(NULL);
     CHECK_EQ_INT(rail_hca_filter_format(&f, buf, sizeof(buf)), 0);
     CHECK_EQ_STR(buf, "");
@@ -242,7 +365,8 @@ static void test_fuzz(void)
         CHECK_EQ_INT(rail_hca_filter_parse(buf, &g, NULL, 0), 0);
         CHECK(g.n == f.n && g.exclude == f.exclude && g.exact == f.exact);
         for (int i = 0; i < f.n && i < g.n; i++)
-            CHECK(strcmp(f.e[i].name, g.e[i].name) == 0 && f.e[i].port == g.e[i].port);
+            CHECK(strcmp(f.e[i].name, g.e[i].name) == 0 && f.e[i].port == g.e[i].port &&
+                  f.e[i].rail == g.e[i].rail && f.e[i].plane == g.e[i].plane);
         (void)rail_hca_filter_match(&f, "mlx5_0", 1);
     }
     CHECK_MSG(ok > 100, "only %d random specs parsed; the fuzz does not reach the success path",
@@ -255,6 +379,8 @@ int main(void)
     test_prefix_and_exact();
     test_exclude();
     test_ports();
+    test_rail_plane();
+    test_merge_ids();
     test_errors();
     test_format();
     test_fuzz();
