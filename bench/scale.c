@@ -12,6 +12,10 @@
  *   --window W     connections set up at once per pair (1: one after the other, a latency)
  *   --msgs M       8-byte messages of the isend/irecv/test cycle (median of 3 rounds)
  *   --no-traffic   skip the 4 KiB + 256 KiB message on every connection
+ *   --exhaust      resource exhaustion (with NCCL_RAIL_FAULT, test/scale_exhaustion.sh): no
+ *                  warm-up, connections set up one after the other until one fails; the
+ *                  connections before it then carry their messages, checked; prints the
+ *                  failing connection and the WARN lines of that setup (fault layer's aside)
  *
  * Per process it records resident memory (/proc/self/statm), heap in use (mallinfo2) and the
  * live QPs, CQs and registered bytes, after a warm-up connection was opened and closed
@@ -58,19 +62,25 @@ struct result {
     struct snap s[S_N];
     double setup_s, setup_cpu_s, test_ns, cycle_us;
     int nsend, nrecv, warns, ok;
+    int fail_at;         /* --exhaust: 1-based connection whose connect/accept failed, 0: none */
+    int fail_warns;      /* WARN lines while it was set up (the fault layer's own aside) */
+    int peer_hung;       /* the other end of that connection never returned */
+    char fail_warn[640]; /* the first of them */
 };
 struct shared {
     pthread_barrier_t bar;
     atomic_int failed;
+    atomic_int exhaust_at; /* --exhaust: the first connection (1-based) a process saw fail */
     struct result res[MAXP];
     char handles[]; /* [src][dst][k] */
 };
 
 static struct {
-    int conns, procs, rails, qps, window, msgs, traffic;
-} o = {64, 2, 1, 1, 1, 2000, 1};
+    int conns, procs, rails, qps, window, msgs, traffic, exhaust;
+} o = {64, 2, 1, 1, 1, 2000, 1, 0};
 static struct shared *g_sh;
-static int g_me, g_warns;
+static int g_me, g_warns, g_counted; /* g_counted: WARNs outside the fault layer's */
+static char g_last_warn[640];
 static void *g_ctx;
 
 static double now(void)
@@ -94,12 +104,16 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
     if (level != NCCL_LOG_WARN)
         return;
     g_warns++;
+    char text[640];
     va_list ap;
-    fprintf(stderr, "scale[%d] WARN %s:%d ", g_me, file, line);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    fprintf(stderr, "scale[%d] WARN %s:%d %s\n", g_me, file, line, text);
+    if (!strstr(text, "fault injection") && !strstr(text, "NCCL_RAIL_FAULT")) {
+        if (g_counted++ == 0)
+            snprintf(g_last_warn, sizeof(g_last_warn), "%s", text);
+    }
 }
 
 static void die(const char *what, int rc)
@@ -143,6 +157,7 @@ struct conn {
     void *lc, *comm, *mh;
     void *req[2];
     int st;
+    int slot; /* its receive buffers in the pool while its messages are in flight */
 };
 
 struct side {
@@ -178,6 +193,20 @@ static int my_dev(void)
     return o.procs > 2 ? g_me % 2 : g_me;
 }
 
+/* --exhaust: connection c failed to set up (its comm stays NULL, st 8). */
+static void exhausted(struct conn *c, int warns0)
+{
+    struct result *r = &g_sh->res[g_me];
+    c->st = 8;
+    if (r->fail_at)
+        return;
+    r->fail_at = c->k + 1;
+    r->fail_warns = g_counted - warns0;
+    snprintf(r->fail_warn, sizeof(r->fail_warn), "%s", g_last_warn);
+    int zero = 0;
+    atomic_compare_exchange_strong(&g_sh->exhaust_at, &zero, c->k + 1);
+}
+
 /* Sets up channels [k0, k1) of every pair: listen, then connect and accept until all are done. */
 static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, void *smem,
                          size_t slen, void *rmem, size_t rlen)
@@ -190,13 +219,27 @@ static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, voi
             die("listen", rc);
     }
     barrier();
+    int warns0 = g_counted;
+    g_last_warn[0] = '\0';
+    double hung_at = 0;
     for (int left = 1; left;) {
         left = 0;
+        if (o.exhaust && atomic_load(&g_sh->exhaust_at) && !hung_at)
+            hung_at = now() + 30; /* the other end failed: this end has 30 s to follow */
+        if (hung_at && now() > hung_at) {
+            g_sh->res[g_me].peer_hung = 1;
+            break;
+        }
         for (int i = 0; i < snd->n; i++) {
             struct conn *c = &snd->c[i];
-            if (c->k < k0 || c->k >= k1 || c->comm)
+            if (c->k < k0 || c->k >= k1 || c->comm || c->st == 8)
                 continue;
-            if ((rc = NET->connect(g_ctx, my_dev(), handle(g_me, c->peer, c->k), &c->comm, NULL)))
+            rc = NET->connect(g_ctx, my_dev(), handle(g_me, c->peer, c->k), &c->comm, NULL);
+            if (rc && o.exhaust) {
+                exhausted(c, warns0);
+                continue;
+            }
+            if (rc)
                 die("connect", rc);
             if (!c->comm)
                 left = 1;
@@ -205,9 +248,16 @@ static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, voi
         }
         for (int i = 0; i < rcv->n; i++) {
             struct conn *c = &rcv->c[i];
-            if (c->k < k0 || c->k >= k1 || c->comm)
+            if (c->k < k0 || c->k >= k1 || c->comm || c->st == 8)
                 continue;
-            if ((rc = NET->accept(c->lc, &c->comm, NULL)))
+            rc = NET->accept(c->lc, &c->comm, NULL);
+            if (rc && o.exhaust) {
+                NET->closeListen(c->lc);
+                c->lc = NULL;
+                exhausted(c, warns0);
+                continue;
+            }
+            if (rc)
                 die("accept", rc);
             if (!c->comm) {
                 left = 1;
@@ -233,8 +283,11 @@ static void traffic_window(struct side *snd, struct side *rcv, int k0, int k1, u
 {
     static const size_t len[2] = {SMALL, LARGE};
     int rc, slot = 0;
-    for (int i = 0; i < rcv->n; i++)
+    for (int i = 0; i < rcv->n; i++) {
         rcv->c[i].st = rcv->c[i].k >= k0 && rcv->c[i].k < k1 ? 0 : 9;
+        if (rcv->c[i].st == 0)
+            rcv->c[i].slot = slot++;
+    }
     for (int i = 0; i < snd->n; i++)
         snd->c[i].st = snd->c[i].k >= k0 && snd->c[i].k < k1 ? 0 : 9;
     for (int left = 1; left;) {
@@ -268,8 +321,7 @@ static void traffic_window(struct side *snd, struct side *rcv, int k0, int k1, u
             if (c->st >= 9)
                 continue;
             /* Receive buffers: two per connection in flight, from a pool of XWIN pairs. */
-            int b = (int)((size_t)(c - rcv->c) % XWIN);
-            (void)slot;
+            int b = c->slot;
             for (int m = 0; m < 2; m++) {
                 if (c->st == m) {
                     void *p = rpool + (size_t)b * (SMALL + LARGE) + (m ? SMALL : 0);
@@ -310,11 +362,18 @@ static void traffic_window(struct side *snd, struct side *rcv, int k0, int k1, u
 static void close_all(struct side *snd, struct side *rcv)
 {
     for (int i = 0; i < snd->n; i++) {
+        if (!snd->c[i].comm)
+            continue;
         NET->deregMr(snd->c[i].comm, snd->c[i].mh);
         NET->closeSend(snd->c[i].comm);
         snd->c[i].comm = NULL;
     }
     for (int i = 0; i < rcv->n; i++) {
+        if (rcv->c[i].lc)
+            NET->closeListen(rcv->c[i].lc);
+        rcv->c[i].lc = NULL;
+        if (!rcv->c[i].comm)
+            continue;
         NET->deregMr(rcv->c[i].comm, rcv->c[i].mh);
         NET->closeRecv(rcv->c[i].comm);
         rcv->c[i].comm = NULL;
@@ -328,9 +387,15 @@ static void open_all(struct side *snd, struct side *rcv, int kmax, uint8_t *smem
     plan(snd, rcv, kmax);
     barrier();
     double t0 = now(), c0 = cpu_now();
-    for (int k = 0; k < kmax; k += o.window)
+    for (int k = 0; k < kmax; k += o.window) {
         setup_window(snd, rcv, k, k + o.window < kmax ? k + o.window : kmax, smem, slen, rpool,
                      rlen);
+        if (o.exhaust) {
+            barrier();
+            if (atomic_load(&g_sh->exhaust_at))
+                break;
+        }
+    }
     barrier();
     if (secs)
         *secs = now() - t0;
@@ -464,6 +529,20 @@ static int child(void)
     for (size_t i = 0; i < slen; i++)
         smem[i] = pat(i);
     memset(rpool, 0, rlen);
+    if (o.exhaust) {
+        open_all(&snd, &rcv, o.conns, smem, slen, rpool, rlen, NULL, NULL);
+        int ok = atomic_load(&g_sh->exhaust_at);
+        int upto = ok ? ok - 1 : o.conns; /* connections before the failing one */
+        r->nsend = snd.n;
+        r->nrecv = rcv.n;
+        traffic_all(&snd, &rcv, upto, smem, rpool);
+        barrier();
+        close_all(&snd, &rcv);
+        r->warns = g_warns;
+        r->ok = 1;
+        NET->finalize(g_ctx);
+        return 0;
+    }
     /* Warm-up: one connection per pair, opened, used and closed (devices, caches, first QPs). */
     open_all(&snd, &rcv, 1, smem, slen, rpool, rlen, NULL, NULL);
     traffic_all(&snd, &rcv, 1, smem, rpool);
@@ -557,6 +636,10 @@ int main(int argc, char **argv)
             o.traffic = 0;
             continue;
         }
+        if (!strcmp(a, "--exhaust")) {
+            o.exhaust = 1;
+            continue;
+        }
         if (!v)
             usage();
         i++;
@@ -628,6 +711,17 @@ int main(int argc, char **argv)
     if (bad) {
         fprintf(stderr, "scale: a process failed\n");
         return 1;
+    }
+    if (o.exhaust) {
+        int at = atomic_load(&g_sh->exhaust_at);
+        printf("scale exhaust conns=%d failed_at=%d verified=%d\n", o.conns, at,
+               at ? at - 1 : o.conns);
+        for (int p = 0; p < o.procs; p++) {
+            const struct result *r = &g_sh->res[p];
+            printf("scale exhaust proc=%d failed_at=%d warns=%d peer_hung=%d warn=%s\n", p,
+                   r->fail_at, r->fail_warns, r->peer_hung, r->fail_warn);
+        }
+        return 0;
     }
     report(now() - t0);
     return 0;

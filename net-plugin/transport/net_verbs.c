@@ -33,6 +33,19 @@ static int fail(int rc, char *err, size_t errlen, const char *dev, const char *w
     return -rc;
 }
 
+/* A resource the HCA or the kernel ran out of: which limit, and the knob that lowers the need. */
+static bool exhausted(int rc)
+{
+    return rc == -ENOMEM || rc == -ENOSPC || rc == -EAGAIN || rc == -EPERM || rc == -EMFILE;
+}
+
+static void hint(char *err, size_t errlen, const char *text)
+{
+    size_t used = strlen(err);
+    if (used < errlen)
+        snprintf(err + used, errlen - used, "%s", text);
+}
+
 int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_cq **cq,
                          const char *dev, char *err, size_t errlen)
 {
@@ -41,7 +54,13 @@ int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, str
     if (!*cq) {
         char what[64];
         snprintf(what, sizeof(what), "ibv_create_cq(%d entries)", cqe);
-        return fail(0, err, errlen, dev, what);
+        int rc = fail(0, err, errlen, dev, what);
+        if (exhausted(rc))
+            hint(err, errlen,
+                 " (CQ limit of the HCA, max_cq, or RLIMIT_MEMLOCK for its queue: one CQ per "
+                 "connection and rail; fewer connections: NCCL_NCHANNELS_PER_NET_PEER, "
+                 "NCCL_MAX_NCHANNELS; or `ulimit -l unlimited`)");
+        return rc;
     }
     rail_verbs_count(RAIL_VERBS_CQS, 1);
     rail_verbs_count(RAIL_VERBS_CQES, (*cq)->cqe);
@@ -77,7 +96,14 @@ int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int 
     if (!*qp) {
         char what[96];
         snprintf(what, sizeof(what), "ibv_create_qp(RC, %d send / %d recv WRs)", send_wr, recv_wr);
-        return fail(0, err, errlen, dev, what);
+        int rc = fail(0, err, errlen, dev, what);
+        if (exhausted(rc))
+            hint(err, errlen,
+                 " (QP limit of the HCA, max_qp, or RLIMIT_MEMLOCK for its queues: each "
+                 "connection takes NCCL_IB_QPS_PER_CONNECTION QPs per rail, +1 with "
+                 "NCCL_RAIL_CONTROL_QP on several rails; fewer connections: "
+                 "NCCL_NCHANNELS_PER_NET_PEER, NCCL_MAX_NCHANNELS)");
+        return rc;
     }
     rail_verbs_count(RAIL_VERBS_QPS, 1);
     return 0;
@@ -148,10 +174,10 @@ int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, str
         char what[96];
         snprintf(what, sizeof(what), "ibv_reg_mr(%p, %zu bytes)", addr, len);
         int rc = fail(0, err, errlen, dev, what);
-        size_t used = strlen(err);
-        if ((rc == -ENOMEM || rc == -EPERM) && used < errlen)
-            snprintf(err + used, errlen - used,
-                     " (locked-memory limit? try `ulimit -l unlimited`)");
+        if (exhausted(rc))
+            hint(err, errlen,
+                 " (locked-memory limit RLIMIT_MEMLOCK: `ulimit -l unlimited`, or docker "
+                 "--ulimit memlock=-1; or the HCA's max_mr)");
         return rc;
     }
     rail_verbs_count(RAIL_VERBS_MRS, 1);
