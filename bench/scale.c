@@ -4,7 +4,8 @@
  * ncclNetPlugin_v11 table, as NCCL's proxy does, and links the plugin's code statically only to
  * read the verbs objects counted at the seam (transport/net_verbs.h).
  *
- *   --conns N      connections per ordered pair of processes (default 64)
+ *   --conns N      connections per ordered pair of processes (default 64; the shm provider holds
+ *                  4,096 QPs and 8,192 memory regions per device context)
  *   --procs P      2 (default): process 0 sends to process 1 on N connections;
  *                  P > 2: all-to-all, every process sends to every other one on N connections
  *   --rails 1|2    one rail (shm0 / shm1) or two (shm0+shm2 / shm1+shm3)

@@ -3,7 +3,8 @@
 # Per-connection cost of the net plugin at 1 .. 4096 connections (bench/scale.c), on the shm verbs
 # provider, no VM: one table row per run (figures per connection, send and receive side together).
 #   bash bench/scale.sh [--build DIR] [--quick] [--max N]
-# --quick: N = 1, 64 only (a minute); --max N: largest connection count (default 4096).
+# --quick: N = 1, 64 only (a minute); --max N: largest connection count (default 1024: the shm
+# provider holds 4,096 QPs and 8,192 memory regions per device context, see bench/README.md).
 # Rows: two processes, N connections from one to the other, one or two rails, 1 or 4 QPs per
 # connection; then an all-to-all among 8 processes with 64 connections per ordered pair.
 # Columns: resident memory after setup and after one 4 KiB + one 256 KiB message on each,
@@ -13,7 +14,7 @@
 # ring per QP slot it ever used). Figures only (bench/README.md, "Scale"); exit status 1 when a
 # run failed.
 set -uo pipefail
-build=${RAIL_BUILD_DIR:-build} max=4096 quick=0
+build=${RAIL_BUILD_DIR:-build} max=1024 quick=0
 while [ $# -gt 0 ]; do
   case $1 in
   --build) build=$2; shift ;;

@@ -6,7 +6,10 @@
 # would. Asserts for each: that connect/accept returns an error (bench/scale --exhaust sees
 # connection K fail, no hang), with exactly ONE WARN on the failing side that names the limit and
 # the knob to change, and that the K-1 connections set up before it then carry a 4 KiB and a
-# 256 KiB message each, byte-checked (scale exits non-zero on a wrong byte).
+# 256 KiB message each, byte-checked (scale exits non-zero on a wrong byte). The other end is not
+# judged: a listen comm whose peer failed before connecting keeps waiting for a connect (NCCL's
+# accept semantics; scale reports it as peer_hung after 30 s), one whose peer failed mid-handshake
+# gets an error.
 #   test/scale_exhaustion.sh BUILD_DIR [K] [N]      (a -DRAIL_FAULT_INJECTION=ON build)
 set -uo pipefail
 build=${1:?usage: scale_exhaustion.sh BUILD_DIR [K] [N]}

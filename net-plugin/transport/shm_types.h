@@ -5,7 +5,7 @@
  * own memory for peer processes to read with process_vm_readv (the directory of QPs and memory
  * regions, one receive ring per QP).
  *
- * Naming: a QP number is (generation << 16 | slot), an lkey/rkey (generation << 16 | slot); a
+ * Naming: a QP number is (generation << 12 | slot), an lkey/rkey (generation << 13 | slot); a
  * context's LID is its entry in the fabric's registry (shm_fabric.h), which names the process and
  * the address of its directory. A peer that knows (LID, QPN) or (LID, rkey) thus finds the
  * published record and checks that it still carries that number. */
@@ -21,9 +21,9 @@
 
 #include "transport/shm_fabric.h"
 
-#define SHM_QP_BITS      16
+#define SHM_QP_BITS      12
 #define SHM_MAX_QP       (1 << SHM_QP_BITS) /* per context */
-#define SHM_MR_BITS      16
+#define SHM_MR_BITS      13
 #define SHM_MAX_MR       (1 << SHM_MR_BITS) /* per context */
 #define SHM_RING         512                /* incoming writes with immediate per QP */
 #define SHM_MAX_WR       4096
