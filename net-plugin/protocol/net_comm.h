@@ -148,8 +148,14 @@ struct rail_send_chunk {
     uint8_t rail, qp;
 };
 
+struct rail_send_req_block;
+
 struct rail_send_req {
     struct rail_req_head h;
+    uint16_t idx;                          /* index in the comm (work request ids) */
+    uint8_t *src;                          /* RAIL_LOCAL_STRIDE bytes of its block's region:
+                                            * size record at 0, eager header at 64 */
+    const struct rail_send_req_block *blk; /* its block: the region's lkey per rail */
     int wrs_left; /* signalled WRs of this message not yet completed (PIPE) */
     size_t size;
     int error;
@@ -171,11 +177,23 @@ struct rail_send_req {
     struct rail_send_chunk ch[RAIL_REQ_CHUNKS];
 };
 
+/* Send requests come in blocks, allocated when the requests in flight first need one (block 0
+ * with the comm): a comm that never has more than 32 messages in flight never holds the 256
+ * NCCL may ask for. Each block has its own registered region for its requests' record and eager
+ * header sources. */
+#define RAIL_SEND_REQ_BLOCK  32
+#define RAIL_SEND_REQ_BLOCKS (RAIL_SEND_REQS / RAIL_SEND_REQ_BLOCK)
+struct rail_send_req_block {
+    struct rail_send_req req[RAIL_SEND_REQ_BLOCK];
+    uint8_t *src; /* RAIL_SEND_REQ_BLOCK * RAIL_LOCAL_STRIDE bytes, registered on every rail */
+    struct ibv_mr *mr[RAIL_MAX_RAILS];
+};
+
 struct rail_send_comm {
     struct rail_comm base;
     uint8_t *fifo;            /* mr[0]: FIFO + credit word, written by the receiver */
-    uint8_t *local;           /* mr[1]: per-request size record and eager header sources, then the
-                               * flagged image of each bounce slot (RAIL_LOCAL_IMAGES_OFF) */
+    uint8_t *local;           /* mr[1]: the flagged image of each bounce slot (the per-request
+                               * record and header sources are in the request blocks) */
     struct rail_cts_fifo cts; /* shadow copy of the FIFO (cts_fifo.c) */
     struct rail_tagmap sent;  /* messages sent per tag */
     uint64_t eager_posted;
@@ -202,7 +220,8 @@ struct rail_send_comm {
     bool helped;                            /* listed for help from other comms' progress */
     uint16_t slot_busy[RAIL_FIFO_SLOTS];    /* WRs of a message of that FIFO slot in flight */
     uint16_t bounce_busy[RAIL_EAGER_SLOTS]; /* WRs of an eager message in that slot in flight */
-    struct rail_send_req reqs[RAIL_SEND_REQS];
+    struct rail_send_req_block *blk[RAIL_SEND_REQ_BLOCKS]; /* NULL: not allocated yet */
+    bool blk_warned; /* a block could not be allocated (INFO line once) */
 };
 
 struct rail_recv_entry {
@@ -267,8 +286,7 @@ struct rail_recv_comm {
 #define RAIL_STAGING_ANSWER_OFF (RAIL_STAGING_CREDIT_OFF + 64) /* query answers (sources) */
 #define RAIL_STAGING_SIZE       (RAIL_STAGING_ANSWER_OFF + RAIL_ANSWER_BYTES)
 #define RAIL_LOCAL_STRIDE       128 /* per send request: record at 0, eager header at 64 */
-#define RAIL_LOCAL_IMAGES_OFF   ((size_t)RAIL_SEND_REQS * RAIL_LOCAL_STRIDE)
-#define RAIL_LOCAL_SIZE         (RAIL_LOCAL_IMAGES_OFF + (size_t)RAIL_EAGER_SLOTS * RAIL_IMAGE_STRIDE)
+#define RAIL_LOCAL_SIZE         ((size_t)RAIL_EAGER_SLOTS * RAIL_IMAGE_STRIDE)
 
 /* Memory handle returned by regMr. */
 struct rail_mr {
@@ -319,6 +337,18 @@ static inline int rail_wrid_rail(uint64_t id)
 }
 
 /* ---- inline helpers ---- */
+
+/* Send request i of s, NULL when its block is not allocated. */
+static inline struct rail_send_req *rail_send_req_at(struct rail_send_comm *s, int i)
+{
+    struct rail_send_req_block *b = s->blk[i / RAIL_SEND_REQ_BLOCK];
+    return b ? &b->req[i % RAIL_SEND_REQ_BLOCK] : NULL;
+}
+/* The lkey of q's record and header sources on rail. */
+static inline uint32_t rail_send_src_lkey(const struct rail_send_req *q, int rail)
+{
+    return q->blk->mr[rail]->lkey;
+}
 
 static inline const char *rail_comm_kind(const struct rail_comm *c) /* "send", "recv" */
 {

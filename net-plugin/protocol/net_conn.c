@@ -299,7 +299,7 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     struct rail_netdev *d = rail_device_group(dev);
     struct rail_conn_state *st;
     struct rail_handle h;
-    char err[320] = "";
+    char err[640] = "";
     uint64_t cookie;
     int rc;
 
@@ -489,7 +489,7 @@ int rail_net_accept(void *listen_comm, void **recv_comm)
 {
     struct rail_listen_comm *lc = listen_comm;
     struct rail_conn_state *st;
-    char err[320] = "";
+    char err[640] = "";
     int rc;
 
     if (!recv_comm)

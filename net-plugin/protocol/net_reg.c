@@ -45,6 +45,10 @@ static struct ibv_mr *reg_access(struct rail_dev *d, uintptr_t start, size_t len
             mr = rail_ibv->reg_dmabuf_mr(d->pd, offset, len, start, fd, access);
         if (!mr && errno == ENOSYS)
             errno = EOPNOTSUPP; /* no ibv_reg_dmabuf_mr in this libibverbs */
+        if (mr) {
+            rail_verbs_count(RAIL_VERBS_USER_MRS, 1);
+            rail_verbs_count(RAIL_VERBS_USER_MR_BYTES, (long)mr->length);
+        }
         if (mr || !ro || (errno != EINVAL && errno != EOPNOTSUPP))
             return mr;
         rail_gdr_ro_refused(d, errno);
@@ -122,8 +126,14 @@ static int dev_reg_dmabuf(void *cb_ctx, uintptr_t start, size_t len, int type, i
 static void dev_dereg(void *cb_ctx, void *handle)
 {
     (void)cb_ctx;
-    if (handle)
-        (void)rail_ibv->dereg_mr(handle);
+    struct ibv_mr *mr = handle;
+    if (!mr)
+        return;
+    long len = (long)mr->length;
+    if (rail_ibv->dereg_mr(mr) == 0) {
+        rail_verbs_count(RAIL_VERBS_USER_MRS, -1);
+        rail_verbs_count(RAIL_VERBS_USER_MR_BYTES, -len);
+    }
 }
 
 int rail_dev_reg_init(struct rail_dev *d, char *why, size_t whylen)

@@ -34,10 +34,56 @@
 static void init_state(struct rail_send_comm *s)
 {
     rail_tagmap_init(&s->sent);
+    /* Lowest index on top: a block is first used only when every request of the blocks below
+     * it is in flight (freed requests go back on top). */
     s->nfree = RAIL_SEND_REQS;
-    for (int i = 0; i < RAIL_SEND_REQS; i++) {
+    for (int i = 0; i < RAIL_SEND_REQS; i++)
         s->free_list[i] = (uint16_t)(RAIL_SEND_REQS - 1 - i);
-        s->reqs[i].h.comm = &s->base;
+}
+
+/* Block b of s's requests with its registered source region. 0 or -errno (err says why). */
+static int block_alloc(struct rail_send_comm *s, int b, char *err, size_t errlen)
+{
+    struct rail_send_req_block *k = calloc(1, sizeof(*k));
+    size_t len = (size_t)RAIL_SEND_REQ_BLOCK * RAIL_LOCAL_STRIDE;
+    int rc = k ? rail_region_alloc(len, &k->src) : -ENOMEM;
+    for (int r = 0; rc == 0 && r < s->base.nrails; r++) {
+        struct rail_dev *d = s->base.link[r].dev;
+        rc = rail_verbs_reg_mr(d->pd, k->src, len, IBV_ACCESS_LOCAL_WRITE, &k->mr[r], d->name, err,
+                               errlen);
+    }
+    if (rc < 0) {
+        if (rc == -ENOMEM && !err[0])
+            snprintf(err, errlen, "out of memory for send requests");
+        if (k) {
+            for (int r = 0; r < RAIL_MAX_RAILS; r++)
+                rail_verbs_dereg_mr(k->mr[r]);
+            free(k->src);
+            free(k);
+        }
+        return rc;
+    }
+    for (int i = 0; i < RAIL_SEND_REQ_BLOCK; i++) {
+        k->req[i].h.comm = &s->base;
+        k->req[i].idx = (uint16_t)(b * RAIL_SEND_REQ_BLOCK + i);
+        k->req[i].src = k->src + (size_t)i * RAIL_LOCAL_STRIDE;
+        k->req[i].blk = k;
+    }
+    s->blk[b] = k;
+    return 0;
+}
+
+static void blocks_free(struct rail_send_comm *s)
+{
+    for (int b = 0; b < RAIL_SEND_REQ_BLOCKS; b++) {
+        struct rail_send_req_block *k = s->blk[b];
+        if (!k)
+            continue;
+        for (int r = 0; r < RAIL_MAX_RAILS; r++)
+            rail_verbs_dereg_mr(k->mr[r]);
+        free(k->src);
+        free(k);
+        s->blk[b] = NULL;
     }
 }
 
@@ -47,7 +93,21 @@ static struct rail_send_req *req_alloc(struct rail_send_comm *s)
 {
     if (s->nfree == 0)
         return NULL;
-    struct rail_send_req *q = &s->reqs[s->free_list[--s->nfree]];
+    int i = s->free_list[s->nfree - 1];
+    if (!s->blk[i / RAIL_SEND_REQ_BLOCK]) {
+        /* Every request allocated so far is in flight: one block more. When that fails, the
+         * comm keeps the requests it has (the caller calls again once one completes). */
+        char err[256] = "";
+        if (block_alloc(s, i / RAIL_SEND_REQ_BLOCK, err, sizeof(err)) < 0) {
+            if (!s->blk_warned)
+                RAIL_INFO(NCCL_NET, "send comm %p: no more than %d messages in flight: %s",
+                          (void *)s, RAIL_SEND_REQS - s->nfree, err);
+            s->blk_warned = true;
+            return NULL;
+        }
+    }
+    s->nfree--;
+    struct rail_send_req *q = rail_send_req_at(s, i);
     q->h.ops = &send_req_ops;
     q->wrs_left = 0;
     q->size = 0;
@@ -58,7 +118,7 @@ static struct rail_send_req *req_alloc(struct rail_send_comm *s)
 static void req_free(struct rail_send_comm *s, struct rail_send_req *q)
 {
     q->h.ops = NULL;
-    s->free_list[s->nfree++] = (uint16_t)(q - s->reqs);
+    s->free_list[s->nfree++] = q->idx;
 }
 
 /* Absorbs newly written FIFO slots into the shadow copy (cts_fifo.c), validating every entry. */
@@ -322,6 +382,7 @@ static void send_quiesce(struct rail_comm *c)
 static void send_release(struct rail_comm *c)
 {
     struct rail_send_comm *s = send_of(c);
+    blocks_free(s);
     free(s->fifo);
     free(s->local);
     rail_tagmap_free(&s->sent);
@@ -377,6 +438,8 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm
         rc = rail_region_alloc(RAIL_LOCAL_SIZE, &s->local);
     if (rc == 0)
         rc = rail_region_reg(&s->base, 1, s->local, RAIL_LOCAL_SIZE, false, err, errlen);
+    if (rc == 0)
+        rc = block_alloc(s, 0, err, errlen);
     if (rc < 0) {
         if (rc == -ENOMEM && !err[0])
             snprintf(err, errlen, "out of memory for the send comm");

@@ -14,12 +14,13 @@
 /* Where q's sources live in the local region: its header (per request), its image (per slot). */
 static uint8_t *header_src(struct rail_send_comm *s, const struct rail_send_req *q)
 {
-    return s->local + (size_t)rail_send_req_index(s, q) * RAIL_LOCAL_STRIDE + 64;
+    (void)s;
+    return q->src + 64;
 }
 
 static uint8_t *image_src(struct rail_send_comm *s, const struct rail_send_req *q)
 {
-    return s->local + RAIL_LOCAL_IMAGES_OFF + (size_t)q->bounce * RAIL_IMAGE_STRIDE;
+    return s->local + (size_t)q->bounce * RAIL_IMAGE_STRIDE;
 }
 
 /* A flagged image (wire/eager_image.h): a plain write into the receiver's image slot, found
@@ -44,8 +45,9 @@ static int post_image_on(struct rail_send_comm *s, struct rail_send_req *q, int 
 static int post_header_on(struct rail_send_comm *s, struct rail_send_req *q, int rail, int qp)
 {
     struct rail_link *l = &s->base.link[rail];
-    struct ibv_sge sge[2] = {{(uintptr_t)header_src(s, q), RAIL_EAGER_HDR, l->mr[1]->lkey},
-                             {q->data, (uint32_t)q->size, q->lkey[rail]}};
+    struct ibv_sge sge[2] = {
+        {(uintptr_t)header_src(s, q), RAIL_EAGER_HDR, rail_send_src_lkey(q, rail)},
+        {q->data, (uint32_t)q->size, q->lkey[rail]}};
     struct ibv_send_wr wr;
     rail_send_fill_write(
         &wr, sge,

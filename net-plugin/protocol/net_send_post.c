@@ -42,7 +42,8 @@
 
 static struct rail_record *record_of(struct rail_send_comm *s, struct rail_send_req *q)
 {
-    return (struct rail_record *)(s->local + (size_t)rail_send_req_index(s, q) * RAIL_LOCAL_STRIDE);
+    (void)s;
+    return (struct rail_record *)q->src;
 }
 
 static uint64_t record_addr(const struct rail_send_comm *s, const struct rail_send_req *q)
@@ -107,7 +108,8 @@ static int post_record_as(struct rail_send_comm *s, struct rail_send_req *q, int
     int qp = rail_send_control_qp(s, l);
     if (rail_send_sq_room(l, qp) < 1)
         return 1;
-    struct ibv_sge sge = {(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
+    struct ibv_sge sge = {(uintptr_t)record_of(s, q), sizeof(struct rail_record),
+                          rail_send_src_lkey(q, rail)};
     struct ibv_send_wr wr;
     rail_send_fill_write(&wr, &sge,
                          rail_wrid(RAIL_WR_LAST, rail, qp, rail_send_req_index(s, q) | chunk << 16),
@@ -182,8 +184,8 @@ static int post_pipelined(struct rail_send_comm *s, struct rail_send_req *q)
                              q->raddr + q->ch[k].off, q->rkey[rail]);
         wr[k].next = &wr[k + 1];
     }
-    sge[n] =
-        (struct ibv_sge){(uintptr_t)record_of(s, q), sizeof(struct rail_record), l->mr[1]->lkey};
+    sge[n] = (struct ibv_sge){(uintptr_t)record_of(s, q), sizeof(struct rail_record),
+                              rail_send_src_lkey(q, rail)};
     rail_send_fill_write(&wr[n], &sge[n], rail_wrid(RAIL_WR_LAST, rail, qp, idx), record_addr(s, q),
                          l->peer_rkey1);
     wr[n].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -310,8 +312,8 @@ static void resolve_unsure(struct rail_send_comm *s)
 {
     const uint64_t *answers = (const uint64_t *)(s->fifo + RAIL_ANSWER_OFF);
     for (int i = 0; i < RAIL_SEND_REQS && s->nunsure; i++) {
-        struct rail_send_req *q = &s->reqs[i];
-        if (!q->h.ops || q->kind != RAIL_SREQ_PIPE || !q->unsure)
+        struct rail_send_req *q = rail_send_req_at(s, i);
+        if (!q || !q->h.ops || q->kind != RAIL_SREQ_PIPE || !q->unsure)
             continue;
         if (q->unsure == RAIL_UNSURE_WAIT) {
             if (q->wrs_left == 0 && post_ask(s, q) == 0)
@@ -395,7 +397,9 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
     struct rail_link *l = &s->base.link[rail];
     int kind = rail_wrid_kind(wc->wr_id), idx = rail_wrid_idx(wc->wr_id);
     int k = rail_wrid_chunk(wc->wr_id);
-    struct rail_send_req *q = idx < RAIL_SEND_REQS && s->reqs[idx].h.ops ? &s->reqs[idx] : NULL;
+    struct rail_send_req *q = idx < RAIL_SEND_REQS ? rail_send_req_at(s, idx) : NULL;
+    if (q && !q->h.ops)
+        q = NULL;
 
     l->qps[rail_wrid_qp(wc->wr_id)].sq_out--;
     if (kind != RAIL_WR_DATA && kind != RAIL_WR_LAST) {
@@ -463,8 +467,8 @@ void rail_send_retry(struct rail_send_comm *s)
     if (!s->npending || atomic_load(&s->base.error))
         return;
     for (int i = 0; i < RAIL_SEND_REQS && s->npending; i++) {
-        struct rail_send_req *q = &s->reqs[i];
-        if (!q->h.ops)
+        struct rail_send_req *q = rail_send_req_at(s, i);
+        if (!q || !q->h.ops)
             continue;
         for (int k = 0; k < q->tp.n && q->kind == RAIL_SREQ_2PH; k++) {
             struct rail_send_chunk *c = &q->ch[k];

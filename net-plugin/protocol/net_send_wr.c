@@ -56,5 +56,6 @@ int rail_send_control_qp(struct rail_send_comm *s, struct rail_link *l)
 
 int rail_send_req_index(const struct rail_send_comm *s, const struct rail_send_req *q)
 {
-    return (int)(q - s->reqs);
+    (void)s;
+    return q->idx;
 }

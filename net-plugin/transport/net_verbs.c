@@ -4,8 +4,24 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Live objects made through the wrappers below (and user registrations, net_reg.c): what the
+ * scale benchmark (bench/scale.c) reads per connection. Relaxed atomics: counts, not ordering. */
+static atomic_long g_count[RAIL_VERBS_NCOUNTS];
+
+void rail_verbs_count(enum rail_verbs_counter which, long delta)
+{
+    atomic_fetch_add_explicit(&g_count[which], delta, memory_order_relaxed);
+}
+
+void rail_verbs_counts(long out[RAIL_VERBS_NCOUNTS])
+{
+    for (int i = 0; i < RAIL_VERBS_NCOUNTS; i++)
+        out[i] = atomic_load_explicit(&g_count[i], memory_order_relaxed);
+}
 
 static int fail(int rc, char *err, size_t errlen, const char *dev, const char *what)
 {
@@ -17,6 +33,19 @@ static int fail(int rc, char *err, size_t errlen, const char *dev, const char *w
     return -rc;
 }
 
+/* A resource the HCA or the kernel ran out of: which limit, and the knob that lowers the need. */
+static bool exhausted(int rc)
+{
+    return rc == -ENOMEM || rc == -ENOSPC || rc == -EAGAIN || rc == -EPERM || rc == -EMFILE;
+}
+
+static void hint(char *err, size_t errlen, const char *text)
+{
+    size_t used = strlen(err);
+    if (used < errlen)
+        snprintf(err + used, errlen - used, "%s", text);
+}
+
 int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, struct ibv_cq **cq,
                          const char *dev, char *err, size_t errlen)
 {
@@ -25,8 +54,16 @@ int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, str
     if (!*cq) {
         char what[64];
         snprintf(what, sizeof(what), "ibv_create_cq(%d entries)", cqe);
-        return fail(0, err, errlen, dev, what);
+        int rc = fail(0, err, errlen, dev, what);
+        if (exhausted(rc))
+            hint(err, errlen,
+                 " (CQ limit of the HCA, max_cq, or RLIMIT_MEMLOCK for its queue: one CQ per "
+                 "connection and rail; fewer connections: NCCL_NCHANNELS_PER_NET_PEER, "
+                 "NCCL_MAX_NCHANNELS; or `ulimit -l unlimited`)");
+        return rc;
     }
+    rail_verbs_count(RAIL_VERBS_CQS, 1);
+    rail_verbs_count(RAIL_VERBS_CQES, (*cq)->cqe);
     return 0;
 }
 
@@ -59,8 +96,16 @@ int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int 
     if (!*qp) {
         char what[96];
         snprintf(what, sizeof(what), "ibv_create_qp(RC, %d send / %d recv WRs)", send_wr, recv_wr);
-        return fail(0, err, errlen, dev, what);
+        int rc = fail(0, err, errlen, dev, what);
+        if (exhausted(rc))
+            hint(err, errlen,
+                 " (QP limit of the HCA, max_qp, or RLIMIT_MEMLOCK for its queues: each "
+                 "connection takes NCCL_IB_QPS_PER_CONNECTION QPs per rail, +1 with "
+                 "NCCL_RAIL_CONTROL_QP on several rails; fewer connections: "
+                 "NCCL_NCHANNELS_PER_NET_PEER, NCCL_MAX_NCHANNELS)");
+        return rc;
     }
+    rail_verbs_count(RAIL_VERBS_QPS, 1);
     return 0;
 }
 
@@ -129,12 +174,14 @@ int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, str
         char what[96];
         snprintf(what, sizeof(what), "ibv_reg_mr(%p, %zu bytes)", addr, len);
         int rc = fail(0, err, errlen, dev, what);
-        size_t used = strlen(err);
-        if ((rc == -ENOMEM || rc == -EPERM) && used < errlen)
-            snprintf(err + used, errlen - used,
-                     " (locked-memory limit? try `ulimit -l unlimited`)");
+        if (exhausted(rc))
+            hint(err, errlen,
+                 " (locked-memory limit RLIMIT_MEMLOCK: `ulimit -l unlimited`, or docker "
+                 "--ulimit memlock=-1; or the HCA's max_mr)");
         return rc;
     }
+    rail_verbs_count(RAIL_VERBS_MRS, 1);
+    rail_verbs_count(RAIL_VERBS_MR_BYTES, (long)(*mr)->length);
     return 0;
 }
 
@@ -157,20 +204,30 @@ int rail_verbs_port_active(struct ibv_context *ctx, int port)
 
 void rail_verbs_destroy_qp(struct ibv_qp *qp)
 {
-    if (qp)
-        (void)rail_ibv->destroy_qp(qp);
+    if (qp && rail_ibv->destroy_qp(qp) == 0)
+        rail_verbs_count(RAIL_VERBS_QPS, -1);
 }
 
 void rail_verbs_destroy_cq(struct ibv_cq *cq)
 {
-    if (cq)
-        (void)rail_ibv->destroy_cq(cq);
+    if (!cq)
+        return;
+    int cqe = cq->cqe;
+    if (rail_ibv->destroy_cq(cq) == 0) {
+        rail_verbs_count(RAIL_VERBS_CQS, -1);
+        rail_verbs_count(RAIL_VERBS_CQES, -cqe);
+    }
 }
 
 void rail_verbs_dereg_mr(struct ibv_mr *mr)
 {
-    if (mr)
-        (void)rail_ibv->dereg_mr(mr);
+    if (!mr)
+        return;
+    long len = (long)mr->length;
+    if (rail_ibv->dereg_mr(mr) == 0) {
+        rail_verbs_count(RAIL_VERBS_MRS, -1);
+        rail_verbs_count(RAIL_VERBS_MR_BYTES, -len);
+    }
 }
 
 const char *rail_verbs_mtu_str(enum ibv_mtu mtu)

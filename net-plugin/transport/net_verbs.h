@@ -50,6 +50,22 @@ void rail_verbs_destroy_qp(struct ibv_qp *qp);
 void rail_verbs_destroy_cq(struct ibv_cq *cq);
 void rail_verbs_dereg_mr(struct ibv_mr *mr);
 
+/* Live verbs objects of this process, counted at the seam (the wrappers above; user memory
+ * registrations by net_reg.c as RAIL_VERBS_USER_*): bench/scale.c reads them per connection. */
+enum rail_verbs_counter {
+    RAIL_VERBS_QPS,
+    RAIL_VERBS_CQS,
+    RAIL_VERBS_CQES,     /* entries of those CQs */
+    RAIL_VERBS_MRS,      /* the plugin's own regions (control, FIFO, bounce slots) */
+    RAIL_VERBS_MR_BYTES, /* their bytes */
+    RAIL_VERBS_USER_MRS, /* regMr/regMrDmaBuf of NCCL's buffers (through the cache) */
+    RAIL_VERBS_USER_MR_BYTES,
+    RAIL_VERBS_SHM_RINGS, /* bytes of receive rings the shm provider keeps per QP slot ever used */
+    RAIL_VERBS_NCOUNTS
+};
+void rail_verbs_count(enum rail_verbs_counter which, long delta);
+void rail_verbs_counts(long out[RAIL_VERBS_NCOUNTS]);
+
 /* Posting: 0 or -errno (ibv_post_* return a positive errno). */
 /* Every libibverbs call of the plugin goes through this table (model: NCCL's ibvwrap, rdma-core's
  * verbs_context_ops), so that a layer can sit between the plugin and the driver: the default

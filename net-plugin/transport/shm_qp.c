@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/net_verbs.h"
 #include "transport/shm_engine.h"
 #include "transport/shm_types.h"
 
@@ -85,8 +86,11 @@ static void qp_free(struct shm_qp *qp)
 
 static struct shm_ring *ring_for(struct shm_ctx *c, int slot)
 {
-    if (!c->rings[slot])
+    if (!c->rings[slot]) {
         c->rings[slot] = calloc(1, sizeof(struct shm_ring));
+        if (c->rings[slot])
+            rail_verbs_count(RAIL_VERBS_SHM_RINGS, (long)sizeof(struct shm_ring));
+    }
     struct shm_ring *r = c->rings[slot];
     if (r) {
         memset(r, 0, sizeof(*r));

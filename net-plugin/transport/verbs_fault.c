@@ -22,6 +22,8 @@ static const char *const k_kind_names[RAIL_FAULT_NKINDS] = {
     [RAIL_FAULT_QP_FATAL] = "qp_fatal",
     [RAIL_FAULT_DEVICE_FATAL] = "device_fatal",
     [RAIL_FAULT_STALL] = "stall",
+    [RAIL_FAULT_CREATE_QP] = "create_qp",
+    [RAIL_FAULT_CREATE_CQ] = "create_cq",
 };
 
 const char *rail_fault_kind_name(enum rail_fault_kind kind)
@@ -52,6 +54,10 @@ enum rail_fault_call rail_fault_kind_call(enum rail_fault_kind kind)
         return RAIL_FCALL_POST_RECV;
     if (kind == RAIL_FAULT_REG_MR)
         return RAIL_FCALL_REG_MR;
+    if (kind == RAIL_FAULT_CREATE_QP)
+        return RAIL_FCALL_CREATE_QP;
+    if (kind == RAIL_FAULT_CREATE_CQ)
+        return RAIL_FCALL_CREATE_CQ;
     return RAIL_FCALL_POST_SEND;
 }
 
@@ -134,11 +140,14 @@ static int parse_rule(char *text, struct rail_fault_rule *r, char *err, size_t e
         return rail_fail(err, errlen,
                          "unknown fault kind '%s' (post_send, post_recv, reg_mr, wc_retry, "
                          "wc_rem_access, wc_flush, cq_overrun, port_err, qp_fatal, device_fatal, "
-                         "stall)",
+                         "stall, create_qp, create_cq)",
                          text);
     r->count = 1;
     r->max_len = UINT64_MAX;
-    r->err = r->kind == RAIL_FAULT_REG_MR ? ENOMEM : EIO;
+    r->err = r->kind == RAIL_FAULT_REG_MR || r->kind == RAIL_FAULT_CREATE_QP ||
+                     r->kind == RAIL_FAULT_CREATE_CQ
+                 ? ENOMEM
+                 : EIO;
     r->port = 1;
     char *save = NULL;
     for (char *kv = opts ? strtok_r(opts, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {

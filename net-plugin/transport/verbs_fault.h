@@ -5,7 +5,7 @@
  *
  * Spec: one or more rules separated by ';', each KIND[:KEY=VALUE[,KEY=VALUE...]].
  *   kinds   post_send post_recv reg_mr            the call fails (errno: err=, default EIO;
- *                                                  reg_mr: ENOMEM)
+ *           create_qp create_cq                   reg_mr, create_qp, create_cq: ENOMEM)
  *           wc_retry wc_rem_access wc_flush       the matched send's completion arrives with
  *                                                  that status (the write itself really happened)
  *           cq_overrun                            the next poll of that send's CQ fails and a
@@ -21,7 +21,8 @@
  *           count=N     fault N times per device (default 1; 0: every matching call after)
  *           err=N       errno of post_send / post_recv / reg_mr faults (default EIO / ENOMEM)
  *           port=N      port of port_err (default 1)
- * Every kind but post_recv and reg_mr triggers on post_send calls (the point of a transfer). */
+ * Every kind but post_recv, reg_mr, create_qp and create_cq triggers on post_send calls (the point
+ * of a transfer); min/max of create_qp are its send queue depth, of create_cq its entries. */
 #ifndef NCCL_RAIL_VERBS_FAULT_H
 #define NCCL_RAIL_VERBS_FAULT_H
 
@@ -44,11 +45,19 @@ enum rail_fault_kind {
     RAIL_FAULT_QP_FATAL,
     RAIL_FAULT_DEVICE_FATAL,
     RAIL_FAULT_STALL,
+    RAIL_FAULT_CREATE_QP,
+    RAIL_FAULT_CREATE_CQ,
     RAIL_FAULT_NKINDS
 };
 
 /* The calls a rule can trigger on. */
-enum rail_fault_call { RAIL_FCALL_POST_SEND, RAIL_FCALL_POST_RECV, RAIL_FCALL_REG_MR };
+enum rail_fault_call {
+    RAIL_FCALL_POST_SEND,
+    RAIL_FCALL_POST_RECV,
+    RAIL_FCALL_REG_MR,
+    RAIL_FCALL_CREATE_QP,
+    RAIL_FCALL_CREATE_CQ
+};
 
 /* Opcode classes of a post_send. */
 enum rail_fault_op {

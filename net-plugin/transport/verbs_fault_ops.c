@@ -2,7 +2,7 @@
 /* The fault-injecting verbs table (verbs_fault_ops.h). Decisions come from the pure trigger
  * (verbs_fault.c); this file applies them:
  *   post_send / post_recv faults return the errno without posting;
- *   reg_mr faults return NULL with errno set;
+ *   reg_mr, create_qp and create_cq faults return NULL with errno set (an HCA limit reached);
  *   wc_* faults post the work request for real, remember (QP, wr_id) and rewrite the status of
  *     its completion when it is polled (the real QP keeps working: the plugin must treat the rail
  *     as broken on its own);
@@ -108,7 +108,9 @@ static int decide(enum rail_fault_call call, const char *dev, enum rail_fault_op
                   rail_fault_kind_name(rule->kind), dev,
                   call == RAIL_FCALL_POST_SEND   ? "post_send"
                   : call == RAIL_FCALL_POST_RECV ? "post_recv"
-                                                 : "reg_mr",
+                  : call == RAIL_FCALL_REG_MR    ? "reg_mr"
+                  : call == RAIL_FCALL_CREATE_QP ? "create_qp"
+                                                 : "create_cq",
                   rail_fault_op_name(op), (unsigned long long)len);
     return i;
 }
@@ -240,6 +242,29 @@ static struct ibv_mr *f_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int ac
     struct rail_fault_rule r;
     if (decide(RAIL_FCALL_REG_MR, dev_of(pd->context), RAIL_FOP_ANY, len, &r) < 0)
         return g_base->reg_mr(pd, addr, len, access);
+    errno = r.err;
+    return NULL;
+}
+
+/* HCA limits reached (max_qp, max_cq, queue memory): NULL with errno. len: the send queue depth
+ * of the QP, the entries of the CQ. */
+static struct ibv_qp *f_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+    struct rail_fault_rule r;
+    if (decide(RAIL_FCALL_CREATE_QP, dev_of(pd->context), RAIL_FOP_ANY, attr->cap.max_send_wr, &r) <
+        0)
+        return g_base->create_qp(pd, attr);
+    errno = r.err;
+    return NULL;
+}
+
+static struct ibv_cq *f_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+                                  struct ibv_comp_channel *channel, int vector)
+{
+    struct rail_fault_rule r;
+    if (decide(RAIL_FCALL_CREATE_CQ, dev_of(ctx), RAIL_FOP_ANY, (uint64_t)(cqe > 0 ? cqe : 0), &r) <
+        0)
+        return g_base->create_cq(ctx, cqe, cq_context, channel, vector);
     errno = r.err;
     return NULL;
 }
@@ -420,6 +445,8 @@ int rail_fault_install(const char *spec, int *nrules, char *err, size_t errlen)
     g_ops.post_send = f_post_send;
     g_ops.post_recv = f_post_recv;
     g_ops.reg_mr = f_reg_mr;
+    g_ops.create_qp = f_create_qp;
+    g_ops.create_cq = f_create_cq;
     g_ops.poll_cq = f_poll_cq;
     g_ops.get_async_event = f_get_async_event;
     g_ops.ack_async_event = f_ack_async_event;

@@ -27,7 +27,8 @@ static void kinds_and_defaults(void)
 {
     static const char *names[] = {"post_send",     "post_recv",    "reg_mr",     "wc_retry",
                                   "wc_rem_access", "wc_flush",     "cq_overrun", "port_err",
-                                  "qp_fatal",      "device_fatal", "stall"};
+                                  "qp_fatal",      "device_fatal", "stall",      "create_qp",
+                                  "create_cq"};
     for (int k = 0; k < RAIL_FAULT_NKINDS; k++) {
         CHECK_EQ_INT(parse(names[k]), 0);
         CHECK_EQ_INT(g_p.nrules, 1);
@@ -37,7 +38,10 @@ static void kinds_and_defaults(void)
         CHECK_EQ_INT(g_p.rule[0].after, 0);
         CHECK_EQ_INT(g_p.rule[0].count, 1);
         CHECK_EQ_INT(g_p.rule[0].op, RAIL_FOP_ANY);
-        CHECK_EQ_INT(g_p.rule[0].err, k == RAIL_FAULT_REG_MR ? ENOMEM : EIO);
+        CHECK_EQ_INT(g_p.rule[0].err, k == RAIL_FAULT_REG_MR || k == RAIL_FAULT_CREATE_QP ||
+                                              k == RAIL_FAULT_CREATE_CQ
+                                          ? ENOMEM
+                                          : EIO);
         CHECK_EQ_INT(g_p.rule[0].port, 1);
         CHECK(g_p.rule[0].max_len == UINT64_MAX);
         CHECK_EQ_STR(g_err, "");
@@ -46,6 +50,16 @@ static void kinds_and_defaults(void)
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_REG_MR), RAIL_FCALL_REG_MR);
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_DEVICE_FATAL), RAIL_FCALL_POST_SEND);
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_STALL), RAIL_FCALL_POST_SEND);
+    CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_CREATE_QP), RAIL_FCALL_CREATE_QP);
+    CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_CREATE_CQ), RAIL_FCALL_CREATE_CQ);
+    /* The 1000th QP of shm0 fails, once; other devices and calls are not counted. */
+    CHECK_EQ_INT(parse("create_qp:dev=shm0,after=999"), 0);
+    for (int i = 0; i < 999; i++)
+        CHECK_EQ_INT(rail_fault_match(&g_p, RAIL_FCALL_CREATE_QP, "shm0", RAIL_FOP_ANY, 512), -1);
+    CHECK_EQ_INT(rail_fault_match(&g_p, RAIL_FCALL_CREATE_QP, "shm1", RAIL_FOP_ANY, 512), -1);
+    CHECK_EQ_INT(rail_fault_match(&g_p, RAIL_FCALL_CREATE_CQ, "shm0", RAIL_FOP_ANY, 512), -1);
+    CHECK_EQ_INT(rail_fault_match(&g_p, RAIL_FCALL_CREATE_QP, "shm0", RAIL_FOP_ANY, 512), 0);
+    CHECK_EQ_INT(rail_fault_match(&g_p, RAIL_FCALL_CREATE_QP, "shm0", RAIL_FOP_ANY, 512), -1);
     CHECK_EQ_STR(rail_fault_kind_name(RAIL_FAULT_NKINDS), "?");
 }
 
@@ -107,6 +121,7 @@ static void malformed(void)
     refused("port_err:port=256", "port=256");
     refused("post_send:op=recv", "op=recv");
     refused("reg_mr:op=write", "post_send only");
+    refused("create_cq:op=read", "post_send only");
     refused("post_recv:op=any", "post_send only");
     refused("post_send:dev=", "dev=");
     refused("post_send:dev=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
