@@ -49,7 +49,7 @@ struct fabric_handle {
     pid_t pid;   /* the process the lock belongs to */
     dev_t dev;
     ino_t ino;
-    char path[160];
+    char path[176];
 };
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -286,7 +286,7 @@ static int open_locked(const char *path, int *fd_out, uid_t *owner, char *err, s
 
 int rail_shm_fabric_open(const char *name, struct rail_shm_fabric **out, char *err, size_t errlen)
 {
-    char base[160], path[160];
+    char base[160], path[176];
     size_t size = sizeof(struct rail_shm_fabric);
     int fd = -1, rc = OPEN_SQUATTED, slot = -1;
     uid_t owner = 0;
