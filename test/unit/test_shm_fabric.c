@@ -135,31 +135,38 @@ static int parent_leaves_first(void)
     return exists(g_path) ? 7 : 0; /* the child left last and removed it */
 }
 
-/* Two users of one fabric, each with an endpoint; the first has exited but is not reaped yet (a
- * zombie, as under a launcher) when the second leaves: the second, last, removes the file. */
+/* Two users of one fabric, each with an endpoint; the one that came second has exited but is not
+ * reaped yet (a zombie, as under a launcher) when the first leaves: that one, last, removes the
+ * file. */
 static void test_two_users(void)
 {
-    int go[2];
+    int go[2], ready[2];
+    char c;
     name_for("two");
-    CHECK(pipe(go) == 0);
+    CHECK(pipe(go) == 0 && pipe(ready) == 0);
     fflush(NULL);
-    pid_t a = fork();
-    if (a == 0)
-        exit(open_use_exit());
-    pid_t b = fork();
+    pid_t b = fork(); /* the second user: in first, leaves last */
     if (b == 0) {
-        char c;
         close(go[1]);
+        close(ready[0]);
         int rc = open_use_exit();
+        if (write(ready[1], "r", 1) != 1)
+            rc = 8;
         exit(rc ? rc : read(go[0], &c, 1) == 1 ? 0 : 9);
     }
     close(go[0]);
+    close(ready[1]);
+    CHECK(read(ready[0], &c, 1) == 1);
+    pid_t a = fork();
+    if (a == 0)
+        exit(open_use_exit());
     siginfo_t si;
     memset(&si, 0, sizeof(si));
     CHECK(waitid(P_PID, (id_t)a, &si, WEXITED | WNOWAIT) == 0 && si.si_status == 0);
     CHECK_MSG(exists(g_path), "%s removed while its second user runs", g_path);
     CHECK(write(go[1], "x", 1) == 1);
     close(go[1]);
+    close(ready[0]);
     int st = 0;
     CHECK(waitpid(b, &st, 0) == b && WIFEXITED(st) && WEXITSTATUS(st) == 0);
     CHECK_MSG(!exists(g_path), "%s stays after its last user exited", g_path);
@@ -180,7 +187,8 @@ static void test_lifetime(void)
      * leaving last, removes it. */
     name_for("dead");
     CHECK_EQ_INT(in_child(open_pull_die), 128 + SIGKILL);
-    CHECK(exists(g_path));
+    /* (Not asserted that it is still there: a process of this user starting meanwhile, another
+     * test in ctest -j, rightly removes it.) */
     CHECK_EQ_INT(in_child(open_use_exit), 0);
     CHECK_MSG(!exists(g_path), "%s stays", g_path);
 
@@ -189,7 +197,6 @@ static void test_lifetime(void)
     char dead[160];
     snprintf(dead, sizeof(dead), "%s", g_path);
     CHECK_EQ_INT(in_child(open_pull_die), 128 + SIGKILL);
-    CHECK(exists(dead));
     name_for("other");
     CHECK_EQ_INT(in_child(open_use_exit), 0);
     CHECK_MSG(!exists(dead), "%s of a killed process stays", dead);
