@@ -241,6 +241,10 @@ static int open_locked(const char *path, int *fd_out, uid_t *owner, char *err, s
             snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
             return -e;
         }
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 0) {
+            close(fd); /* removed meanwhile (its last user, or a sweep): start over */
+            continue;
+        }
         if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
             st.st_nlink != 1) {
             int ours = st.st_uid == geteuid();
