@@ -1,100 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The shm provider's shared fabric file (shm_fabric.h). */
+/* The shm provider's shared fabric: ports and endpoint registry (shm_fabric.h); the file itself
+ * in shm_fabric_file.c. */
 #include "transport/shm_fabric.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-#define FABRIC_VERSION 1u
-
-int rail_shm_fabric_path(const char *name, char *path, size_t len)
-{
-    size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > 64)
-        return -EINVAL;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-'))
-            return -EINVAL;
-    }
-    if (name[0] == '.')
-        return -EINVAL;
-    if (snprintf(path, len, "/dev/shm/nccl-rail-shm-%u-%s", (unsigned)geteuid(), name) >= (int)len)
-        return -EINVAL;
-    return 0;
-}
-
-int rail_shm_fabric_open(const char *name, struct rail_shm_fabric **out, char *err, size_t errlen)
-{
-    char path[160];
-    struct stat st;
-    size_t size = sizeof(struct rail_shm_fabric);
-    *out = NULL;
-    if (rail_shm_fabric_path(name, path, sizeof(path)) < 0) {
-        snprintf(err, errlen, "fabric name '%.80s' is not 1-64 of [A-Za-z0-9_.-]",
-                 name ? name : "");
-        return -EINVAL;
-    }
-    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
-        return -e;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-        snprintf(err, errlen, "%s is not a regular file of this user", path);
-        close(fd);
-        return -EPERM;
-    }
-    /* Every process grows it to the same size: the new bytes are zeros (ports up, no loss, no
-     * endpoints), so concurrent first openers agree. */
-    if ((size_t)st.st_size < size && ftruncate(fd, (off_t)size) != 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot size %s: %s", path, strerror(e));
-        close(fd);
-        return -e;
-    }
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int e = errno;
-    close(fd);
-    if (p == MAP_FAILED) {
-        snprintf(err, errlen, "cannot map %s: %s", path, strerror(e));
-        return -e;
-    }
-    struct rail_shm_fabric *f = p;
-    uint64_t zero = 0;
-    if (atomic_compare_exchange_strong(&f->magic, &zero, RAIL_SHM_MAGIC)) {
-        f->version = FABRIC_VERSION;
-        f->size = (uint32_t)size;
-    } else if (atomic_load(&f->magic) != RAIL_SHM_MAGIC) {
-        snprintf(err, errlen, "%s is not a fabric file", path);
-        munmap(p, size);
-        return -EPROTO;
-    }
-    *out = f;
-    return 0;
-}
-
-void rail_shm_fabric_close(struct rail_shm_fabric *f)
-{
-    if (f)
-        munmap(f, sizeof(*f));
-}
-
-int rail_shm_fabric_unlink(const char *name)
-{
-    char path[160];
-    if (rail_shm_fabric_path(name, path, sizeof(path)) < 0)
-        return -EINVAL;
-    return unlink(path) == 0 ? 0 : -errno;
-}
 
 int rail_shm_dev_index(const char *name)
 {

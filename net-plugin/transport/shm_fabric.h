@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The shared-memory "fabric" of the shm verbs provider (NCCL_RAIL_VERBS_PROVIDER=shm): one small
- * file in /dev/shm that every process of one host using the same fabric name maps. It holds
+ * file in /dev/shm that every process of one user and host using the same fabric name maps
+ * (removed when the last one leaves). It holds
  *   - the four ports shm0..shm3, cabled in pairs (shm0-shm1 is rail A, shm2-shm3 rail B, like the
  *     SoftRoCE fabric's veth pairs): each port's administrative state (a port is ACTIVE when it
  *     and its cable peer are up), a packet-loss mode (everything leaving it, or only the
@@ -49,10 +50,18 @@ struct rail_shm_fabric {
 
 /* /dev/shm/nccl-rail-shm-UID-NAME; a name is 1..64 of [A-Za-z0-9_.-]. 0 or -EINVAL. */
 int rail_shm_fabric_path(const char *name, char *path, size_t len);
-/* Maps (creating when absent) the fabric `name`: 0, or -errno with the reason in err. */
+/* Maps (creating when absent) the fabric `name`: 0, or -errno with the reason in err. Only a
+ * regular file of this user is used (mode 0600); another user's file at the name is skipped with
+ * a WARN naming it (the fabric is then NAME+1..+7, the first absent or ours). The file is removed
+ * by the last process that closes it or exits; files of this user nobody holds (their processes
+ * were killed) are removed at a process's first open, and a file nobody holds starts from zeros.
+ * (shm_fabric_file.c explains the locking.) */
 int rail_shm_fabric_open(const char *name, struct rail_shm_fabric **out, char *err, size_t errlen);
+/* Unmaps; the last holder removes the file. */
 void rail_shm_fabric_close(struct rail_shm_fabric *f);
-/* Removes the fabric file (tests, at the end of a run). */
+/* The file behind an open fabric: 0, or -ENOENT. */
+int rail_shm_fabric_file(const struct rail_shm_fabric *f, char *path, size_t len);
+/* Removes the fabric file NAME (tests, at the end of a run). */
 int rail_shm_fabric_unlink(const char *name);
 
 /* "shm0".."shm3" -> 0..3, anything else -1. */

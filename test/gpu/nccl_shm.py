@@ -17,6 +17,7 @@ usage: nccl_shm.py LABEL   (needs PyTorch with CUDA and NCCL; not part of CI)
 """
 import mmap
 import os
+import stat
 import sys
 import threading
 import time
@@ -34,7 +35,14 @@ PORT_SIZE = 16  # struct rail_shm_port: down u32, drop u32, tx_bytes u64
 def fabric_port_set_down(port, down):
     """Pulls (or plugs back) the cable end of shmN in this run's fabric file."""
     name = os.environ.get("NCCL_RAIL_SHM_FABRIC", "default")
-    path = f"/dev/shm/nccl-rail-shm-{os.geteuid()}-{name}"
+    base = f"/dev/shm/nccl-rail-shm-{os.geteuid()}-{name}"
+    # The provider skips a file of another user at the name for NAME+1..+7 (docs/net-plugin.md).
+    for path in [base] + [f"{base}+{k}" for k in range(1, 8)]:
+        st = os.lstat(path) if os.path.lexists(path) else None
+        if st and stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+            break
+    else:
+        raise SystemExit(f"no fabric file of this user at {base} (or +1..+7)")
     with open(path, "r+b") as f:
         m = mmap.mmap(f.fileno(), 0)
         off = PORT_OFF + PORT_SIZE * port

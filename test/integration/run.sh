@@ -30,7 +30,9 @@ if [ "${RAIL_IT_PROVIDER:-}" = shm ]; then
   export NCCL_RAIL_SHM_FABRIC=${NCCL_RAIL_SHM_FABRIC:-it-$$}
   # The VM's veth names, as the shm fabric calls its cable ends; socket_ifname uses lo.
   export FABRIC_IF0=shm0 FABRIC_IF1=shm1 FABRIC_IF2=shm2 FABRIC_IF3=shm3 FABRIC_A3=127.0.0.1
-  trap 'rm -f "/dev/shm/nccl-rail-shm-$(id -u)-$NCCL_RAIL_SHM_FABRIC"' EXIT
+  # The last user removes the fabric file (docs/net-plugin.md); sides leaving through _exit do
+  # not, so remove it (and this user's NAME+1..+7, used when another user took NAME).
+  trap 'find /dev/shm -maxdepth 1 -user "$(id -u)" \( -name "nccl-rail-shm-$(id -u)-$NCCL_RAIL_SHM_FABRIC" -o -name "nccl-rail-shm-$(id -u)-$NCCL_RAIL_SHM_FABRIC+[1-7]" \) -delete' EXIT
 elif [ ! -e /dev/infiniband ]; then
   echo "run.sh: no /dev/infiniband here; run through test/fabric/run-in-vm.sh" \
     "(or RAIL_IT_PROVIDER=shm for the shm verbs provider)"
