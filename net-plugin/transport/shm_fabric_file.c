@@ -14,10 +14,14 @@
  * gets it, and it removes the name (when the name is still this very file). An opener that opened
  * a name being removed sees a different or no file at that path once it holds its lock and starts
  * over. A holder killed with SIGKILL or leaving through _exit releases its lock in the kernel but
- * removes nothing: the next process of the user that opens any fabric removes the fabric files of
- * this user that nobody holds, and one that opens a file nobody holds starts it from zeros (ports
- * up, no endpoints), never from a dead run's state. A forked child takes a lock of its own
- * description (pthread_atfork), so a parent leaving first does not remove a file the child uses. */
+ * removes nothing: the next process of the user that opens that fabric finds a file nobody
+ * holds, starts it from zeros (ports up, no endpoints), never from a dead run's state, and
+ * removes it when it leaves last. No process removes a fabric it does not hold: flock(2) turns an
+ * exclusive lock into a shared one in two steps, so a process that has just started a file from
+ * zeros holds no lock for an instant, and a sweep of unheld files took such a file away from it
+ * (its peer then opened a new one: "init failed" in ctest -j2). A forked child takes a lock of its
+ * own description (pthread_atfork), so a parent leaving first does not remove a file the child
+ * uses. */
 #include "transport/shm_fabric.h"
 
 #include <dirent.h>
@@ -55,7 +59,6 @@ struct fabric_handle {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fabric_handle g_h[MAX_HANDLES];
 static int g_hooks; /* atexit and pthread_atfork registered */
-static int g_swept;
 
 int rail_shm_fabric_path(const char *name, char *path, size_t len)
 {
@@ -130,31 +133,6 @@ static void release(int fd, const char *path)
     if (flock(fd, LOCK_EX | LOCK_NB) == 0 && same_file(path, fd) && !live_endpoint(fd))
         unlink(path);
     close(fd);
-}
-
-/* Fabric files of this user that nobody holds (their processes died or left through _exit). */
-static void sweep_unheld(void)
-{
-    char prefix[64], path[PATH_MAX];
-    int plen = snprintf(prefix, sizeof(prefix), FABRIC_PREFIX "%u-", (unsigned)geteuid());
-    DIR *d = opendir(FABRIC_DIR);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (strncmp(e->d_name, prefix, (size_t)plen) != 0 ||
-            snprintf(path, sizeof(path), FABRIC_DIR "/%s", e->d_name) >= (int)sizeof(path))
-            continue;
-        int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        struct stat st;
-        if (fd < 0)
-            continue;
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-            st.st_nlink == 1)
-            release(fd, path);
-        else
-            close(fd);
-    }
-    if (d)
-        closedir(d);
 }
 
 static void at_exit(void)
@@ -302,10 +280,6 @@ int rail_shm_fabric_open(const char *name, struct rail_shm_fabric **out, char *e
         return -EINVAL;
     }
     pthread_mutex_lock(&g_lock);
-    if (!g_swept) {
-        g_swept = 1;
-        sweep_unheld();
-    }
     if (!g_hooks) {
         g_hooks = 1;
         atexit(at_exit);

@@ -7,7 +7,7 @@
  *     forked child outliving its parent); a holder killed with SIGKILL leaves a file that the next
  *     opener starts from zeros (no pulled cable of the dead run) and the next process of the user
  *     removes when nobody holds it.
- * Every opener runs in a child process (the first open of a process sweeps; exit removes). */
+ * Every opener runs in a child process (exit removes). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -191,16 +191,6 @@ static void test_lifetime(void)
      * test in ctest -j, rightly removes it.) */
     CHECK_EQ_INT(in_child(open_use_exit), 0);
     CHECK_MSG(!exists(g_path), "%s stays", g_path);
-
-    /* Killed, and never opened again under its name: another fabric's first open removes it. */
-    name_for("dead2");
-    char dead[160];
-    snprintf(dead, sizeof(dead), "%s", g_path);
-    CHECK_EQ_INT(in_child(open_pull_die), 128 + SIGKILL);
-    name_for("other");
-    CHECK_EQ_INT(in_child(open_use_exit), 0);
-    CHECK_MSG(!exists(dead), "%s of a killed process stays", dead);
-    CHECK(!exists(g_path));
 }
 
 static int open_expect_refusal(void)
