@@ -217,7 +217,7 @@ int rail_hca_filter_format(const struct rail_hca_filter *f, char *buf, size_t le
     for (int i = 0; i < n && w >= 0 && (size_t)w < len - o; i++) {
         o += (size_t)w;
         const struct rail_hca_filter_entry *e = &f->e[i];
-        char tail[40] = "", fld[3][8] = {"", "", ""};
+        char tail[40] = "", fld[3][12] = {"", "", ""};
         int last = e->plane != RAIL_HCA_ID_UNDEF  ? 3
                    : e->rail != RAIL_HCA_ID_UNDEF ? 2
                    : e->port != RAIL_HCA_PORT_ANY ? 1
