@@ -30,7 +30,7 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     if (level == NCCL_LOG_INFO && !g_first_info[0])
-        snprintf(g_first_info, sizeof(g_first_info), "%s", buf);
+        snprintf(g_first_info, sizeof(g_first_info), "%.*s", (int)sizeof(g_first_info) - 1, buf);
     if (getenv("TEST_VERBOSE"))
         fprintf(stderr, "[log %d] %s\n", level, buf);
 }
@@ -99,7 +99,7 @@ static void read_file(const char *path, char *row, size_t len, int *other, int *
     CHECK_MSG(fp != NULL, "no file %s", path);
     while (fp && fgets(line, sizeof(line), fp)) {
         if (line[0] >= '0' && line[0] <= '9' && !row[0])
-            snprintf(row, len, "%s", line);
+            snprintf(row, len, "%.*s", (int)(len ? len - 1 : 0), line);
         sscanf(line, "# recorded %*d overwritten %*d busy %*d no_timing %*d other %d", other);
         if (line[0] == '#' && strstr(line, "ABI v7"))
             *abi7 = 1;

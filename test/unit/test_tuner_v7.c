@@ -39,7 +39,7 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
     if (level == NCCL_LOG_WARN)
         g_warns++;
     if (level == NCCL_LOG_INFO && !g_first_info[0])
-        snprintf(g_first_info, sizeof(g_first_info), "%s", buf);
+        snprintf(g_first_info, sizeof(g_first_info), "%.*s", (int)sizeof(g_first_info) - 1, buf);
     if (getenv("TEST_VERBOSE"))
         fprintf(stderr, "[log %d] %s\n", level, buf);
 }
