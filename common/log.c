@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "params.h"
+#include "param_defs.h"
 #include "strutil.h"
 
 static _Atomic(ncclDebugLogger_t) g_logger;
@@ -23,17 +23,29 @@ void rail_log_set_stderr_level(ncclDebugLogLevel level)
     atomic_store(&g_stderr_level, (int)level);
 }
 
-/* NCCL_RAIL_LOG_STDERR through the parameter parser, like every knob: an invalid value is one
- * WARN naming it. The level is WARN while the knob is read, so that WARN prints (and does not
- * come back here). */
+/* NCCL_RAIL_LOG_STDERR through the knob table's parser, like every knob: an invalid value is one
+ * WARN naming it (the parameter layer's text). The level is WARN while the knob is read, so that
+ * WARN prints (and does not come back here). */
 static int stderr_level(void)
 {
+    const struct rail_param_def *def = rail_param_def(RAIL_PARAM_LOG_STDERR);
     int lvl = atomic_load(&g_stderr_level), undecided = -1;
+    const char *env;
+    long long on;
+    char why[128], text[900];
+
     if (lvl >= 0)
         return lvl;
     if (!atomic_compare_exchange_strong(&g_stderr_level, &undecided, NCCL_LOG_WARN))
         return atomic_load(&g_stderr_level);
-    lvl = rail_param_bool(RAIL_PARAM_LOG_STDERR) ? NCCL_LOG_INFO : NCCL_LOG_WARN;
+    on = strtoll(def->def, NULL, 0);
+    env = getenv(def->name);
+    if (env && *env && rail_param_parse_int(def, env, &on, why, sizeof(why)) != 0) {
+        on = strtoll(def->def, NULL, 0);
+        rail_param_invalid_text(def, env, why, text, sizeof(text));
+        rail_log(NCCL_LOG_WARN, NCCL_ENV, __FILE__, __LINE__, "%s", text);
+    }
+    lvl = on ? NCCL_LOG_INFO : NCCL_LOG_WARN;
     undecided = NCCL_LOG_WARN; /* rail_log_set_stderr_level meanwhile wins */
     atomic_compare_exchange_strong(&g_stderr_level, &undecided, lvl);
     return atomic_load(&g_stderr_level);
