@@ -283,17 +283,6 @@ void doctor_read_conf(struct doctor_ctx *c, struct doctor_report *r)
     c->env.vars = m.vars;
 }
 
-const char *doctor_env_root(const struct doctor_ctx *c, const char *name)
-{
-    size_t len = strlen(name);
-    if (rail_root_is_live(c->root) || !c->conf_vars || c->env.vars != c->conf_vars)
-        return NULL;
-    for (size_t i = 0; c->conf_vars[i]; i++)
-        if (strncmp(c->conf_vars[i], name, len) == 0 && c->conf_vars[i][len] == '=')
-            return i < c->conf_n_env ? NULL : c->root;
-    return NULL;
-}
-
 void doctor_conf_release(struct doctor_ctx *c)
 {
     if (!c->conf_vars)

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "doctor.h"
+#include "doctor_checks.h"
 
 /* ---- configuration files (NCCL 2.28 src/misc/param.cc) ----
  * NCCL reads NCCL_CONF_FILE when it is set and not empty, otherwise ~/.nccl.conf (the passwd home

@@ -2,7 +2,7 @@
 /* Environment checks (env.*): NCCL variables that make init fail or silently take the fast path
  * away, and every knob of the params table validated the way the plugins parse it. The
  * environment is the injectable doctor_env, never getenv(). */
-#include "doctor.h"
+#include "doctor_checks.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -23,37 +23,6 @@
 #include "rules.h"
 #include "safe_file.h"
 #include "topo_sysfs.h"
-
-long long doctor_env_int(const struct doctor_env *e, enum rail_param_id id, bool *invalid)
-{
-    const struct rail_param_def *d = rail_param_def(id);
-    const char *v = doctor_env_get(e, d->name);
-    char err[128];
-    long long out;
-    if (invalid)
-        *invalid = false;
-    if (v && rail_param_parse_int(d, v, &out, err, sizeof(err)) == 0)
-        return out;
-    if (v && invalid)
-        *invalid = true;
-    return strtoll(d->def, NULL, 0);
-}
-
-int doctor_env_enum(const struct doctor_env *e, enum rail_param_id id)
-{
-    const struct rail_param_def *d = rail_param_def(id);
-    const char *v = doctor_env_get(e, d->name);
-    char err[128];
-    int idx = v ? rail_param_parse_enum(d, v, err, sizeof(err)) : -1;
-    return idx < 0 ? -1 : idx;
-}
-
-const char *doctor_env_str(const struct doctor_env *e, enum rail_param_id id)
-{
-    const struct rail_param_def *d = rail_param_def(id);
-    const char *v = doctor_env_get(e, d->name);
-    return v ? v : (d->def && *d->def ? d->def : NULL);
-}
 
 /* ---- NCCL_ALGO / NCCL_PROTO ---- */
 

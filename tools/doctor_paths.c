@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "doctor.h"
+#include "doctor_checks.h"
 #include "telemetry/rail_stats_format.h"
 #include "root_path.h"
 #include "rules.h"

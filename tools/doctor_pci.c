@@ -5,7 +5,7 @@
  * ACS is read from the `config` file of each bridge: the extended capability list starts at
  * 0x100, capability id 0x000D is ACS, its control register is at +6 (little endian). Only root
  * can read past the first 64 bytes of config space; a shorter file means "unreadable". */
-#include "doctor.h"
+#include "doctor_checks.h"
 
 #include <errno.h>
 #include <limits.h>

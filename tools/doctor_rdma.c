@@ -2,7 +2,7 @@
 /* RDMA checks: devices and ports under /sys/class/infiniband (rdma.*) and the RoCE GID the net
  * plugin will pick on each Ethernet port (roce.gid), with the plugin's own precedence:
  * NCCL_RAIL_GID_INDEX for the HCA, then NCCL_IB_GID_INDEX, then NCCL's automatic choice. */
-#include "doctor.h"
+#include "doctor_checks.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
  *
  * Everything is read under the root prefix: /proc/self/limits and /proc/self/status (for "/" that
  * is the doctor process itself, which inherits the shell's limits, as the job would), /dev. */
-#include "doctor.h"
+#include "doctor_checks.h"
 
 #include <errno.h>
 #include <limits.h>

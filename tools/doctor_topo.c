@@ -6,7 +6,7 @@
  * a device's switch chain is the list of its grand-parent PCI functions (switch upstream ports),
  * walked upwards from realpath(/sys/bus/pci/devices/<bdf>), with Broadcom PEX double levels
  * flattened; no common switch means PHB on the same NUMA node, SYS otherwise. */
-#include "doctor.h"
+#include "doctor_checks.h"
 
 #include <errno.h>
 #include <limits.h>

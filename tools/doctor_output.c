@@ -1,136 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Findings list, environment lookup, the check sequence, and the table and JSON renderings. */
+/* The report rendered: the table for people and the JSON document (docs/doctor.schema.json). */
 #include "doctor.h"
 
 #include <json-c/json.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor_deploy.h"
 #include "strutil.h"
 #include "version.h"
-
-const char *doctor_sev_name(enum doctor_sev s)
-{
-    switch (s) {
-    case DOCTOR_OK:
-        return "ok";
-    case DOCTOR_INFO:
-        return "info";
-    case DOCTOR_WARN:
-        return "warn";
-    case DOCTOR_ERROR:
-        return "error";
-    }
-    return "?";
-}
-
-void doctor_report_init(struct doctor_report *r)
-{
-    memset(r, 0, sizeof(*r));
-}
-
-void doctor_report_free(struct doctor_report *r)
-{
-    free(r->f);
-    memset(r, 0, sizeof(*r));
-}
-
-void doctor_add(struct doctor_report *r, const char *id, enum doctor_sev sev, const char *subject,
-                const char *fix, const char *fmt, ...)
-{
-    struct doctor_finding *f;
-    va_list ap;
-    if (r->n == r->cap) {
-        int cap = r->cap ? r->cap * 2 : 32;
-        struct doctor_finding *nf = realloc(r->f, (size_t)cap * sizeof(*nf));
-        if (!nf) {
-            r->oom = true;
-            return;
-        }
-        r->f = nf;
-        r->cap = cap;
-    }
-    f = &r->f[r->n++];
-    memset(f, 0, sizeof(*f));
-    snprintf(f->id, sizeof(f->id), "%s", id);
-    f->sev = sev;
-    snprintf(f->subject, sizeof(f->subject), "%s", subject ? subject : "");
-    snprintf(f->fix, sizeof(f->fix), "%s", fix ? fix : "");
-    va_start(ap, fmt);
-    vsnprintf(f->message, sizeof(f->message), fmt, ap);
-    va_end(ap);
-    /* Findings quote file contents (sysfs values, configuration lines, library names): what
-     * reaches the terminal or the JSON is valid UTF-8 without control characters. */
-    rail_text_sanitize(f->subject);
-    rail_text_sanitize(f->fix);
-    rail_text_sanitize(f->message);
-}
-
-int doctor_count(const struct doctor_report *r, enum doctor_sev sev)
-{
-    int n = 0;
-    for (int i = 0; i < r->n; i++)
-        n += r->f[i].sev == sev;
-    return n;
-}
-
-const struct doctor_finding *doctor_find(const struct doctor_report *r, const char *id,
-                                         const char *subject)
-{
-    for (int i = 0; i < r->n; i++)
-        if (strcmp(r->f[i].id, id) == 0 && (!subject || strcmp(r->f[i].subject, subject) == 0))
-            return &r->f[i];
-    return NULL;
-}
-
-int doctor_worst(const struct doctor_report *r, const char *id)
-{
-    int worst = -1;
-    for (int i = 0; i < r->n; i++)
-        if (strcmp(r->f[i].id, id) == 0 && (int)r->f[i].sev > worst)
-            worst = (int)r->f[i].sev;
-    return worst;
-}
-
-const char *doctor_env_get(const struct doctor_env *e, const char *name)
-{
-    size_t len = strlen(name);
-    if (!e || !e->vars)
-        return NULL;
-    for (char *const *v = e->vars; *v; v++)
-        if (strncmp(*v, name, len) == 0 && (*v)[len] == '=')
-            return (*v)[len + 1] ? *v + len + 1 : NULL;
-    return NULL;
-}
-
-void doctor_ctx_release(struct doctor_ctx *c)
-{
-    free(c->topo);
-    c->topo = NULL;
-    doctor_conf_release(c);
-}
-
-int doctor_run(struct doctor_ctx *c, struct doctor_report *r)
-{
-    if (!c->root || !*c->root)
-        c->root = "/";
-    doctor_read_conf(c, r); /* first: every check below sees NCCL's merged environment */
-    doctor_load_topo(c, r);
-    doctor_check_rdma(c, r);
-    doctor_check_gid(c, r);
-    doctor_check_pcie(c, r);
-    doctor_check_topo(c, r);
-    doctor_check_acs(c, r);
-    doctor_check_bar1(c, r);
-    doctor_check_gdr(c, r);
-    doctor_check_system(c, r);
-    doctor_check_env(c, r);
-    doctor_check_plugins(c, r);
-    doctor_recommend(c, r);
-    return doctor_count(r, DOCTOR_ERROR) > 0 || r->oom ? 1 : 0;
-}
 
 /* ---- table ---- */
 
