@@ -57,7 +57,9 @@ static void explain_usage(FILE *f)
             "calibration (measured times; 'calibration (job)' where job measurements are among\n"
             "them, CSV column measured_by: job or nccl-tests), model (the cost model) or NCCL\n"
             "(no opinion). At a measured size, the CSV column rule and a note under the table\n"
-            "say whether a pair nobody measured was held back (docs/calibration.md).\n");
+            "say whether a pair nobody measured was held back (docs/calibration.md). Where a\n"
+            "strict do-no-harm rule decided, the rule column (class-unseen, class-unseen-gain,\n"
+            "extrapolated) and a note under the table say which (docs/cost-model.md §12).\n");
 }
 
 static int parse_coll(const char *s)
@@ -236,8 +238,8 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
         }
         printf("\n");
     }
-    char notes[2048] = "";
-    size_t nk = 0;
+    char notes[2048] = "", whynotes[4096] = "";
+    size_t nk = 0, nw = 0;
     for (int l = o->min_log2; l <= o->max_log2; l++) {
         size_t bytes = (size_t)1 << l;
         enum rail_decision_from from;
@@ -265,6 +267,11 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
             measured = rail_tuner_from_job(t, coll, bytes) ? "job" : "nccl-tests";
             rule = rail_tuner_calib_rule(t, coll, bytes, (int)o->pipe_ops, &spread);
         }
+        /* A model cell (or NCCL's choice) a strict do-no-harm rule decided: which one. */
+        char whytxt[96] = "";
+        int why = from == RAIL_FROM_MODEL || from == RAIL_FROM_NCCL
+                      ? rail_tuner_why(t, coll, bytes, (int)o->pipe_ops, whytxt, sizeof(whytxt))
+                      : RAIL_DT_WHY_NONE;
         if (o->csv) {
             for (int i = 0; i < nc; i++) {
                 int a = cands[i] / NCCL_NUM_PROTOCOLS, p = cands[i] % NCCL_NUM_PROTOCOLS;
@@ -273,7 +280,9 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
                        cands[i] == choice, cands[i] == choice ? nch : 0,
                        cands[i] == choice ? rail_decision_from_name(from) : "",
                        cands[i] == choice ? measured : "",
-                       cands[i] == choice ? rail_calib_rule_code(rule) : "");
+                       cands[i] != choice             ? ""
+                       : rule != RAIL_CALIB_RULE_NONE ? rail_calib_rule_code(rule)
+                                                      : rail_dt_why_code(why));
             }
             continue;
         }
@@ -284,6 +293,8 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
                                    "  %s: %s (ratios max/min %.1fx; agreeing means <= %.1fx)\n", sz,
                                    rail_calib_rule_name(rule), (double)spread,
                                    (double)RAIL_CALIB_AGREE);
+        if (why != RAIL_DT_WHY_NONE && nw < sizeof(whynotes))
+            nw += (size_t)snprintf(whynotes + nw, sizeof(whynotes) - nw, "  %s: %s\n", sz, whytxt);
         char fromtxt[32];
         snprintf(fromtxt, sizeof(fromtxt), "%s%s", rail_decision_from_name(from),
                  strcmp(measured, "job") == 0 ? " (job)" : "");
@@ -296,6 +307,9 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
     }
     if (notes[0])
         printf("calibrated at measured sizes:\n%s", notes);
+    if (whynotes[0])
+        printf("decided by a strict do-no-harm rule (docs/cost-model.md §12.1, §12.5):\n%s",
+               whynotes);
 }
 
 /* The map: one tuner per node count with the communicator's GPUs per node. */

@@ -126,6 +126,9 @@ float rail_model_residual(const struct rail_model *m, int coll, int algo, int pr
  * the table's outside margin (the prior must then predict the gain too). */
 int rail_model_trust(const struct rail_model *m, int coll, size_t nbytes, float *margin,
                      float *distance);
+/* Whether the table holds any measurement of this communicator's platform class: a record of
+ * its network family ("node" for one node) and GPU generation (docs/cost-model.md §12.1). */
+bool rail_model_class_seen(const struct rail_model *m);
 /* Whether (algo, proto) was measured near this communicator for coll at nbytes: a residual of the
  * table for this family, generation and ranks per node, or a published set at this very shape. */
 bool rail_model_pair_measured(const struct rail_model *m, int coll, int algo, int proto,

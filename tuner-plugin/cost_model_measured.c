@@ -179,6 +179,15 @@ int rail_model_trust(const struct rail_model *m, int coll, size_t nbytes, float 
     return 1;
 }
 
+bool rail_model_class_seen(const struct rail_model *m)
+{
+    const struct rail_model_table *t = m ? m->table : NULL;
+    for (int i = 0; t && i < t->ncover; i++)
+        if (t->cover[i].family == m->family && t->cover[i].gen == m->compcap_idx)
+            return true;
+    return false;
+}
+
 bool rail_model_pair_measured(const struct rail_model *m, int coll, int algo, int proto,
                               size_t nbytes)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "decision.h"
 
+#include "extrapolate.h"
 #include "model_table.h"
 
 #include <math.h>
@@ -76,14 +77,111 @@ struct ranked {
     uint8_t cand[RAIL_DT_CANDIDATES];
 };
 
-static void keep_what_beats_nccl(struct ranked *cell, const struct rail_model *m, int coll,
-                                 const size_t *sizes, int npts, int pipe_ops, const double *score,
-                                 int kind, float calib_distance)
+/* What a cell is checked against: NCCL's picks across the bucket, the sample sizes, the scores
+ * (mean ratio to the best) of the times the cell is ranked on. */
+struct cell_ctx {
+    const struct rail_model *m;
+    int coll, pipe_ops, npts, npicks;
+    const size_t *sizes;
+    size_t mid;
+    const double *score;
+    int picks[POINTS_PER_BUCKET];
+};
+
+/* Candidate c beats each of NCCL's picks by margin: in score, and (prior) by the physical prior
+ * at the bucket's middle size too. */
+static bool beats(const struct cell_ctx *x, int c, float margin, bool prior)
 {
-    int picks[POINTS_PER_BUCKET], npicks = 0, keep = 0;
-    size_t mid = sizes[npts / 2];
+    for (int k = 0; k < x->npicks; k++) {
+        int n = x->picks[k];
+        if (c == n)
+            continue;
+        if (!(x->score[c] * (1.0 + margin) < x->score[n]))
+            return false;
+        if (prior) { /* physically explained: the prior sees the gain too */
+            float pn = rail_model_prior_time(x->m, x->coll, n / NCCL_NUM_PROTOCOLS,
+                                             n % NCCL_NUM_PROTOCOLS, x->mid, x->pipe_ops);
+            float pc = rail_model_prior_time(x->m, x->coll, c / NCCL_NUM_PROTOCOLS,
+                                             c % NCCL_NUM_PROTOCOLS, x->mid, x->pipe_ops);
+            if (!(pc > 0.0f && pc * (1.0f + margin) < pn))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* The measured time of pair k at the edge model e, at the size with the same bytes per rank as
+ * nbytes here (a ring's step); -1 when e holds no measurement of k at its node count and that
+ * size (the residual rows of the table at exactly that node count, within their sizes). */
+static float edge_measured(const struct rail_model *e, const struct rail_model *m, int coll, int k,
+                           size_t nbytes, int pipe_ops)
+{
+    const struct rail_resid_series *s = &e->resid[coll][k];
+    double v = (double)nbytes * (double)e->shape.nnodes / (double)m->shape.nnodes;
+    size_t at = v < 1.0 ? 1 : (size_t)v;
+    if (s->na <= 0 || s->nb > 0 || s->wa != 1.0f || s->a[0].nnodes != e->shape.nnodes ||
+        at < s->a[0].bytes || at > s->a[s->na - 1].bytes)
+        return -1.0f;
+    return rail_model_time(e, coll, k / NCCL_NUM_PROTOCOLS, k % NCCL_NUM_PROTOCOLS, at, pipe_ops);
+}
+
+/* docs/cost-model.md §12.5: c was measured fastest at both edge node counts (same bytes per
+ * rank), ahead of each of NCCL's picks here by the margin, at every sample size of the bucket;
+ * and the model here predicts the same gain. */
+static bool carried(const struct cell_ctx *x, const struct rail_extrap_coll *xc, int c)
+{
+    float margin = rail_extrap_margin(x->m, xc->dist);
+    const struct rail_model *edges[2] = {xc->m_edge, xc->m_next};
+    if (!beats(x, c, margin, false))
+        return false;
+    for (int e = 0; e < 2; e++)
+        for (int i = 0; i < x->npts; i++) {
+            float tc = edge_measured(edges[e], x->m, x->coll, c, x->sizes[i], x->pipe_ops);
+            if (!(tc > 0.0f))
+                return false;
+            for (int k = 0; k < RAIL_DT_CANDIDATES; k++) {
+                bool pick = false;
+                for (int j = 0; j < x->npicks; j++)
+                    pick |= x->picks[j] == k;
+                if (k == c || x->score[k] < 0.0)
+                    continue;
+                float tk = edge_measured(edges[e], x->m, x->coll, k, x->sizes[i], x->pipe_ops);
+                if (pick && !(tk > 0.0f && tc * (1.0f + margin) < tk))
+                    return false; /* NCCL's pick not measured there, or not beaten enough */
+                if (tk > 0.0f && tk < tc)
+                    return false; /* another measured pair was faster: not a stable ranking */
+            }
+        }
+    return true;
+}
+
+/* Do no harm (docs/cost-model.md §12): NCCL's own pick (its model, at each of the bucket's
+ * sample sizes) stands unless a candidate is predicted faster than it by the risk margin. The
+ * cell keeps only the candidates that clear it against every pick NCCL makes inside the bucket,
+ * best first; with none, or when the best is what NCCL picks all over the bucket anyway, the
+ * tuner leaves NCCL's table alone (so NCCL's real choice stands, whatever its emulation says).
+ * The margin grows with the distance from the shapes the measurements cover; outside their
+ * range the prior (NCCL's model and the validated refinements) must predict the gain as well,
+ * or the ranking must be carried from the last trained node counts (extrapolate.h). On a
+ * platform class the table never measured, the gain must reach RAIL_UNSEEN_CLASS_MARGIN.
+ * Across nodes where no step model is trained, a pair needs measurements near the shape.
+ * Times measured here (a calibration at this node count and size) need no margin. */
+static void keep_what_beats_nccl(struct ranked *cell, uint8_t *why, const struct rail_model *m,
+                                 int coll, const size_t *sizes, int npts, int pipe_ops,
+                                 const double *score, int kind, float calib_distance,
+                                 const struct rail_extrap *xp)
+{
+    struct cell_ctx x = {.m = m,
+                         .coll = coll,
+                         .pipe_ops = pipe_ops,
+                         .npts = npts,
+                         .sizes = sizes,
+                         .mid = sizes[npts / 2],
+                         .score = score};
+    int keep = 0, why0 = RAIL_DT_WHY_NONE;
     float margin = 0.0f, dist = 0.0f;
-    bool inside = true;
+    bool inside = true, unseen = false, held = false;
+    const struct rail_extrap_coll *xc = NULL;
 
     for (int i = 0; i < npts; i++) {
         int a, p, c, found = 0;
@@ -98,50 +196,57 @@ static void keep_what_beats_nccl(struct ranked *cell, const struct rail_model *m
             cell->n = 0;
             return;
         }
-        for (int k = 0; k < npicks && found; k++)
-            found = picks[k] != c;
+        for (int k = 0; k < x.npicks && found; k++)
+            found = x.picks[k] != c;
         if (found)
-            picks[npicks++] = c;
+            x.picks[x.npicks++] = c;
     }
-    if (kind == RAIL_DT_TIMES_MODEL)
-        inside = rail_model_trust(m, coll, mid, &margin, &dist) != 0;
-    else if (calib_distance > 0.0f) /* measured at other node counts: the margin grows with the
-                                     * distance, twice as fast when extrapolating */
+    if (kind == RAIL_DT_TIMES_MODEL) {
+        inside = rail_model_trust(m, coll, x.mid, &margin, &dist) != 0;
+        unseen = !rail_model_class_seen(m);
+        if (!inside && xp && xp->coll[coll].active)
+            xc = &xp->coll[coll];
+    } else if (calib_distance > 0.0f) /* measured at other node counts: the margin grows with
+                                       * the distance, twice as fast when extrapolating */
         margin = m->table->margin0 + m->table->margin_slope * calib_distance *
                                          (kind == RAIL_DT_TIMES_CAL_BEYOND ? 2.0f : 1.0f);
     for (int i = 0; i < cell->n; i++) {
-        int c = cell->cand[i];
-        bool ok = true, is_pick = false;
-        for (int k = 0; k < npicks; k++) {
-            int n = picks[k];
-            if (c == n) {
-                is_pick = true;
-                continue;
-            }
-            ok &= score[c] * (1.0 + margin) < score[n];
-            if (ok && !inside) { /* physically explained: the prior sees the gain too */
-                float pn = rail_model_prior_time(m, coll, n / NCCL_NUM_PROTOCOLS,
-                                                 n % NCCL_NUM_PROTOCOLS, mid, pipe_ops);
-                float pc = rail_model_prior_time(m, coll, c / NCCL_NUM_PROTOCOLS,
-                                                 c % NCCL_NUM_PROTOCOLS, mid, pipe_ops);
-                ok = pc > 0.0f && pc * (1.0f + margin) < pn;
-            }
-        }
+        int c = cell->cand[i], w = RAIL_DT_WHY_NONE;
+        bool is_pick = false, ok;
+        for (int k = 0; k < x.npicks; k++)
+            is_pick |= x.picks[k] == c;
+        if (xc && !is_pick && carried(&x, xc, c)) {
+            ok = true;
+            w = RAIL_DT_WHY_EXTRAPOLATED;
+        } else if (unseen) {
+            ok = beats(&x, c, RAIL_UNSEEN_CLASS_MARGIN, true);
+            w = RAIL_DT_WHY_UNSEEN_GAIN;
+            /* The rule that held NCCL's choice: the outside margin of a seen class would have
+             * changed it (NCCL's single pick all over the bucket changes nothing). */
+            held |= !ok && !(is_pick && x.npicks == 1) && beats(&x, c, margin, true);
+        } else
+            ok = beats(&x, c, margin, !inside);
         /* Across nodes without a trained step model (the prior's numbers), only a pair measured
          * near this shape (a residual of the table) or at it (a published set) is backed by a
          * measurement. */
-        if (ok && !m->trained && m->family != RAIL_FAM_NODE && kind == RAIL_DT_TIMES_MODEL &&
-            !rail_model_pair_measured(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS, mid))
+        if (ok && w != RAIL_DT_WHY_EXTRAPOLATED && !m->trained && m->family != RAIL_FAM_NODE &&
+            kind == RAIL_DT_TIMES_MODEL &&
+            !rail_model_pair_measured(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS,
+                                      x.mid))
             ok = false;
-        if (ok)
+        if (ok) {
+            if (keep == 0)
+                why0 = is_pick ? RAIL_DT_WHY_NONE : w;
             cell->cand[keep++] = (uint8_t)c;
-        else if (!is_pick)
-            break; /* sorted: nothing after this beats NCCL's picks by the margin */
+        } else if (!is_pick && !xc)
+            break; /* sorted: nothing after this beats NCCL's picks by the margin (a carried
+                    * ranking has a margin of its own) */
     }
     /* NCCL's single pick all over the bucket, first: nothing to change. */
-    if (keep > 0 && npicks == 1 && cell->cand[0] == picks[0])
+    if (keep > 0 && x.npicks == 1 && cell->cand[0] == x.picks[0])
         keep = 0;
     cell->n = (uint8_t)keep;
+    *why = keep > 0 ? (uint8_t)why0 : held ? RAIL_DT_WHY_UNSEEN_KEPT : RAIL_DT_WHY_NONE;
 }
 
 int rail_dt_model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_ops,
@@ -155,10 +260,20 @@ int rail_dt_model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_o
     return RAIL_DT_TIMES_MODEL;
 }
 
+/* What build_cell reports besides the cell. */
+struct cell_out {
+    uint8_t *source, *why;
+    double *score; /* NULL: not wanted */
+    int *kind;     /* NULL: not wanted */
+};
+
 static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, int coll, int pipe,
                        int bucket, bool use_nchannels, rail_dt_times_fn fn, const void *ctx,
-                       uint8_t *source, double *score_out, int *kind_out)
+                       const struct rail_extrap *xp, const struct cell_out *out)
 {
+    uint8_t *source = out->source;
+    double *score_out = out->score;
+    int *kind_out = out->kind;
     size_t sizes[POINTS_PER_BUCKET];
     int npts = sample_sizes(bucket, sizes);
     double score[RAIL_DT_CANDIDATES];
@@ -172,6 +287,7 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
 
     memset(cell, 0, sizeof(*cell));
     *source = RAIL_DT_SRC_MODEL;
+    *out->why = RAIL_DT_WHY_NONE;
     if (kind_out)
         *kind_out = RAIL_DT_TIMES_MODEL;
     if (npts == 0)
@@ -224,7 +340,8 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
         memcpy(score_out, score, sizeof(score));
     if (kind_out)
         *kind_out = kind;
-    keep_what_beats_nccl(&rk, m, coll, sizes, npts, pipe_ops, score, kind, calib_distance);
+    keep_what_beats_nccl(&rk, out->why, m, coll, sizes, npts, pipe_ops, score, kind, calib_distance,
+                         xp);
     cell->n = (uint8_t)(rk.n < RAIL_DT_KEEP ? rk.n : RAIL_DT_KEEP);
     memcpy(cell->cand, rk.cand, cell->n);
     if (use_nchannels && cell->n > 0 && *source == RAIL_DT_SRC_MODEL) {
@@ -242,16 +359,17 @@ static void build_cell(struct rail_dt_cell *cell, const struct rail_model *m, in
  * of the default table that its own measurements support: held out, no P5 node count is worse
  * calibrated than with the table alone (p5_256x8: 2.0% regret, was 3.7%, NCCL's; p5_128x1 0.4%,
  * was 0.9%; docs/calibration.md §6). */
-static void model_unless_contradicted(struct rail_dt_cell *cell, uint8_t *source,
+static void model_unless_contradicted(struct rail_dt_cell *cell, uint8_t *source, uint8_t *why,
                                       const struct rail_model *m, int coll, int pipe, int bucket,
-                                      bool use_nchannels, const double *cal_score)
+                                      bool use_nchannels, const double *cal_score,
+                                      const struct rail_extrap *xp)
 {
     struct rail_dt_cell mc;
-    uint8_t msrc;
+    uint8_t msrc, mwhy;
     size_t sizes[POINTS_PER_BUCKET];
     int npts = sample_sizes(bucket, sizes), a, p;
-    build_cell(&mc, m, coll, pipe, bucket, use_nchannels, rail_dt_model_times, m, &msrc, NULL,
-               NULL);
+    build_cell(&mc, m, coll, pipe, bucket, use_nchannels, rail_dt_model_times, m, xp,
+               &(struct cell_out){.source = &msrc, .why = &mwhy});
     if (mc.n == 0 || npts == 0)
         return;
     if (rail_model_nccl_pick(m, coll, sizes[npts / 2], rail_dt_pipe_value(pipe), &a, &p) < 0.0f)
@@ -261,23 +379,55 @@ static void model_unless_contradicted(struct rail_dt_cell *cell, uint8_t *source
         return;
     *cell = mc;
     *source = RAIL_DT_SRC_MODEL;
+    *why = mwhy;
 }
 
-void rail_dt_build_with(struct rail_decision_table *dt, const struct rail_model *m,
-                        bool use_nchannels, rail_dt_times_fn times, const void *ctx)
+void rail_dt_build_ext(struct rail_decision_table *dt, const struct rail_model *m,
+                       bool use_nchannels, rail_dt_times_fn times, const void *ctx,
+                       const struct rail_extrap *xp)
 {
     for (int coll = 0; coll < RAIL_NUM_COLLS; coll++)
         for (int pipe = 0; pipe < RAIL_DT_PIPES; pipe++)
             for (int b = 0; b < RAIL_DT_BUCKETS; b++) {
                 struct rail_dt_cell *cell = &dt->cell[coll][pipe][b];
-                uint8_t *src = &dt->source[coll][pipe][b];
+                uint8_t *src = &dt->source[coll][pipe][b], *why = &dt->why[coll][pipe][b];
                 double score[RAIL_DT_CANDIDATES];
                 int kind;
-                build_cell(cell, m, coll, pipe, b, use_nchannels, times, ctx, src, score, &kind);
+                build_cell(
+                    cell, m, coll, pipe, b, use_nchannels, times, ctx, xp,
+                    &(struct cell_out){.source = src, .why = why, .score = score, .kind = &kind});
                 if (times != rail_dt_model_times && *src == RAIL_DT_SRC_CALIBRATION &&
                     cell->n == 0 && kind != RAIL_DT_TIMES_CAL_MEASURED)
-                    model_unless_contradicted(cell, src, m, coll, pipe, b, use_nchannels, score);
+                    model_unless_contradicted(cell, src, why, m, coll, pipe, b, use_nchannels,
+                                              score, xp);
             }
+}
+
+void rail_dt_build_with(struct rail_decision_table *dt, const struct rail_model *m,
+                        bool use_nchannels, rail_dt_times_fn times, const void *ctx)
+{
+    rail_dt_build_ext(dt, m, use_nchannels, times, ctx, NULL);
+}
+
+const char *rail_dt_why_name(int why)
+{
+    switch (why) {
+    case RAIL_DT_WHY_UNSEEN_KEPT:
+        return "platform class not in training: NCCL's choice kept";
+    case RAIL_DT_WHY_UNSEEN_GAIN:
+        return "platform class not in training: the prior predicts a 2x gain";
+    case RAIL_DT_WHY_EXTRAPOLATED:
+        return "extrapolated";
+    default:
+        return "";
+    }
+}
+
+const char *rail_dt_why_code(int why)
+{
+    static const char *const codes[RAIL_DT_WHY_COUNT] = {"", "class-unseen", "class-unseen-gain",
+                                                         "extrapolated"};
+    return why > 0 && why < RAIL_DT_WHY_COUNT ? codes[why] : "";
 }
 
 void rail_dt_build(struct rail_decision_table *dt, const struct rail_model *m, bool use_nchannels)

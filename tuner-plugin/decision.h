@@ -23,6 +23,29 @@
 /* Where a cell's ranking came from (rail_decision_table.source). */
 enum rail_dt_source { RAIL_DT_SRC_MODEL = 0, RAIL_DT_SRC_CALIBRATION = 1 };
 
+/* Which do-no-harm rule decided a model cell, where one of the strict rules did
+ * (rail_decision_table.why; docs/cost-model.md §12.1, §12.5). */
+enum rail_dt_why {
+    RAIL_DT_WHY_NONE = 0,     /* the margins of the covered range, or nothing to change */
+    RAIL_DT_WHY_UNSEEN_KEPT,  /* class not in the table: the model's gain is below the margin */
+    RAIL_DT_WHY_UNSEEN_GAIN,  /* class not in the table: a gain the prior explains, >= margin */
+    RAIL_DT_WHY_EXTRAPOLATED, /* a ranking carried past the trained node range */
+    RAIL_DT_WHY_COUNT
+};
+/* "platform class not in training: NCCL's choice kept", ...; "" for RAIL_DT_WHY_NONE. */
+const char *rail_dt_why_name(int why);
+/* The CSV code: "class-unseen", "class-unseen-gain", "extrapolated"; "" for none. */
+const char *rail_dt_why_code(int why);
+
+/* A communicator of a platform class the table holds no measurement of (GPU generation x
+ * network family, "node" for one node: rail_model_class_seen) keeps NCCL's choice unless a
+ * candidate is predicted at least this much faster than each of NCCL's picks in the bucket, by
+ * the model and by the physical prior alike (there they are the same numbers: NCCL's model and
+ * the refinements of docs/cost-model.md §5): 1.0 = twice as fast. NCCL's own ranking errors on
+ * the measured systems reach 44% at p90 (§12.4); a gain more than twice that is not the kind of
+ * error seen there. A documented guess, not fitted (docs/cost-model.md §12.1). */
+#define RAIL_UNSEEN_CLASS_MARGIN 1.0f
+
 struct rail_dt_cell {
     uint8_t n;                  /* candidates kept; 0: NCCL's choice stands */
     uint8_t nchannels;          /* suggestion for cand[0], 0 = keep NCCL's */
@@ -34,7 +57,11 @@ struct rail_decision_table {
     /* enum rail_dt_source per cell, for explain; kept out of the cells so getCollInfo's lookup
      * reads the same 23-byte cells as without a calibration. */
     uint8_t source[RAIL_NUM_COLLS][RAIL_DT_PIPES][RAIL_DT_BUCKETS];
+    /* enum rail_dt_why per cell, for explain. */
+    uint8_t why[RAIL_NUM_COLLS][RAIL_DT_PIPES][RAIL_DT_BUCKETS];
 };
+
+struct rail_extrap;
 
 /* Octave o (bit length of nbytes) times 4 plus the two bits after the leading one (for sizes
  * below 4 the bits shifted in are zeros: 1 -> sub 0, 2 -> 0, 3 -> 2). Branch-free but for the
@@ -80,5 +107,10 @@ int rail_dt_model_times(const void *ctx, int coll, size_t nbytes, int num_pipe_o
  * A cell's source is CALIBRATION when any of its sample points came from the calibration. */
 void rail_dt_build_with(struct rail_decision_table *dt, const struct rail_model *m,
                         bool use_nchannels, rail_dt_times_fn times, const void *ctx);
+/* The same, carrying stable rankings past the trained node range with the edge models of x
+ * (extrapolate.h; NULL: nothing carried). */
+void rail_dt_build_ext(struct rail_decision_table *dt, const struct rail_model *m,
+                       bool use_nchannels, rail_dt_times_fn times, const void *ctx,
+                       const struct rail_extrap *x);
 
 #endif

@@ -11,6 +11,7 @@
 #include "calib_apply.h"
 #include "calib_cache.h"
 #include "explore.h"
+#include "extrapolate.h"
 #include "live_set.h"
 #include "log.h"
 #include "model_table_file.h"
@@ -191,8 +192,10 @@ static void build_explore(struct rail_tuner *t, rail_dt_times_fn times, const vo
               share, (unsigned long long)t->comm_id, t->explore->ncells, pct);
 }
 
-/* The decision table, from the calibration file when there is a usable one. */
-static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
+/* The decision table, from the calibration file when there is a usable one. x: the edge models
+ * of the collectives whose rankings may be carried past the trained node range. */
+static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o,
+                        const struct rail_extrap *x)
 {
     const char *path =
         o && o->calib_path ? o->calib_path : rail_param_str(RAIL_PARAM_CALIBRATION_FILE);
@@ -201,19 +204,19 @@ static void build_table(struct rail_tuner *t, const struct rail_tuner_opts *o)
     char err[512], info[1024];
 
     if (!path || !*path) {
-        rail_dt_build(&t->table, &t->model, nch);
+        rail_dt_build_ext(&t->table, &t->model, nch, rail_dt_model_times, &t->model, x);
         build_explore(t, rail_dt_model_times, &t->model);
         return;
     }
     if (rail_calib_cache_get(path, &t->calib, err, sizeof(err)) < 0) {
         RAIL_WARN(NCCL_TUNING | NCCL_INIT,
                   "NCCL_RAIL_CALIBRATION_FILE: %s; using the default model", err);
-        rail_dt_build(&t->table, &t->model, nch);
+        rail_dt_build_ext(&t->table, &t->model, nch, rail_dt_model_times, &t->model, x);
         build_explore(t, rail_dt_model_times, &t->model);
         return;
     }
     calib_apply_for(t, &a);
-    rail_dt_build_with(&t->table, &t->model, nch, rail_calib_apply_times, &a);
+    rail_dt_build_ext(&t->table, &t->model, nch, rail_calib_apply_times, &a, x);
     build_explore(t, rail_calib_apply_times, &a);
     for (int c = 0; c < RAIL_NUM_COLLS && !t->calib_active; c++)
         for (int p = 0; p < RAIL_DT_PIPES && !t->calib_active; p++)
@@ -304,7 +307,20 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
         *out = t;
         return 0;
     }
-    build_table(t, opts);
+    /* Past the trained node range: the models at the last trained node counts, for this build
+     * only (docs/cost-model.md §12.5). */
+    struct rail_extrap *x = malloc(sizeof(*x));
+    if (x && rail_extrap_init(x, &t->model, topo, opts ? opts->constants : NULL) > 0)
+        for (int c = 0; c < RAIL_NUM_COLLS; c++)
+            if (x->coll[c].active) {
+                bool above = t->shape.nnodes > x->coll[c].edge;
+                t->extrap_from[c][0] = above ? x->coll[c].next : x->coll[c].edge;
+                t->extrap_from[c][1] = above ? x->coll[c].edge : x->coll[c].next;
+            }
+    build_table(t, opts, x);
+    if (x)
+        rail_extrap_fini(x);
+    free(x);
     t->model_active = true;
     if (opts && opts->constants && rail_param_bool(RAIL_PARAM_TUNER_CONSTANTS)) {
         int changed = rail_model_tune_constants(&t->model, topo, opts->constants);
@@ -455,6 +471,22 @@ void rail_tuner_choose_v2(struct rail_tuner *t, int coll, size_t nbytes, int col
             return;
         }
     }
+}
+
+int rail_tuner_why(const struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops, char *buf,
+                   size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (!t || !t->model_active || (unsigned)coll >= RAIL_NUM_COLLS)
+        return RAIL_DT_WHY_NONE;
+    int why = t->table.why[coll][rail_dt_pipe(num_pipe_ops)][rail_dt_bucket(nbytes)];
+    if (why == RAIL_DT_WHY_EXTRAPOLATED)
+        snprintf(buf, len, "extrapolated from %d–%d nodes", t->extrap_from[coll][0],
+                 t->extrap_from[coll][1]);
+    else
+        snprintf(buf, len, "%s", rail_dt_why_name(why));
+    return why;
 }
 
 const char *rail_decision_from_name(enum rail_decision_from f)

@@ -39,6 +39,9 @@ struct rail_tuner {
      * reported (bit algo * NCCL_NUM_PROTOCOLS + proto; one WARN each per communicator). */
     struct rail_chunk_buffs buffs;
     unsigned chunk_warned;
+    /* Per collective, the trained node counts a ranking was carried from past the trained
+     * range (extrapolate.h; 0 when nothing is carried), for explain. */
+    int extrap_from[RAIL_NUM_COLLS][2];
 };
 
 struct rail_tuner_opts {
@@ -104,6 +107,12 @@ bool rail_tuner_from_job(const struct rail_tuner *t, int coll, size_t nbytes);
  * ratios there. RAIL_CALIB_RULE_NONE elsewhere. */
 int rail_tuner_calib_rule(const struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops,
                           float *spread);
+
+/* Which strict do-no-harm rule decided the model's cell of (coll, nbytes), as one phrase
+ * ("platform class not in training: NCCL's choice kept", "extrapolated from 32-128 nodes"), or
+ * "" where none did; returns enum rail_dt_why. */
+int rail_tuner_why(const struct rail_tuner *t, int coll, size_t nbytes, int num_pipe_ops, char *buf,
+                   size_t len);
 
 /* The predicted times (µs, < 0 impossible) the decision table ranked for one size: the model's,
  * or the calibrated ones when a calibration applies (calib_apply.h). */
