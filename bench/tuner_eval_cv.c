@@ -23,10 +23,12 @@ static uint64_t all_mask(const struct td *d)
 }
 
 /* The table fitted without system s, and s replayed with it. */
-static int held_out(struct eval_opts *e, const struct fit_opts *fo, int s)
+int eval_held_out(struct eval_opts *e, const struct fit_opts *fo, int s)
 {
-    if (g_done[s])
+    if (g_done[s]) {
+        e->res[s] = g_held[s];
         return 0;
+    }
     if (tuner_fit(e->d, all_mask(e->d) & ~(1ull << s), fo, &g_fold[s]) < 0)
         return -1;
     const struct rail_model_table *keep = e->table;
@@ -52,7 +54,7 @@ int eval_loso(struct eval_opts *e, const struct fit_opts *fo, bool check)
 {
     uint64_t mask = 0;
     for (int s = 0; s < e->d->nsys; s++)
-        if (held_out(e, fo, s) == 0)
+        if (eval_held_out(e, fo, s) == 0)
             mask |= 1ull << s;
     print_held(e, mask,
                "Leave one system out (each system replayed with a table fitted on the "
@@ -81,7 +83,7 @@ void eval_lono(struct eval_opts *e, const struct fit_opts *fo)
         uint64_t mask = p5_group(e->d, gpns[i]), done = 0;
         char title[160];
         for (int s = 0; s < e->d->nsys; s++)
-            if (mask >> s & 1 && held_out(e, fo, s) == 0)
+            if (mask >> s & 1 && eval_held_out(e, fo, s) == 0)
                 done |= 1ull << s;
         snprintf(title, sizeof(title),
                  "Leave one node count out (P5, %d GPU%s per node; fitted on all other data)",
@@ -235,7 +237,7 @@ int eval_calibrated(struct eval_opts *e, const struct fit_opts *fo)
         uint64_t mask = p5_group(e->d, gpns[i]), done = 0;
         char title[200];
         for (int s = 0; s < e->d->nsys; s++)
-            if (mask >> s & 1 && held_out(e, fo, s) == 0 &&
+            if (mask >> s & 1 && eval_held_out(e, fo, s) == 0 &&
                 replay_calibrated(e, &g_fold[s], mask, s, path))
                 done |= 1ull << s;
         snprintf(title, sizeof(title),
