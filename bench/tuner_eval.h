@@ -16,11 +16,23 @@ struct sys_result {
     double proj[TD_MAX_ROWS / 2], nccl[TD_MAX_ROWS / 2]; /* regret per point */
 };
 
+/* Another tuner in the place of this one (bench/peer_tuner.c): per (system, collective, shape)
+ * open() gives its context for that communicator (NULL: it leaves NCCL's choice everywhere),
+ * choose() is offered the same cost table as this tuner would be and may change it. */
+struct eval_peer {
+    void *self;
+    void *(*open)(void *self, size_t nranks, size_t nnodes);
+    void (*choose)(void *self, void *ctx, int coll, size_t bytes,
+                   float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS]);
+    void (*close)(void *self, void *ctx);
+};
+
 struct eval_opts {
     const char *data;
     const struct td *d;
     const struct rail_model_table *table; /* NULL: the embedded one */
     const char *calib_path;               /* NULL: none */
+    const struct eval_peer *peer;         /* NULL: this tuner chooses */
     struct sys_result res[TD_MAX_SYSTEMS];
 };
 
@@ -37,6 +49,8 @@ int eval_read_table(const char *path, struct rail_model_table *t);
 int eval_write_table(const char *path, const struct rail_model_table *t);
 void eval_print_coef(const struct rail_model_table *t, const char *label);
 
+/* System s replayed with a table fitted on the other systems (cached): e->res[s]. 0, or -1. */
+int eval_held_out(struct eval_opts *e, const struct fit_opts *fo, int s);
 /* Leave one system out; with check, the held-out bounds (eval_check) must hold: 0 or 1. */
 int eval_loso(struct eval_opts *e, const struct fit_opts *fo, bool check);
 /* A refit (fitted) against a table (shipped): the same records, coefficients and residuals within

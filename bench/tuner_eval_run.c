@@ -36,10 +36,12 @@ double eval_mean(const double *v, int n)
     return n ? s / n : 0.0;
 }
 
-/* Replays the points [lo, hi) of one (system, collective, shape) on tuner tu. */
-static void replay(const struct td *d, struct rail_tuner *tu, int lo, int hi, struct sys_result *sr,
-                   bool dump)
+/* Replays the points [lo, hi) of one (system, collective, shape) on tuner tu, or on e->peer (its
+ * context peer_ctx) where one is given: tu then only supplies NCCL's predicted times. */
+static void replay(const struct eval_opts *e, struct rail_tuner *tu, void *peer_ctx, int lo, int hi,
+                   struct sys_result *sr, bool dump)
 {
+    const struct td *d = e->d;
     for (int i = lo; i < hi;) {
         int j = td_point_end(d, i), best = i, nccl = -1, proj = -1;
         float table[NCCL_NUM_ALGORITHMS][NCCL_NUM_PROTOCOLS], nbest = -1.0f;
@@ -59,7 +61,10 @@ static void replay(const struct td *d, struct rail_tuner *tu, int lo, int hi, st
         }
         if (nccl < 0)
             nccl = i;
-        rail_tuner_apply(tu, d->rows[i].coll, d->rows[i].bytes, 1, 0, table, NULL);
+        if (e->peer)
+            e->peer->choose(e->peer->self, peer_ctx, d->rows[i].coll, d->rows[i].bytes, table);
+        else
+            rail_tuner_apply(tu, d->rows[i].coll, d->rows[i].bytes, 1, 0, table, NULL);
         for (int k = i; k < j; k++) {
             float v = table[d->rows[k].algo][d->rows[k].proto];
             if (proj < 0 || v < table[d->rows[proj].algo][d->rows[proj].proto])
@@ -104,7 +109,12 @@ static int run(struct eval_opts *e, uint64_t mask, bool dump)
                 fprintf(stderr, "tuner_eval: %s: tuner not created\n", d->names[s]);
                 return -1;
             }
-            replay(d, tu, k, m, &e->res[s], dump);
+            void *peer_ctx = e->peer ? e->peer->open(e->peer->self, (size_t)d->rows[k].nranks,
+                                                     (size_t)d->rows[k].nnodes)
+                                     : NULL;
+            replay(e, tu, peer_ctx, k, m, &e->res[s], dump);
+            if (e->peer)
+                e->peer->close(e->peer->self, peer_ctx);
             rail_tuner_destroy(tu);
             k = m;
         }

@@ -436,7 +436,9 @@ int cli_explain(int argc, char **argv)
                    job, o.calibration ? o.calibration : "NCCL_RAIL_CALIBRATION_FILE",
                    t->calib_active ? "" : " (nothing applies to this shape)",
                    t->calib_too_far ? "; some measured pairs are too far beyond the calibrated "
-                                      "node counts: the model and its own rules decide there"
+                                      "node counts: the model and its own rules decide there, "
+                                      "except where their ratios carry (stable across node "
+                                      "counts, or ring steps)"
                                     : "");
         }
     } else {

@@ -99,18 +99,29 @@ static void resolve(struct rail_calib_apply *a, int coll, int cand)
         s->mb = model_at(a, nodes[j]);
         s->wb = (float)((lg2(nn) - xa) / (xb - xa));
         s->wa = 1.0f - s->wb;
+        s->span = (float)(xb - xa);
         s->distance = (float)fmin(lg2(nn) - xa, xb - lg2(nn));
     } else if (nodes[ka] != nn) { /* beyond them: the nearest fades */
         s->wa = (float)exp(-s->distance / a->model->table->fade_nodes);
         s->beyond = true;
+        int kp = ka == 0 ? 1 : ka - 1; /* the next one on the same side */
+        if (kp >= 0 && kp < nc && kp != ka) {
+            s->b = &a->cal->rows[start[kp]];
+            s->nb = count[kp];
+            s->mb = model_at(a, nodes[kp]);
+            s->wb = 0.0f;
+            s->partner = true;
+            s->span = (float)fabs(lg2(nodes[kp]) - lg2(nodes[ka]));
+        }
     }
     if (!s->ma || (s->nb && !s->mb))
         memset(s, 0, sizeof(*s));
     else if (s->beyond && !(s->wa >= RAIL_CALIB_MIN_WEIGHT)) {
         /* Mostly the model's guess by now, with a margin meant for measurements: the model's own
          * rules decide instead (a platform the table never saw, calibrated at 8-512 nodes and
-         * run on 2, lost 7 points to NCCL this way; docs/calibration.md §6). */
-        *s = (struct rail_calib_resid){.too_far = true};
+         * run on 2, lost 7 points to NCCL this way; docs/calibration.md §6), except where the
+         * residuals are carried whole (calib_times: stable ratios, ring steps). */
+        s->too_far = true;
     }
 }
 
@@ -225,37 +236,128 @@ static int measured_point_rule(const struct rail_calib_apply *a, float out[RAIL_
     return rule;
 }
 
+/* Whether the residuals at (coll, nbytes) are carried across node counts (calib_apply.h,
+ * RAIL_CALIB_STABLE): the margin they then need (log), or -1. rn: each calibrated pair's
+ * residual at the nearest (or first) node count of its series, rf: at the other one; t: the
+ * model's times. in[c]: the pairs carried. */
+static double carried_change(const struct rail_calib_apply *a, int coll, const bool cal[],
+                             const double rn[], const double rf[], const float t[], bool in[])
+{
+    const struct rail_calib_resid *ref = NULL;
+    double mn = 0.0, mf = 0.0, u = 0.0, info = 0.0, best = -1.0, all = 0.0;
+    int n = 0, ncal = 0;
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
+        if (cal[c]) {
+            double v = t[c] * exp(rn[c]);
+            best = best < 0.0 || v < best ? v : best;
+            all += rn[c];
+            ncal++;
+        }
+    if (ncal == 0)
+        return -1.0;
+    all /= ncal;
+    /* Stable ratios: contenders calibrated at the same two node counts. */
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
+        const struct rail_calib_resid *s = &a->series[coll][c];
+        in[c] = false;
+        if (!cal[c] || !s->nb || t[c] * exp(rn[c]) > best * RAIL_CALIB_CONTEND)
+            continue;
+        if (!ref)
+            ref = s;
+        if (s->a->nnodes != ref->a->nnodes || s->b->nnodes != ref->b->nnodes)
+            continue;
+        in[c] = true;
+        mn += rn[c];
+        mf += rf[c];
+        n++;
+    }
+    if (n >= 2) {
+        mn /= n;
+        mf /= n;
+        for (int c = 0; c < RAIL_DT_CANDIDATES; c++)
+            if (in[c]) {
+                u = fmax(u, fabs((rn[c] - mn) - (rf[c] - mf)));
+                info = fmax(info, fmax(fabs(rn[c] - mn), fabs(rf[c] - mf)));
+            }
+        if (info > RAIL_CALIB_STABLE)
+            return u;
+        memset(in, 0, sizeof(bool) * RAIL_DT_CANDIDATES);
+        return -1.0;
+    }
+    /* Ring steps: every contender (calibrated, or the model's time scaled by the calibrated
+     * pairs' mean) a calibrated ring pair. */
+    n = 0;
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
+        in[c] = false;
+        double v = cal[c] ? t[c] * exp(rn[c]) : t[c] * exp(all);
+        if (!(t[c] > 0.0f) || v > best * RAIL_CALIB_CONTEND)
+            continue;
+        if (!cal[c] || c / NCCL_NUM_PROTOCOLS != NCCL_ALGO_RING) {
+            memset(in, 0, sizeof(bool) * RAIL_DT_CANDIDATES);
+            return -1.0;
+        }
+        in[c] = true;
+        n++;
+    }
+    if (n >= 2)
+        return RAIL_CALIB_RING_CHANGE;
+    memset(in, 0, sizeof(bool) * RAIL_DT_CANDIDATES);
+    return -1.0;
+}
+
 static int calib_times(const struct rail_calib_apply *a, int coll, size_t nbytes, int num_pipe_ops,
                        float out[RAIL_DT_CANDIDATES], float *distance, int *rule, float *spread)
 {
-    double logsum = 0.0, ratio[RAIL_DT_CANDIDATES];
+    double logsum = 0.0, ratio[RAIL_DT_CANDIDATES], rn[RAIL_DT_CANDIDATES], rf[RAIL_DT_CANDIDATES];
     int nscale = 0, kind = RAIL_DT_TIMES_MODEL;
     float dist = -1.0f;
-    bool cal[RAIL_DT_CANDIDATES], all_exact = true, measured[RAIL_DT_CANDIDATES];
+    bool cal[RAIL_DT_CANDIDATES], all_exact = true, measured[RAIL_DT_CANDIDATES],
+                                  exact[RAIL_DT_CANDIDATES], in[RAIL_DT_CANDIDATES];
     int here = 0; /* series measured at this node count */
 
     for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
         const struct rail_calib_resid *s = &a->series[coll][c];
+        bool unused;
         out[c] = rail_model_time(a->model, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS,
                                  nbytes, num_pipe_ops);
         cal[c] = s->na > 0 && out[c] > 0.0f;
-        measured[c] = false;
+        measured[c] = exact[c] = false;
         if (!cal[c])
             continue;
-        bool exact = false, unused;
-        double r = s->wa * residual(s->a, s->na, s->ma, coll, c, nbytes, a->nnodes, &exact);
-        if (s->nb)
-            r += s->wb * residual(s->b, s->nb, s->mb, coll, c, nbytes, a->nnodes, &unused);
+        rn[c] = residual(s->a, s->na, s->ma, coll, c, nbytes, a->nnodes, &exact[c]);
+        rf[c] = s->nb ? residual(s->b, s->nb, s->mb, coll, c, nbytes, a->nnodes, &unused) : 0.0;
+    }
+    float t[RAIL_DT_CANDIDATES];
+    memcpy(t, out, sizeof(t));
+    double u = carried_change(a, coll, cal, rn, rf, t, in);
+    bool stable = u >= 0.0 && u <= RAIL_CALIB_STABLE;
+    for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
+        const struct rail_calib_resid *s = &a->series[coll][c];
+        bool carried = stable && in[c];
+        if (!cal[c])
+            continue;
+        if (s->too_far && !carried) { /* too far to count as measured: the model's */
+            cal[c] = false;
+            continue;
+        }
+        double r = carried && s->beyond ? rn[c] : s->wa * rn[c] + s->wb * rf[c];
+        float d = s->distance;
         if (s->distance == 0.0f && !s->nb) {
             here++;
-            all_exact &= exact;
-            measured[c] = exact;
+            all_exact &= exact[c];
+            measured[c] = exact[c];
+        }
+        if (carried) { /* the margin that covers the ratios' observed change */
+            double k = s->beyond ? 2.0 : 1.0,
+                   far = s->beyond && s->span > 0.0f ? fmax(1.0, d / s->span) : 1.0;
+            double de = u * far / (k * a->model->table->margin_slope);
+            d = (float)fmin(d, fmax(de, 1e-3));
         }
         ratio[c] = r;
         out[c] = (float)(out[c] * exp(r));
         logsum += r;
         nscale++;
-        dist = dist < 0.0f || s->distance < dist ? s->distance : dist;
+        dist = dist < 0.0f || d < dist ? d : dist;
         kind = s->beyond ? RAIL_DT_TIMES_CAL_BEYOND
                          : (kind == RAIL_DT_TIMES_MODEL ? RAIL_DT_TIMES_CAL_NEAR : kind);
     }
@@ -366,16 +468,16 @@ int rail_calib_apply_summary(const struct rail_calib_apply *a, char *buf, size_t
     for (int coll = 0; coll < RAIL_NUM_COLLS && a->rpn > 0; coll++)
         for (int c = 0; c < RAIL_DT_CANDIDATES; c++) {
             const struct rail_calib_resid *s = &a->series[coll][c];
-            if (!s->na)
+            if (!s->na || s->too_far)
                 continue;
             applied++;
             if (k < len)
                 k += (size_t)snprintf(buf + k, len - k, " %s %s/%s %s;", rail_coll_name(coll),
                                       rail_algo_name(c / NCCL_NUM_PROTOCOLS),
                                       rail_proto_name(c % NCCL_NUM_PROTOCOLS),
-                                      s->distance == 0.0f ? "measured"
-                                      : s->nb             ? "interpolated"
-                                                          : "extrapolated");
+                                      s->distance == 0.0f    ? "measured"
+                                      : s->nb && !s->partner ? "interpolated"
+                                                             : "extrapolated");
         }
     if (!applied && k < len)
         k += (size_t)snprintf(buf + k, len - k, " nothing for this shape (default model)%s",
@@ -383,7 +485,7 @@ int rail_calib_apply_summary(const struct rail_calib_apply *a, char *buf, size_t
     if (too_far && k < len)
         k += (size_t)snprintf(buf + k, len - k,
                               " %d pair(s) too far beyond the calibrated node counts (the model "
-                              "and its own rules decide there);",
+                              "and its own rules decide there, except where their ratios carry);",
                               too_far);
     if (k < len && k > 0 && buf[k - 1] == ';')
         buf[k - 1] = '\0';

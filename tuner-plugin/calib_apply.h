@@ -29,13 +29,40 @@ struct rail_calib_resid {
     const struct rail_model *ma, *mb; /* the model at each node count */
     float wa, wb;
     float distance; /* octaves of nodes to the nearest calibrated node count */
+    float span;     /* octaves between the two node counts a and b (0: one) */
     bool beyond;    /* extrapolated beyond the calibrated node counts */
-    bool too_far;   /* beyond, faded below RAIL_CALIB_MIN_WEIGHT: does not apply (na 0) */
+    /* Beyond, faded below RAIL_CALIB_MIN_WEIGHT: applies only where carried (RAIL_CALIB_STABLE,
+     * RAIL_CALIB_RING_CHANGE), elsewhere the model and its own rules decide. */
+    bool too_far;
+    /* Beyond, with a second calibrated node count on the same side (b, weight 0), for the
+     * stability of the ratios (RAIL_CALIB_STABLE). */
+    bool partner;
 };
 
 /* The least weight a residual extrapolated beyond the calibrated node counts keeps to count as
  * measured (exp(-distance / fade_nodes)): 0.35 octave with the shipped fade of 0.5. */
 #define RAIL_CALIB_MIN_WEIGHT 0.5f
+/* Carried across node counts (docs/calibration.md §6). Only the contenders at a size count: the
+ * calibrated pairs within RAIL_CALIB_CONTEND of the fastest by the nearest node count's
+ * residuals. Two rules:
+ * - Stable ratios: where at least two contenders are calibrated at the same two node counts (the
+ *   two around this one, or the nearest two beyond it), each one's log(measured / model) less
+ *   the contenders' mean (what the model gets wrong about that pair relative to the others: its
+ *   protocol's and algorithm's efficiency on this platform at this size) is compared between the
+ *   two node counts. Where it moves by at most RAIL_CALIB_STABLE (log) for every contender, and
+ *   the residuals do change the model's ranking (some contender's relative residual above
+ *   RAIL_CALIB_STABLE: otherwise there is nothing to carry and the table's own rules decide), the
+ *   ranking is a property of the platform: beyond the calibrated node counts the nearest one's
+ *   residuals apply whole (no fade), and the distance margin is the observed change (scaled by
+ *   how much farther than their span it is carried) instead of the octaves.
+ * - Ring steps: where the contenders are all ring pairs calibrated at one node count only, the
+ *   residuals (read at the same bytes per rank, a ring step of the same size over the same
+ *   links: only the number of steps changes with the node count, and that the model carries)
+ *   apply whole, with a margin of RAIL_CALIB_RING_CHANGE over the table's margin0 (the relative
+ *   ring-protocol residuals of the P5 8-GPU sweeps move by 0.03-0.1 between 2 and 256 nodes). */
+#define RAIL_CALIB_STABLE      0.12
+#define RAIL_CALIB_CONTEND     2.0
+#define RAIL_CALIB_RING_CHANGE 0.03
 
 struct rail_calib_apply {
     const struct rail_model *model; /* this communicator's */

@@ -126,6 +126,55 @@ static int apply_at(const struct rail_topo *t, int nnodes, size_t bytes, float o
     return kind;
 }
 
+/* Two octaves beyond the only calibrated node count, where the residuals have faded below one
+ * half: where ring pairs alone contend they are carried whole (a ring step of the same bytes
+ * per rank: calib_apply.h), with the ring margin instead of the octaves'; before, nothing applied
+ * there and the model decided (RAIL_DT_TIMES_MODEL). */
+static void test_ring_steps_carried(void)
+{
+    static struct rail_topo topo;
+    const int AG = ncclFuncAllGather, R = NCCL_ALGO_RING;
+    const int LL = NCCL_PROTO_LL, LL128 = NCCL_PROTO_LL128, S = NCCL_PROTO_SIMPLE;
+    double f[3] = {0.2, 0.0, 50.0}; /* measured / model at 8 nodes, per protocol */
+    float out[21], dist;
+    char err[256], text[512];
+    CHECK_EQ_INT(rail_topo_load_profile("aws-p5", &topo, err, sizeof(err)), 0);
+    /* 1 MiB on 2 nodes is read at the same bytes per rank on 8: 4 MiB. */
+    double m8[3], m2[3];
+    for (int p = 0; p < 3; p++) {
+        m8[p] = model_at(&topo, 8, AG, R, p, 4u << 20);
+        m2[p] = model_at(&topo, 2, AG, R, p, 1u << 20);
+    }
+    f[LL128] = f[LL] * 1.2 * m2[LL] / m2[LL128]; /* Ring/LL128 1.2x Ring/LL's time on 2 nodes */
+    snprintf(text, sizeof(text),
+             HDR "AllGather,Ring,LL,8,8,4194304,%.6f\nAllGather,Ring,LL128,8,8,4194304,%.6f\n"
+                 "AllGather,Ring,Simple,8,8,4194304,%.6f\n",
+             m8[LL] * f[LL], m8[LL128] * f[LL128], m8[S] * f[S]);
+    CHECK_EQ_INT(parse(text), 0);
+    /* Preconditions: Ring/LL and Ring/LL128 contend (within 2x), PAT (uncalibrated, scaled by
+     * the calibrated pairs' mean residual) does not. */
+    double best = fmin(m2[LL] * f[LL], m2[LL128] * f[LL128]);
+    double mean = (log(f[0]) + log(f[1]) + log(f[2])) / 3.0;
+    CHECK(fmax(m2[LL] * f[LL], m2[LL128] * f[LL128]) <= RAIL_CALIB_CONTEND * best);
+    CHECK(model_at(&topo, 2, AG, NCCL_ALGO_PAT, S, 1u << 20) * exp(mean) >
+          RAIL_CALIB_CONTEND * best);
+    const struct rail_model_table *tab = rail_model_table_builtin();
+    CHECK(exp(-2.0 / tab->fade_nodes) < RAIL_CALIB_MIN_WEIGHT);
+    CHECK_EQ_INT(apply_at(&topo, 2, 1u << 20, out, &dist), RAIL_DT_TIMES_CAL_BEYOND);
+    CHECK_NEAR(out[R * 3 + LL] / m2[LL], f[LL], 1e-3);
+    CHECK_NEAR(out[R * 3 + LL128] / m2[LL128], f[LL128], 1e-3);
+    /* The margin the decision table applies beyond (2 x slope x distance): the ring change. */
+    CHECK_NEAR(2.0 * tab->margin_slope * dist, RAIL_CALIB_RING_CHANGE, 1e-5);
+    /* Where PAT contends as well (its own series, at 8 nodes, fast), nothing is carried. */
+    snprintf(text, sizeof(text),
+             HDR "AllGather,PAT,Simple,8,8,4194304,%.6f\nAllGather,Ring,LL,8,8,4194304,%.6f\n"
+                 "AllGather,Ring,LL128,8,8,4194304,%.6f\n",
+             model_at(&topo, 8, AG, NCCL_ALGO_PAT, S, 4u << 20) * 0.01, m8[LL] * f[LL],
+             m8[LL128] * f[LL128]);
+    CHECK_EQ_INT(parse(text), 0);
+    CHECK_EQ_INT(apply_at(&topo, 2, 1u << 20, out, &dist), RAIL_DT_TIMES_MODEL);
+}
+
 static void test_predict(void)
 {
     static struct rail_topo topo;
@@ -253,6 +302,7 @@ int main(void)
     test_hostile_numbers();
     test_roundtrip();
     test_predict();
+    test_ring_steps_carried();
     rail_calib_free(&g_cal);
     return check_report("test_calibration");
 }
