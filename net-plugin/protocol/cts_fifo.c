@@ -44,17 +44,10 @@ int rail_cts_read(const uint8_t *p, uint64_t want, struct rail_cts *out)
     return 0;
 }
 
-static bool slot_resolved(const struct rail_cts_fifo *f, unsigned slot)
-{
-    for (int e = 0; e < f->shadow_n[slot]; e++)
-        if (!f->shadow[slot][e].resolved)
-            return false;
-    return true;
-}
-
+/* head passes every slot whose entries are all resolved (a count per slot, no scan). */
 static void retire(struct rail_cts_fifo *f)
 {
-    while (f->head < f->scan && slot_resolved(f, f->head % RAIL_FIFO_SLOTS))
+    while (f->head < f->scan && f->unresolved[f->head % RAIL_FIFO_SLOTS] == 0)
         f->head++;
 }
 
@@ -66,35 +59,39 @@ int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int n
         unsigned slot = (unsigned)(f->scan % RAIL_FIFO_SLOTS);
         const uint8_t *base = fifo_mem + (size_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
         uint64_t want = f->scan + 1;
-        struct rail_cts tmp[RAIL_MAX_RECVS];
-        int st = rail_cts_read(base, want, &tmp[0]), n;
+        /* Read straight into the shadow: slot scan is outside [head, scan), so nothing reads
+         * these entries before shadow_n and scan say they are there. */
+        struct rail_shadow *sh = f->shadow[slot];
+        int st = rail_cts_read(base, want, &sh[0].cts), n;
 
         if (st == 1)
             break;
-        if (st == 0 && rail_cts_check(&tmp[0], want, 0, nrails, why, sizeof(why)) != 0) {
+        if (st == 0 && rail_cts_check(&sh[0].cts, want, 0, nrails, why, sizeof(why)) != 0) {
             snprintf(err, errlen, "FIFO slot %llu: %s", (unsigned long long)f->scan, why);
             return -EPROTO;
         }
-        n = st == 0 ? tmp[0].nreqs : 0;
+        n = st == 0 ? sh[0].cts.nreqs : 0;
         for (int e = 1; e < n && st == 0; e++) {
-            st = rail_cts_read(base + (size_t)e * RAIL_CTS_BYTES, want, &tmp[e]);
+            st = rail_cts_read(base + (size_t)e * RAIL_CTS_BYTES, want, &sh[e].cts);
             if (st == 1)
                 return 0; /* the rest of the slot is still on its way */
             if (st == 0 &&
-                (rail_cts_check(&tmp[e], want, (unsigned)e, nrails, why, sizeof(why)) != 0 ||
-                 tmp[e].nreqs != n)) {
+                (rail_cts_check(&sh[e].cts, want, (unsigned)e, nrails, why, sizeof(why)) != 0 ||
+                 sh[e].cts.nreqs != n)) {
                 snprintf(err, errlen, "FIFO slot %llu entry %d: %s", (unsigned long long)f->scan, e,
-                         tmp[e].nreqs != n ? "entry count differs within the slot" : why);
+                         sh[e].cts.nreqs != n ? "entry count differs within the slot" : why);
                 return -EPROTO;
             }
         }
         if (st == 2)
             n = 0;
+        int left = 0;
         for (int e = 0; e < n; e++) {
-            f->shadow[slot][e].cts = tmp[e];
-            f->shadow[slot][e].resolved = tmp[e].tag_index < rail_tagmap_get(sent, tmp[e].tag);
+            sh[e].resolved = sh[e].cts.tag_index < rail_tagmap_get(sent, sh[e].cts.tag);
+            left += !sh[e].resolved;
         }
         f->shadow_n[slot] = (uint8_t)n;
+        f->unresolved[slot] = (uint8_t)left;
         f->scan++;
     }
     retire(f);
@@ -131,6 +128,9 @@ struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uin
 
 void rail_cts_fifo_resolve(struct rail_cts_fifo *f, struct rail_shadow *sh)
 {
+    if (sh->resolved)
+        return;
     sh->resolved = true;
+    f->unresolved[(size_t)(sh - &f->shadow[0][0]) / RAIL_MAX_RECVS]--;
     retire(f);
 }

@@ -54,6 +54,7 @@ struct rail_cts_fifo {
     uint64_t scan; /* next slot to absorb into the shadow copy */
     struct rail_shadow shadow[RAIL_FIFO_SLOTS][RAIL_MAX_RECVS];
     uint8_t shadow_n[RAIL_FIFO_SLOTS];
+    uint8_t unresolved[RAIL_FIFO_SLOTS]; /* entries of the slot not resolved yet */
 };
 
 /* Copies the FIFO entry at p if it carries sequence `want`: 0 copied, 1 not written yet, 2 already

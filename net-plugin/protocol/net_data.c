@@ -65,7 +65,10 @@ static int poll_comm(struct rail_comm *c, bool mem);
 /* Polls the listed send comms nobody is inside right now. */
 static void help_others(const struct rail_comm *self)
 {
-    if (atomic_load_explicit(&g_help_count, memory_order_relaxed) == 0 ||
+    int listed = atomic_load_explicit(&g_help_count, memory_order_relaxed);
+    /* Nobody listed, or only self (its owner is polling it now): no lock to take. */
+    if (listed == 0 ||
+        (listed == 1 && rail_comm_is_send(self) && ((const struct rail_send_comm *)self)->helped) ||
         pthread_mutex_trylock(&g_help_lock) != 0)
         return;
     for (int i = 0; i < g_nhelp; i++) {

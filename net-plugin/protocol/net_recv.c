@@ -300,7 +300,8 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             return rc;
         small = small && sizes[i] <= r->peer_eager_limit;
     }
-    rail_recv_flush_deferred(r);
+    if (r->ndeferred)
+        rail_recv_flush_deferred(r);
     if (r->nfree == 0 || (!small && (rail_cts_tail_busy(&r->fifo) || !rail_recv_cts_room(r))))
         return not_posted(r); /* NCCL calls again */
 
@@ -349,8 +350,10 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     }
     for (int i = 0; i < n; i++)
         rail_recv_match_unexpected(r, q, i);
-    rail_recv_flush_deferred(r);
-    rail_recv_send_credit(r);
+    if (r->ndeferred)
+        rail_recv_flush_deferred(r);
+    if (r->ring.freed != r->ring.credit_sent) /* else no credit is due */
+        rail_recv_send_credit(r);
     repost_owed(r);
     *request = q;
     return 0;
@@ -381,10 +384,14 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         *done = 1;
         return 0;
     }
-    rail_recv_flush_deferred(r);
-    rail_recv_send_credit(r); /* not done yet: the caller polls anyway */
+    /* Not done yet: the caller polls anyway. Each check first inline, without a call. */
+    if (r->ndeferred)
+        rail_recv_flush_deferred(r);
+    if (r->ring.freed != r->ring.credit_sent) /* else no credit is due */
+        rail_recv_send_credit(r);
     repost_owed(r);
-    return rail_comm_error(&r->base); /* in flight: test() ticks the health check */
+    /* In flight: test() ticks the health check and returns the comm's error itself. */
+    return atomic_load(&r->base.error);
 }
 
 /* ---- the receive kind's tables ---- */
@@ -405,14 +412,22 @@ static void recv_poll(struct rail_comm *c)
     rail_recv_poll_images(recv_of(c));
 }
 
+static __attribute__((noinline)) void recv_retry_work(struct rail_recv_comm *r)
+{
+    if (r->repoll) /* the cursor may have waited for a message that just came */
+        rail_recv_poll_images(r);
+    if (r->nretry)
+        rail_recv_retry_cts(r);
+    if (r->nquery && !atomic_load(&r->base.error))
+        rail_recv_answer(r);
+}
+
+/* After every poll: usually nothing to do, found without a call. */
 static void recv_retry(struct rail_comm *c)
 {
-    if (recv_of(c)->repoll) /* the cursor may have waited for a message that just came */
-        rail_recv_poll_images(recv_of(c));
-    if (recv_of(c)->nretry)
-        rail_recv_retry_cts(recv_of(c));
-    if (recv_of(c)->nquery && !atomic_load(&c->error))
-        rail_recv_answer(recv_of(c));
+    struct rail_recv_comm *r = recv_of(c);
+    if (r->repoll || r->nretry || r->nquery)
+        recv_retry_work(r);
 }
 
 static void recv_release(struct rail_comm *c)

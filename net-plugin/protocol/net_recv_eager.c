@@ -184,10 +184,28 @@ void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b)
 }
 
 /* Flagged images, in message order (the cursor: eager_ring.c). */
+/* The usual answer without the cursor walk: the cursor's slot waits for message poll_seq (in the
+ * window, nothing arrived there) and the first word of its image does not carry that message's
+ * flag yet, so rail_eager_ring_poll_slot would return that slot and rail_image_peek 0. */
+static bool no_image_yet(const struct rail_recv_comm *r)
+{
+    const struct rail_eager_ring *g = &r->ring;
+    if (g->slots == 0)
+        return true;
+    if (g->poll_seq < g->freed || g->poll_seq >= g->freed + (uint64_t)g->slots ||
+        g->state[g->poll_b] != RAIL_BOUNCE_EMPTY)
+        return false; /* the walk decides */
+    uint64_t w0 =
+        __atomic_load_n((const uint64_t *)image_of(r, (unsigned)g->poll_b), __ATOMIC_RELAXED);
+    return (uint32_t)(w0 >> 32) != rail_image_flag(g->poll_seq);
+}
+
 void rail_recv_poll_images(struct rail_recv_comm *r)
 {
     int b;
     r->repoll = false;
+    if (no_image_yet(r))
+        return;
     while (!atomic_load(&r->base.error) && (b = rail_eager_ring_poll_slot(&r->ring)) >= 0) {
         struct rail_image_info in;
         char err[160];

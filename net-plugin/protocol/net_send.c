@@ -327,7 +327,8 @@ static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *
         *done = 1;
         return 0;
     }
-    return rail_comm_error(&s->base); /* in flight: test() ticks the health check */
+    /* In flight: test() ticks the health check and returns the comm's error itself. */
+    return atomic_load(&s->base.error);
 }
 
 /* ---- the send kind's tables ---- */
@@ -370,7 +371,9 @@ static void send_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
 
 static void send_retry(struct rail_comm *c)
 {
-    rail_send_retry(send_of(c));
+    struct rail_send_comm *s = send_of(c);
+    if (s->nunsure || s->npending) /* usually neither: no call */
+        rail_send_retry(s);
 }
 
 static void send_quiesce(struct rail_comm *c)

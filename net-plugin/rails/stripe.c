@@ -43,19 +43,12 @@ static_assert(RAIL_STRIPE_ADAPTIVE == 2,
 
 static unsigned up_mask(const struct rail_stripe *s)
 {
-    unsigned m = 0;
-    for (int r = 0; r < s->nrails; r++)
-        if (s->rail[r].up)
-            m |= 1u << r;
-    return m;
+    return s->up_mask; /* kept by rail_stripe_init and rail_stripe_set_rail_state */
 }
 
 static int popcount(unsigned m)
 {
-    int n = 0;
-    for (; m; m &= m - 1)
-        n++;
-    return n;
+    return __builtin_popcount(m);
 }
 
 /* Starting decayed sums for a rail of speed_mbps (bytes per ns = Mb/s / 8000). */
@@ -277,6 +270,7 @@ int rail_stripe_init(struct rail_stripe *s, const struct rail_stripe_config *cfg
     uint32_t fallback = known ? (uint32_t)(known_sum / known) : NOMINAL_MBPS;
     for (int r = 0; r < cfg->nrails; r++) {
         s->rail[r].up = true;
+        s->up_mask |= 1u << r;
         s->rail[r].speed_mbps = cfg->speed_mbps[r];
         seed_estimate(&s->rail[r], cfg->speed_mbps[r] ? cfg->speed_mbps[r] : fallback);
     }
@@ -368,6 +362,7 @@ int rail_stripe_set_rail_state(struct rail_stripe *s, int rail, bool up)
         }
     }
     st->up = up;
+    s->up_mask = up ? s->up_mask | 1u << rail : s->up_mask & ~(1u << rail);
     st->last_done_ns = 0; /* nothing outstanding on it any more */
     s->weights_valid = false;
     return 0;

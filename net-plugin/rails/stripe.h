@@ -77,6 +77,7 @@ struct rail_stripe {
     uint64_t min_stripe;
     unsigned rr_next; /* round-robin cursor for whole messages */
     bool weights_valid;
+    unsigned up_mask;                       /* bit r: rail[r].up (kept with it) */
     uint16_t weight[RAIL_STRIPE_MAX_RAILS]; /* cache, valid when weights_valid */
     struct rail_stripe_rail_state rail[RAIL_STRIPE_MAX_RAILS];
 };

@@ -8,6 +8,7 @@ void rail_tagmap_init(struct rail_tagmap *m)
 {
     m->slots = NULL;
     m->cap = m->used = 0;
+    m->last = NULL;
 }
 
 void rail_tagmap_free(struct rail_tagmap *m)
@@ -24,6 +25,8 @@ static size_t hash_tag(int32_t tag, size_t cap)
 
 static struct rail_tag_slot *find(const struct rail_tagmap *m, int32_t tag)
 {
+    if (m->last && m->last->tag == tag)
+        return m->last;
     if (m->cap == 0)
         return NULL;
     for (size_t i = hash_tag(tag, m->cap), n = 0; n < m->cap; i = (i + 1) & (m->cap - 1), n++) {
@@ -58,6 +61,7 @@ static int grow(struct rail_tagmap *m)
     free(m->slots);
     m->slots = ns;
     m->cap = ncap;
+    m->last = NULL; /* it pointed into the old table */
     return 0;
 }
 
@@ -81,6 +85,7 @@ int rail_tagmap_next(struct rail_tagmap *m, int32_t tag, uint32_t *index)
         m->used++;
         s = find(m, tag);
     }
+    m->last = s;
     *index = s->count++;
     return 0;
 }

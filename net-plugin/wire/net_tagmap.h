@@ -17,6 +17,9 @@ struct rail_tagmap {
     } * slots;
     size_t cap; /* power of two, or 0 before the first insertion */
     size_t used;
+    /* The slot rail_tagmap_next found last (NULL: none; reset when the table grows): NCCL uses
+     * one tag per connection at a time, so most look-ups are for it. */
+    struct rail_tag_slot *last;
 };
 
 void rail_tagmap_init(struct rail_tagmap *m);

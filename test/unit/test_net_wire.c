@@ -447,6 +447,15 @@ static void test_tagmap(void)
     CHECK_EQ_INT(rail_tagmap_get(&m, INT_MIN), 1);
     CHECK_EQ_INT(rail_tagmap_get(&m, 3 * 7919), 3);
     CHECK_EQ_INT(rail_tagmap_get(&m, 1), 0);
+    /* The last tag counted is looked up first: still right after the table grew under it. */
+    CHECK_EQ_INT(rail_tagmap_next(&m, 5, &idx), 0);
+    CHECK_EQ_INT(idx, 2);
+    for (int t = 1; t <= 4000; t++)
+        (void)rail_tagmap_next(&m, -t, &idx);
+    CHECK_EQ_INT(rail_tagmap_get(&m, 5), 3);
+    CHECK_EQ_INT(rail_tagmap_next(&m, 5, &idx), 0);
+    CHECK_EQ_INT(idx, 3);
+    CHECK_EQ_INT(rail_tagmap_get(&m, -4000), 1);
     rail_tagmap_free(&m);
     CHECK_EQ_INT(rail_tagmap_get(&m, 5), 0);
 }
