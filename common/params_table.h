@@ -104,6 +104,8 @@ RAIL_PARAM(EAGER_INLINE, "NCCL_RAIL_EAGER_INLINE", INT, "256", 0, 1024, NULL,
            "Largest eager write in bytes (its 64-byte header + the payload, or a flagged image: 24 bytes + twice the payload rounded up to 8) sent inline (IBV_SEND_INLINE) when the payload is in host memory: the bytes are copied into the work request when it is posted, so the HCA reads no local memory for it. 0 never; a device that refuses the size gets QPs without inline data (INFO line)")
 RAIL_PARAM(EAGER_POLL_MAX, "NCCL_RAIL_EAGER_POLL_MAX", INT, "256", 0, 512, NULL,
            "Largest eager message in bytes from host memory written as a flagged image (8-byte words of 4 payload bytes and a 4-byte flag, as NCCL's LL protocol) that the receiver finds by polling memory: no receive work request, no completion, so less latency, for twice the bytes on the wire. 0 never (every eager message is a write with immediate)")
+RAIL_PARAM(EAGER_SLOTS, "NCCL_RAIL_EAGER_SLOTS", INT, "8", 1, 16, NULL,
+           "Eager bounce slots per receive comm, registered at connect time (NCCL_RAIL_EAGER_MAX + 64 bytes and a 1,088-byte image slot each: 75 KiB at 8): how many eager messages a sender may have written before the receiver consumes the first (more wait for a returned slot or go by rendezvous). 8 covers NCCL's pipeline of NCCL_STEPS = 8 messages per connection. The receiving side announces its count in the handshake, so the ranks need not agree")
 RAIL_PARAM(CUDA_LIBRARY, "NCCL_RAIL_CUDA_LIBRARY", STRING, "libcuda.so.1", 0, 0, NULL,
            "CUDA driver library the net plugin dlopens for GPU buffer queries (tests point it at a fake)")
 RAIL_PARAM(MEMLOCK_MIN_MB, "NCCL_RAIL_MEMLOCK_MIN_MB", INT, "64", 0, 1048576, NULL,

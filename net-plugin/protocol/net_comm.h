@@ -192,8 +192,9 @@ struct rail_send_req_block {
 struct rail_send_comm {
     struct rail_comm base;
     uint8_t *fifo;            /* mr[0]: FIFO + credit word, written by the receiver */
-    uint8_t *local;           /* mr[1]: the flagged image of each bounce slot (the per-request
-                               * record and header sources are in the request blocks) */
+    uint8_t *local;           /* mr[1]: the flagged image of each bounce slot, eager_slots of them
+                               * (NULL: no images; the per-request record and header sources
+                               * are in the request blocks) */
     struct rail_cts_fifo cts; /* shadow copy of the FIFO (cts_fifo.c) */
     struct rail_tagmap sent;  /* messages sent per tag */
     uint64_t eager_posted;
@@ -286,7 +287,6 @@ struct rail_recv_comm {
 #define RAIL_STAGING_ANSWER_OFF (RAIL_STAGING_CREDIT_OFF + 64) /* query answers (sources) */
 #define RAIL_STAGING_SIZE       (RAIL_STAGING_ANSWER_OFF + RAIL_ANSWER_BYTES)
 #define RAIL_LOCAL_STRIDE       128 /* per send request: record at 0, eager header at 64 */
-#define RAIL_LOCAL_SIZE         ((size_t)RAIL_EAGER_SLOTS * RAIL_IMAGE_STRIDE)
 
 /* Memory handle returned by regMr. */
 struct rail_mr {

@@ -405,6 +405,19 @@ static const struct rail_req_ops send_req_ops = {.test = send_test, .ticks_healt
 
 /* ---- construction ---- */
 
+int rail_send_images_alloc(struct rail_send_comm *s, char *err, size_t errlen)
+{
+    if (s->poll_max == 0 || s->eager_slots <= 0 || s->local)
+        return 0;
+    size_t len = (size_t)s->eager_slots * RAIL_IMAGE_STRIDE;
+    int rc = rail_region_alloc(len, &s->local);
+    if (rc < 0) {
+        snprintf(err, errlen, "out of memory for the eager image sources");
+        return rc;
+    }
+    return rail_region_reg(&s->base, 1, s->local, len, false, err, errlen);
+}
+
 int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
                           size_t errlen)
 {
@@ -434,10 +447,6 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm
         rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
     if (rc == 0)
         rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION, true, err, errlen);
-    if (rc == 0)
-        rc = rail_region_alloc(RAIL_LOCAL_SIZE, &s->local);
-    if (rc == 0)
-        rc = rail_region_reg(&s->base, 1, s->local, RAIL_LOCAL_SIZE, false, err, errlen);
     if (rc == 0)
         rc = block_alloc(s, 0, err, errlen);
     if (rc < 0) {
