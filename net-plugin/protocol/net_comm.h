@@ -26,7 +26,6 @@
 
 #define RAIL_SEND_REQS  256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
 #define RAIL_RECV_REQS  32  /* NCCL_NET_MAX_REQUESTS irecvs per receive comm */
-#define RAIL_SEND_SQ    512 /* send WRs per QP on the sending side */
 #define RAIL_RECV_SQ    96  /* send WRs per QP on the receiving side (CTS + credit) */
 #define RAIL_RECV_RQ    288 /* receive WRs per QP on the receiving side */
 #define RAIL_POLL_BATCH 16
@@ -178,10 +177,10 @@ struct rail_send_req {
 };
 
 /* Send requests come in blocks, allocated when the requests in flight first need one (block 0
- * with the comm): a comm that never has more than 32 messages in flight never holds the 256
- * NCCL may ask for. Each block has its own registered region for its requests' record and eager
- * header sources. */
-#define RAIL_SEND_REQ_BLOCK  32
+ * with the comm): a comm that never has more than 8 messages in flight (NCCL's NCCL_STEPS per
+ * connection) never holds the 256 NCCL may ask for. Each block has its own registered region for
+ * its requests' record and eager header sources. */
+#define RAIL_SEND_REQ_BLOCK  8
 #define RAIL_SEND_REQ_BLOCKS (RAIL_SEND_REQS / RAIL_SEND_REQ_BLOCK)
 struct rail_send_req_block {
     struct rail_send_req req[RAIL_SEND_REQ_BLOCK];

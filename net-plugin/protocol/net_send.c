@@ -440,8 +440,9 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm
     s->base.fd = -1;
     s->base.group = g;
     init_state(s);
+    int sq = (int)rail_param_int(RAIL_PARAM_SEND_QUEUE_DEPTH);
     for (int r = 0; r < g->nrails && rc == 0; r++)
-        rc = rail_link_create(&s->base, r, g->rail[r], s->base.nqps, RAIL_SEND_SQ, 1,
+        rc = rail_link_create(&s->base, r, g->rail[r], s->base.nqps, sq, 1,
                               (int)rail_param_int(RAIL_PARAM_EAGER_INLINE), err, errlen);
     if (rc == 0)
         rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
