@@ -26,7 +26,6 @@
 
 #define RAIL_SEND_REQS  256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
 #define RAIL_RECV_REQS  32  /* NCCL_NET_MAX_REQUESTS irecvs per receive comm */
-#define RAIL_SEND_SQ    512 /* send WRs per QP on the sending side */
 #define RAIL_RECV_SQ    96  /* send WRs per QP on the receiving side (CTS + credit) */
 #define RAIL_RECV_RQ    288 /* receive WRs per QP on the receiving side */
 #define RAIL_POLL_BATCH 16
@@ -178,10 +177,10 @@ struct rail_send_req {
 };
 
 /* Send requests come in blocks, allocated when the requests in flight first need one (block 0
- * with the comm): a comm that never has more than 32 messages in flight never holds the 256
- * NCCL may ask for. Each block has its own registered region for its requests' record and eager
- * header sources. */
-#define RAIL_SEND_REQ_BLOCK  32
+ * with the comm): a comm that never has more than 8 messages in flight (NCCL's NCCL_STEPS per
+ * connection) never holds the 256 NCCL may ask for. Each block has its own registered region for
+ * its requests' record and eager header sources. */
+#define RAIL_SEND_REQ_BLOCK  8
 #define RAIL_SEND_REQ_BLOCKS (RAIL_SEND_REQS / RAIL_SEND_REQ_BLOCK)
 struct rail_send_req_block {
     struct rail_send_req req[RAIL_SEND_REQ_BLOCK];
@@ -192,8 +191,9 @@ struct rail_send_req_block {
 struct rail_send_comm {
     struct rail_comm base;
     uint8_t *fifo;            /* mr[0]: FIFO + credit word, written by the receiver */
-    uint8_t *local;           /* mr[1]: the flagged image of each bounce slot (the per-request
-                               * record and header sources are in the request blocks) */
+    uint8_t *local;           /* mr[1]: the flagged image of each bounce slot, eager_slots of them
+                               * (NULL: no images; the per-request record and header sources
+                               * are in the request blocks) */
     struct rail_cts_fifo cts; /* shadow copy of the FIFO (cts_fifo.c) */
     struct rail_tagmap sent;  /* messages sent per tag */
     uint64_t eager_posted;
@@ -286,7 +286,6 @@ struct rail_recv_comm {
 #define RAIL_STAGING_ANSWER_OFF (RAIL_STAGING_CREDIT_OFF + 64) /* query answers (sources) */
 #define RAIL_STAGING_SIZE       (RAIL_STAGING_ANSWER_OFF + RAIL_ANSWER_BYTES)
 #define RAIL_LOCAL_STRIDE       128 /* per send request: record at 0, eager header at 64 */
-#define RAIL_LOCAL_SIZE         ((size_t)RAIL_EAGER_SLOTS * RAIL_IMAGE_STRIDE)
 
 /* Memory handle returned by regMr. */
 struct rail_mr {

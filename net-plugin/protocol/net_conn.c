@@ -253,6 +253,9 @@ static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
                         s->eager_limit = s->eager_bytes;
                     long long poll = rail_param_int(RAIL_PARAM_EAGER_POLL_MAX);
                     s->poll_max = poll < s->eager_limit ? (uint32_t)poll : s->eager_limit;
+                    rc = rail_send_images_alloc(s, err, errlen);
+                }
+                if (rc == 0) {
                     rc = rail_ready_encode(st->tx.buf, sizeof(st->tx.buf));
                     st->tx.len = rc > 0 ? (size_t)rc : 0;
                     st->tx.off = 0;

@@ -476,7 +476,7 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct ra
     r->base.fd = -1;
     r->base.group = g;
     r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
-    rail_eager_ring_init(&r->ring, eager > 0 ? RAIL_EAGER_SLOTS : 0);
+    rail_eager_ring_init(&r->ring, eager > 0 ? (int)rail_param_int(RAIL_PARAM_EAGER_SLOTS) : 0);
     r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
     init_state(r);
     for (int k = 0; k < nrails && rc == 0; k++)

@@ -408,6 +408,19 @@ static const struct rail_req_ops send_req_ops = {.test = send_test, .ticks_healt
 
 /* ---- construction ---- */
 
+int rail_send_images_alloc(struct rail_send_comm *s, char *err, size_t errlen)
+{
+    if (s->poll_max == 0 || s->eager_slots <= 0 || s->local)
+        return 0;
+    size_t len = (size_t)s->eager_slots * RAIL_IMAGE_STRIDE;
+    int rc = rail_region_alloc(len, &s->local);
+    if (rc < 0) {
+        snprintf(err, errlen, "out of memory for the eager image sources");
+        return rc;
+    }
+    return rail_region_reg(&s->base, 1, s->local, len, false, err, errlen);
+}
+
 int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
                           size_t errlen)
 {
@@ -430,17 +443,14 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm
     s->base.fd = -1;
     s->base.group = g;
     init_state(s);
+    int sq = (int)rail_param_int(RAIL_PARAM_SEND_QUEUE_DEPTH);
     for (int r = 0; r < g->nrails && rc == 0; r++)
-        rc = rail_link_create(&s->base, r, g->rail[r], s->base.nqps, RAIL_SEND_SQ, 1,
+        rc = rail_link_create(&s->base, r, g->rail[r], s->base.nqps, sq, 1,
                               (int)rail_param_int(RAIL_PARAM_EAGER_INLINE), err, errlen);
     if (rc == 0)
         rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
     if (rc == 0)
         rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION, true, err, errlen);
-    if (rc == 0)
-        rc = rail_region_alloc(RAIL_LOCAL_SIZE, &s->local);
-    if (rc == 0)
-        rc = rail_region_reg(&s->base, 1, s->local, RAIL_LOCAL_SIZE, false, err, errlen);
     if (rc == 0)
         rc = block_alloc(s, 0, err, errlen);
     if (rc < 0) {

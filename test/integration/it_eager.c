@@ -5,15 +5,25 @@
  * can go neither eagerly (no slot, no credit to return) nor by rendezvous (no CTS yet): the
  * receiver must notice and write the CTS at once. Then a ping-pong of small messages, each
  * receive posted before its send, checks that eager delivery and batched credits keep going. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "it_scenarios.h"
 #include "wire/net_wire.h"
 
-#define FILL     RAIL_EAGER_SLOTS /* messages that occupy every bounce slot */
+#define FILL     fill_count() /* messages that occupy every bounce slot */
 #define MSG      100
 #define PINGS    40
 #define STARVE_S 1.0 /* the starved message must not wait for the 2 ms safety net many times */
+
+/* The receiver's bounce slots: NCCL_RAIL_EAGER_SLOTS as the scenario sets it (both sides see
+ * the same environment), else its default. */
+static int fill_count(void)
+{
+    const char *v = getenv("NCCL_RAIL_EAGER_SLOTS");
+    int n = v ? atoi(v) : 8;
+    return n < 1 ? 1 : n > RAIL_EAGER_SLOTS ? RAIL_EAGER_SLOTS : n;
+}
 
 static int recv_check(struct it_side *s, void *rc, int tag, uint64_t seed, double *secs, int ping)
 {
@@ -68,8 +78,8 @@ int it_starved_recv(struct it_side *s)
 int it_starved_send(struct it_side *s)
 {
     struct it_plugin *p = s->p;
-    struct it_buf b[FILL + 1];
-    void *sc, *req[FILL + 1] = {0};
+    struct it_buf b[RAIL_EAGER_SLOTS + 1];
+    void *sc, *req[RAIL_EAGER_SLOTS + 1] = {0};
     if (it_connect(p, s->dev, s->ctl, &sc))
         return 1;
     for (int i = 0; i <= FILL; i++) {
