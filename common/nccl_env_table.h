@@ -61,14 +61,14 @@ RAIL_NCCL_ENV("NCCL_IB_PKEY", SAME, "", "0", "",
     "Partition key index of the QPs", "Same")
 RAIL_NCCL_ENV("NCCL_IB_PKEY_VALUE", SAME, "", "-1", "",
     "Partition key value, looked up in the port's PKey table (wins over NCCL_IB_PKEY) (2.31)",
-    "Same; a port whose table lacks the value is not used (NCCL fails the connection)")
+    "Same; a port whose table lacks the value is not used (NCCL fails the connection); the QP's pkey index is read back (ibv_query_qp) after RTS: INFO, WARN if it differs")
 RAIL_NCCL_ENV("NCCL_IB_SL", SAME, "", "-1", "",
     "Service level (-1: 0)", "Same")
 RAIL_NCCL_ENV("NCCL_IB_TC", SAME, "", "-1", "",
     "Traffic class (-1: the communicator's trafficClass, else 0)", "Same")
 RAIL_NCCL_ENV("NCCL_IB_FIFO_TC", SAME, "", "-1", "",
     "RoCE: traffic class of the receiver's QPs, which send the clear-to-send (FIFO) writes",
-    "Same (the receiver's QPs); the sender's control QP (size records, eager data) keeps NCCL_IB_TC")
+    "Same (the receiver's QPs); the sender's control QP (size records, eager data) keeps NCCL_IB_TC; read back (ibv_query_qp) after RTS: INFO, WARN if it differs")
 RAIL_NCCL_ENV("NCCL_IB_TIMEOUT", SAME, "", "20", "",
     "QP ACK timeout exponent (4.096 us * 2^value)", "Same")
 RAIL_NCCL_ENV("NCCL_IB_RETRY_CNT", SAME, "", "7", "",

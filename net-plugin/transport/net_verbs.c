@@ -165,6 +165,31 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
     return 0;
 }
 
+int rail_verbs_qp_readback(struct ibv_qp *qp, const struct rail_qp_path *path, bool roce, char *got,
+                           size_t gotlen)
+{
+    struct ibv_qp_attr a;
+    struct ibv_qp_init_attr init;
+    memset(&a, 0, sizeof(a));
+    memset(&init, 0, sizeof(init));
+    int rc = rail_ibv->query_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_AV, &init);
+    if (rc != 0) {
+        rc = rc < 0 ? -rc : rc;
+        snprintf(got, gotlen, "ibv_query_qp failed: %s", strerror(rc));
+        return -rc;
+    }
+    bool pkey_ok = a.pkey_index == (uint16_t)path->pkey_index;
+    bool tc_ok = !roce || a.ah_attr.grh.traffic_class == (uint8_t)path->tc;
+    if (roce)
+        snprintf(got, gotlen, "pkey index %u%s, traffic class %u%s", a.pkey_index,
+                 pkey_ok ? "" : " (asked for another)", a.ah_attr.grh.traffic_class,
+                 tc_ok ? "" : " (asked for another)");
+    else
+        snprintf(got, gotlen, "pkey index %u%s (InfiniBand: no GRH, no traffic class)",
+                 a.pkey_index, pkey_ok ? "" : " (asked for another)");
+    return pkey_ok && tc_ok ? 0 : 1;
+}
+
 int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, struct ibv_mr **mr,
                       const char *dev, char *err, size_t errlen)
 {
@@ -324,6 +349,7 @@ const struct rail_verbs_ops rail_verbs_default_ops = {
     .destroy_cq = ibv_destroy_cq,
     .create_qp = ibv_create_qp,
     .modify_qp = ibv_modify_qp,
+    .query_qp = ibv_query_qp,
     .destroy_qp = ibv_destroy_qp,
     .reg_mr = v_reg_mr,
     .dereg_mr = ibv_dereg_mr,

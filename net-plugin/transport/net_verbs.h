@@ -40,6 +40,12 @@ int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int 
 int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
                           const struct rail_qp_remote *remote, const char *dev, char *err,
                           size_t errlen);
+/* Reads back (ibv_query_qp) what rail_verbs_qp_connect set that the fabric acts on: the
+ * partition key index and, on RoCE (a GRH), the traffic class. Writes one readable line into
+ * got ("pkey index 0, traffic class 96"). 0 when both are as path asked, 1 when one differs
+ * (got says which), or -errno when the query failed (got says why). */
+int rail_verbs_qp_readback(struct ibv_qp *qp, const struct rail_qp_path *path, bool roce, char *got,
+                           size_t gotlen);
 int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, struct ibv_mr **mr,
                       const char *dev, char *err, size_t errlen);
 /* Moves a QP to the error state: every WR in flight completes with a flush error. */
@@ -92,6 +98,9 @@ struct rail_verbs_ops {
     int (*destroy_cq)(struct ibv_cq *cq);
     struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
     int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+    /* ibv_query_qp: the QP's attributes as the device holds them (0 or a positive errno). */
+    int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+                    struct ibv_qp_init_attr *init);
     int (*destroy_qp)(struct ibv_qp *qp);
     struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access);
     int (*dereg_mr)(struct ibv_mr *mr);
