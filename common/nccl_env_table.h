@@ -79,13 +79,13 @@ RAIL_NCCL_ENV("NCCL_IB_ECE_ENABLE", NA, "", "1", "0",
 RAIL_NCCL_ENV("NCCL_IB_USE_INLINE", MAPPED, "NCCL_RAIL_EAGER_INLINE", "0", "",
     "Send the clear-to-send writes inline",
     "Small eager writes go inline up to NCCL_RAIL_EAGER_INLINE bytes")
-RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_ALL", NA, "", "0", "0",
+RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_ALL", SAME, "", "0", "",
     "Retry ibv_modify_qp on any error, not only ETIMEDOUT",
-    "Not implemented: a failed ibv_modify_qp fails the connection")
-RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_CNT", NA, "", "34", "",
-    "How many times ibv_modify_qp is retried", "Not implemented (see NCCL_IB_MQP_RETRY_ALL)")
-RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_SLEEP_MSEC", NA, "", "100", "",
-    "Milliseconds between two ibv_modify_qp retries", "Not implemented (see NCCL_IB_MQP_RETRY_ALL)")
+    "Same, for the QP transitions to INIT, RTR and RTS; one INFO line per retry")
+RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_CNT", SAME, "", "34", "",
+    "How many times ibv_modify_qp is retried", "Same")
+RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_SLEEP_MSEC", SAME, "", "100", "",
+    "Sleep before retry k: k times this many milliseconds", "Same")
 
 /* ---- data path ---- */
 RAIL_NCCL_ENV("NCCL_IB_QPS_PER_CONNECTION", SAME, "", "1", "",

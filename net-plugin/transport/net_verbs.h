@@ -36,7 +36,9 @@ int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, str
 int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int recv_wr,
                          int send_sge, int *max_inline, void *qp_context, struct ibv_qp **qp,
                          const char *dev, char *err, size_t errlen);
-/* RESET -> INIT -> RTR -> RTS. */
+/* RESET -> INIT -> RTR -> RTS. Each transition is retried as NCCL retries ibv_modify_qp
+ * (NCCL_IB_MQP_RETRY_CNT times, only on ETIMEDOUT unless NCCL_IB_MQP_RETRY_ALL=1, sleeping k *
+ * NCCL_IB_MQP_RETRY_SLEEP_MSEC ms before retry k), one INFO line per retry. */
 int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
                           const struct rail_qp_remote *remote, const char *dev, char *err,
                           size_t errlen);
@@ -48,6 +50,9 @@ int rail_verbs_qp_readback(struct ibv_qp *qp, const struct rail_qp_path *path, b
                            size_t gotlen);
 int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, struct ibv_mr **mr,
                       const char *dev, char *err, size_t errlen);
+/* NCCL's modify-QP retry rule: whether a call that failed with err (a positive or negative errno)
+ * after `retries` retries is tried again. */
+bool rail_mqp_retryable(int err, int retries, int max_retries, bool all);
 /* Moves a QP to the error state: every WR in flight completes with a flush error. */
 int rail_verbs_qp_to_error(struct ibv_qp *qp);
 /* 1 when the port is ACTIVE (queried now), else 0. */
