@@ -122,9 +122,9 @@ RAIL_NCCL_ENV("NCCL_IB_QUERY_PORT_SPEED", NA, "", "1", "",
     "The speed comes from ibv_query_port and sysfs")
 
 /* ---- errors, failover, monitoring ---- */
-RAIL_NCCL_ENV("NCCL_IB_RETURN_ASYNC_EVENTS", NA, "", "1", "1",
+RAIL_NCCL_ENV("NCCL_IB_RETURN_ASYNC_EVENTS", SAME, "", "1", "",
     "After a fatal async event, later calls on the device return an error",
-    "The plugin always does so (a fatal device event fails every connection on the device)")
+    "Same: 1 fails the connections the device, QP or CQ event concerns (NCCL_RAIL_FAILOVER: only that rail); 0 logs the event (WARN) only. Port events keep driving failover")
 RAIL_NCCL_ENV("NCCL_IB_RESILIENCY_PORT_FAILOVER", MAPPED, "NCCL_RAIL_FAILOVER", "0", "",
     "On a fused NIC member's error, replay the work on a surviving member (2.29)",
     "A multi-rail connection survives losing rails with NCCL_RAIL_FAILOVER=1 (default)")
