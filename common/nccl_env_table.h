@@ -75,7 +75,7 @@ RAIL_NCCL_ENV("NCCL_IB_RETRY_CNT", SAME, "", "7", "",
     "QP retry count", "Same")
 RAIL_NCCL_ENV("NCCL_IB_ECE_ENABLE", NA, "", "1", "0",
     "Negotiate Enhanced Connection Establishment (ibv_query_ece/ibv_set_ece)",
-    "Not implemented: QPs connect without ECE")
+    "Not implemented: QPs connect without ECE. Negotiating it needs ECE fields in the handshake, whose frames (wire version 4) a peer rejects when longer or of another version, so plugins of two versions could no longer connect")
 RAIL_NCCL_ENV("NCCL_IB_USE_INLINE", MAPPED, "NCCL_RAIL_EAGER_INLINE", "0", "",
     "Send the clear-to-send writes inline",
     "Small eager writes go inline up to NCCL_RAIL_EAGER_INLINE bytes")
