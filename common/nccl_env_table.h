@@ -61,31 +61,31 @@ RAIL_NCCL_ENV("NCCL_IB_PKEY", SAME, "", "0", "",
     "Partition key index of the QPs", "Same")
 RAIL_NCCL_ENV("NCCL_IB_PKEY_VALUE", SAME, "", "-1", "",
     "Partition key value, looked up in the port's PKey table (wins over NCCL_IB_PKEY) (2.31)",
-    "Same; a port whose table lacks the value is not used (NCCL fails the connection)")
+    "Same; a port whose table lacks the value is not used (NCCL fails the connection); the QP's pkey index is read back (ibv_query_qp) after RTS: INFO, WARN if it differs")
 RAIL_NCCL_ENV("NCCL_IB_SL", SAME, "", "-1", "",
     "Service level (-1: 0)", "Same")
 RAIL_NCCL_ENV("NCCL_IB_TC", SAME, "", "-1", "",
     "Traffic class (-1: the communicator's trafficClass, else 0)", "Same")
 RAIL_NCCL_ENV("NCCL_IB_FIFO_TC", SAME, "", "-1", "",
     "RoCE: traffic class of the receiver's QPs, which send the clear-to-send (FIFO) writes",
-    "Same (the receiver's QPs); the sender's control QP (size records, eager data) keeps NCCL_IB_TC")
+    "Same (the receiver's QPs); the sender's control QP (size records, eager data) keeps NCCL_IB_TC; read back (ibv_query_qp) after RTS: INFO, WARN if it differs")
 RAIL_NCCL_ENV("NCCL_IB_TIMEOUT", SAME, "", "20", "",
     "QP ACK timeout exponent (4.096 us * 2^value)", "Same")
 RAIL_NCCL_ENV("NCCL_IB_RETRY_CNT", SAME, "", "7", "",
     "QP retry count", "Same")
 RAIL_NCCL_ENV("NCCL_IB_ECE_ENABLE", NA, "", "1", "0",
     "Negotiate Enhanced Connection Establishment (ibv_query_ece/ibv_set_ece)",
-    "Not implemented: QPs connect without ECE")
+    "Not implemented: QPs connect without ECE. Negotiating it needs ECE fields in the handshake, whose frames (wire version 4) a peer rejects when longer or of another version, so plugins of two versions could no longer connect")
 RAIL_NCCL_ENV("NCCL_IB_USE_INLINE", MAPPED, "NCCL_RAIL_EAGER_INLINE", "0", "",
     "Send the clear-to-send writes inline",
     "Small eager writes go inline up to NCCL_RAIL_EAGER_INLINE bytes")
-RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_ALL", NA, "", "0", "0",
+RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_ALL", SAME, "", "0", "",
     "Retry ibv_modify_qp on any error, not only ETIMEDOUT",
-    "Not implemented: a failed ibv_modify_qp fails the connection")
-RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_CNT", NA, "", "34", "",
-    "How many times ibv_modify_qp is retried", "Not implemented (see NCCL_IB_MQP_RETRY_ALL)")
-RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_SLEEP_MSEC", NA, "", "100", "",
-    "Milliseconds between two ibv_modify_qp retries", "Not implemented (see NCCL_IB_MQP_RETRY_ALL)")
+    "Same, for the QP transitions to INIT, RTR and RTS; one INFO line per retry")
+RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_CNT", SAME, "", "34", "",
+    "How many times ibv_modify_qp is retried", "Same")
+RAIL_NCCL_ENV("NCCL_IB_MQP_RETRY_SLEEP_MSEC", SAME, "", "100", "",
+    "Sleep before retry k: k times this many milliseconds", "Same")
 
 /* ---- data path ---- */
 RAIL_NCCL_ENV("NCCL_IB_QPS_PER_CONNECTION", SAME, "", "1", "",
@@ -122,9 +122,9 @@ RAIL_NCCL_ENV("NCCL_IB_QUERY_PORT_SPEED", NA, "", "1", "",
     "The speed comes from ibv_query_port and sysfs")
 
 /* ---- errors, failover, monitoring ---- */
-RAIL_NCCL_ENV("NCCL_IB_RETURN_ASYNC_EVENTS", NA, "", "1", "1",
+RAIL_NCCL_ENV("NCCL_IB_RETURN_ASYNC_EVENTS", SAME, "", "1", "",
     "After a fatal async event, later calls on the device return an error",
-    "The plugin always does so (a fatal device event fails every connection on the device)")
+    "Same: 1 fails the connections the device, QP or CQ event concerns (NCCL_RAIL_FAILOVER: only that rail); 0 logs the event (WARN) only. Port events keep driving failover")
 RAIL_NCCL_ENV("NCCL_IB_RESILIENCY_PORT_FAILOVER", MAPPED, "NCCL_RAIL_FAILOVER", "0", "",
     "On a fused NIC member's error, replay the work on a surviving member (2.29)",
     "A multi-rail connection survives losing rails with NCCL_RAIL_FAILOVER=1 (default)")

@@ -59,6 +59,14 @@ RAIL_PARAM(IB_HCA, "NCCL_IB_HCA", STRING, "", 0, 0, NULL,
 RAIL_PARAM(IB_TIMEOUT, "NCCL_IB_TIMEOUT", INT, "20", 1, 31, NULL,
            "QP timeout exponent: 4.096 us * 2^value per retry")
 RAIL_PARAM(IB_RETRY_CNT, "NCCL_IB_RETRY_CNT", INT, "7", 0, 7, NULL, "QP retry count")
+RAIL_PARAM(IB_RETURN_ASYNC_EVENTS, "NCCL_IB_RETURN_ASYNC_EVENTS", BOOL, "1", 0, 1, NULL,
+           "1: a fatal asynchronous event (device, QP or CQ) fails the connections it concerns (with NCCL_RAIL_FAILOVER, only their rail); 0: it is logged (WARN) and nothing fails because of it")
+RAIL_PARAM(IB_MQP_RETRY_ALL, "NCCL_IB_MQP_RETRY_ALL", BOOL, "0", 0, 1, NULL,
+           "1 retries a failed ibv_modify_qp (QP to INIT, RTR, RTS) whatever the error; 0 only on ETIMEDOUT")
+RAIL_PARAM(IB_MQP_RETRY_CNT, "NCCL_IB_MQP_RETRY_CNT", INT, "34", 0, 1000, NULL,
+           "Retries of a failed ibv_modify_qp (0: none)")
+RAIL_PARAM(IB_MQP_RETRY_SLEEP_MSEC, "NCCL_IB_MQP_RETRY_SLEEP_MSEC", INT, "100", 0, 60000, NULL,
+           "Sleep before ibv_modify_qp retry k: k times this many milliseconds (NCCL's linear backoff)")
 RAIL_PARAM(IB_GID_INDEX, "NCCL_IB_GID_INDEX", INT, "-1", -1, 255, NULL,
            "RoCE GID index for every HCA; -1 selects the first RoCE v2 IPv4-mapped GID")
 RAIL_PARAM(IB_SL, "NCCL_IB_SL", INT, "-1", -1, 15, NULL, "InfiniBand service level (-1: 0)")

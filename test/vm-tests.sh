@@ -11,7 +11,8 @@
 # 3. the per-rail byte split of a dual-rail netbench run with the equal policy (veth0 / veth2
 #    tx_bytes deltas within 40-60 %), and with rail B shaped to 16 Mbit/s by tc: the adaptive
 #    policy must put at most 40 % of the bytes on it (equal would put 50 %);
-# 4. a NCCL_RAIL_STATS_FILE snapshot of a running dual-rail connection, read by `nccl-rail stats`;
+# 4. NCCL_IB_TC / NCCL_IB_FIFO_TC / NCCL_IB_PKEY_VALUE read back from the QPs (ibv_query_qp);
+#    a NCCL_RAIL_STATS_FILE snapshot of a running dual-rail connection, read by `nccl-rail stats`;
 # 5. the short soak (first build only): 20000 messages of mixed sizes over the dual-rail device with
 #    rail B flapping, every byte checked, RSS / registrations / QPs / MRs flat (scripts/soak.sh runs
 #    the long one).
@@ -162,6 +163,26 @@ EOF2
   rm -f "$b/ids.out"
   echo "$((6 - bad)) passed, $bad failed"
 }
+# NCCL_IB_TC, NCCL_IB_FIFO_TC and NCCL_IB_PKEY_VALUE reach the QP attributes: the plugin reads
+# them back (ibv_query_qp after RTS) and logs what the device holds, the sender's QP with
+# NCCL_IB_TC, the receiver's (clear-to-send writes) with NCCL_IB_FIFO_TC; rxe's PKey table has
+# 0xffff at index 0. A PKey value the port lacks is refused, naming the variable.
+qp_readback() { # build dir
+  local b=$1 bad=0 out
+  out=$(env RAIL_BUILD_DIR="$b" RAIL_IT_VERBOSE=1 NCCL_IB_TC=40 NCCL_IB_FIFO_TC=96 \
+    NCCL_IB_PKEY_VALUE=0xffff bash test/integration/run.sh sizes 2>&1)
+  echo "$out" | grep "read back"
+  echo "$out" | grep -qE "sender QP 0x[0-9a-f]+ read back \(ibv_query_qp\): pkey index 0, traffic class 40, as asked \(NCCL_IB_PKEY_VALUE, NCCL_IB_TC\)" ||
+    { echo "qp read-back: no sender line with traffic class 40"; bad=$((bad + 1)); }
+  echo "$out" | grep -qE "receiver QP 0x[0-9a-f]+ read back \(ibv_query_qp\): pkey index 0, traffic class 96, as asked \(NCCL_IB_PKEY_VALUE, NCCL_IB_FIFO_TC\)" ||
+    { echo "qp read-back: no receiver line with traffic class 96"; bad=$((bad + 1)); }
+  out=$(env RAIL_BUILD_DIR="$b" RAIL_IT_VERBOSE=1 NCCL_IB_PKEY_VALUE=0x1234 \
+    bash test/integration/run.sh versions 2>&1)
+  echo "$out" | grep -m 2 "NCCL_IB_PKEY_VALUE"
+  echo "$out" | grep -q "NCCL_IB_PKEY_VALUE=0x1234 is not in the port's PKey table" ||
+    { echo "qp read-back: PKey value 0x1234 not refused by name"; bad=$((bad + 1)); }
+  echo "$((3 - bad)) passed, $bad failed"
+}
 for b in "$@"; do
   suite "net plugin integration ($b)" env RAIL_BUILD_DIR="$b" bash test/integration/run.sh
   suite "net plugin integration, dual-rail ($b)" env RAIL_BUILD_DIR="$b" \
@@ -170,6 +191,7 @@ for b in "$@"; do
   suite "rail byte split ($b)" rail_split "$b"
   if [ "$b" = "$1" ]; then
     suite "NCCL_IB_HCA rail/plane ids ($b)" rail_plane_ids "$b"
+    suite "QP attributes read back ($b)" qp_readback "$b"
     suite "rail byte split, rail B shaped ($b)" rail_split_shaped "$b"
     suite "telemetry snapshot ($b)" stats_file "$b"
     suite "soak, short ($b)" env NCCL_RAIL_RAILS=rxe0+rxe2,rxe1+rxe3 \

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "params.h"
 #include "protocol/net_clock.h"
 #include "protocol/net_ctl.h"
 #include "protocol/net_link.h"
@@ -154,11 +155,39 @@ static bool qp_event_fails_rail(struct rail_comm *c, const struct rail_dev *d,
     return false;
 }
 
+/* NCCL_IB_RETURN_ASYNC_EVENTS=0 (NCCL: the fatal-event count is kept but never returned): a
+ * fatal device, QP or CQ event is logged and nothing fails because of it; whatever really broke
+ * still surfaces as completion errors. True when the event was handled so. */
+static bool logged_only(const struct rail_dev *d, const struct ibv_async_event *ev,
+                        const char *what)
+{
+    switch (ev->event_type) {
+    case IBV_EVENT_DEVICE_FATAL:
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_CQ_ERR:
+        break;
+    default:
+        return false;
+    }
+    if (rail_param_bool(RAIL_PARAM_IB_RETURN_ASYNC_EVENTS))
+        return false;
+    RAIL_WARN(NCCL_NET,
+              "%s: asynchronous event '%s' (NCCL_IB_RETURN_ASYNC_EVENTS=0: logged only, the "
+              "connections on it carry on)",
+              d->name, what);
+    return true;
+}
+
 static void handle_event(struct rail_dev *d, struct ibv_async_event *ev)
 {
     const char *what = rail_verbs_event_str(ev->event_type);
     struct rail_comm *c;
 
+    if (logged_only(d, ev, what))
+        return;
     switch (ev->event_type) {
     case IBV_EVENT_DEVICE_FATAL:
         atomic_store(&d->fatal, 1);

@@ -156,6 +156,38 @@ int rail_link_check_peer(const struct rail_comm *c, const struct rail_meta *peer
     return 0;
 }
 
+/* The QP's pkey index and traffic class as the device holds them (ibv_query_qp), against what
+ * NCCL_IB_PKEY(_VALUE) and NCCL_IB_TC / NCCL_IB_FIFO_TC asked: one INFO line per port and side,
+ * one WARN per port and side when the device holds other values. */
+static void link_readback(const struct rail_comm *c, struct rail_dev *d, struct ibv_qp *qp,
+                          const struct rail_qp_path *path)
+{
+    char got[160];
+    bool recv = rail_comm_is_recv(c);
+    bool roce = d->link_layer == IBV_LINK_LAYER_ETHERNET;
+    int rc = rail_verbs_qp_readback(qp, path, roce, got, sizeof(got));
+    unsigned bit = (recv ? 1u : 2u) << (rc == 1 ? 2 : 0);
+    if (atomic_fetch_or(&d->readback_logged, bit) & bit)
+        return;
+    const char *side = recv ? "receiver" : "sender";
+    const char *tcvar = recv && roce && rail_param_int(RAIL_PARAM_IB_FIFO_TC) >= 0
+                            ? "NCCL_IB_FIFO_TC"
+                            : "NCCL_IB_TC";
+    const char *pkvar =
+        rail_param_int(RAIL_PARAM_IB_PKEY_VALUE) >= 0 ? "NCCL_IB_PKEY_VALUE" : "NCCL_IB_PKEY";
+    if (rc == 1)
+        RAIL_WARN(NCCL_NET,
+                  "%s: %s QP %#x read back (ibv_query_qp): %s; asked pkey index %d (%s), "
+                  "traffic class %d (%s): the device holds other values",
+                  d->name, side, qp->qp_num, got, path->pkey_index, pkvar, path->tc, tcvar);
+    else if (rc == 0)
+        RAIL_INFO(NCCL_NET, "%s: %s QP %#x read back (ibv_query_qp): %s, as asked (%s%s%s)",
+                  d->name, side, qp->qp_num, got, pkvar, roce ? ", " : "", roce ? tcvar : "");
+    else
+        RAIL_INFO(NCCL_NET, "%s: %s QP %#x attributes not read back: %s", d->name, side, qp->qp_num,
+                  got);
+}
+
 int rail_link_connect_one(struct rail_comm *c, int r, const struct rail_meta_rail *pr, int sl,
                           int tc, char *err, size_t errlen)
 {
@@ -181,6 +213,8 @@ int rail_link_connect_one(struct rail_comm *c, int r, const struct rail_meta_rai
         int rc = rail_verbs_qp_connect(l->qps[q].qp, &path, &remote, l->dev->name, err, errlen);
         if (rc < 0)
             return rc;
+        if (q == 0)
+            link_readback(c, l->dev, l->qps[q].qp, &path);
     }
     l->sl = sl;
     l->tc = tc;

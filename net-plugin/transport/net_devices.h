@@ -43,8 +43,9 @@ struct rail_dev {
     struct rail_reg_cache *cache;
     pthread_mutex_t async_lock;
     _Atomic uint64_t next_async_ns;
-    atomic_int fatal;     /* a fatal device event was seen: every comm on it fails */
-    atomic_int port_down; /* the port reported PORT_ERR and no PORT_ACTIVE since */
+    atomic_int fatal;            /* a fatal device event was seen: every comm on it fails */
+    atomic_int port_down;        /* the port reported PORT_ERR and no PORT_ACTIVE since */
+    atomic_uint readback_logged; /* QP attribute read-back lines logged (net_link.c) */
 };
 
 /* A plugin device as NCCL sees it: a group of rails (ports) that connections stripe over. */

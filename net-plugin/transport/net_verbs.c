@@ -7,6 +7,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "params.h"
 
 /* Live objects made through the wrappers below (and user registrations, net_reg.c): what the
  * scale benchmark (bench/scale.c) reads per connection. Relaxed atomics: counts, not ordering. */
@@ -109,6 +113,41 @@ int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int 
     return 0;
 }
 
+bool rail_mqp_retryable(int err, int retries, int max_retries, bool all)
+{
+    if (err < 0)
+        err = -err;
+    if (err == 0 || retries >= max_retries)
+        return false;
+    return all || err == ETIMEDOUT;
+}
+
+/* One QP transition with NCCL's retries: 0 or a positive errno. */
+static int modify_retry(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *dev,
+                        const char *what)
+{
+    int max = (int)rail_param_int(RAIL_PARAM_IB_MQP_RETRY_CNT);
+    long long ms = rail_param_int(RAIL_PARAM_IB_MQP_RETRY_SLEEP_MSEC);
+    bool all = rail_param_bool(RAIL_PARAM_IB_MQP_RETRY_ALL);
+    for (int retries = 0;; retries++) {
+        int rc = rail_ibv->modify_qp(qp, a, mask);
+        if (rc < 0)
+            rc = -rc;
+        if (!rail_mqp_retryable(rc, retries, max, all))
+            return rc;
+        long long wait = ms * (retries + 1);
+        RAIL_INFO(NCCL_NET,
+                  "%s: %s of QP %#x failed: %s; retry %d/%d in %lld ms (NCCL_IB_MQP_RETRY_CNT, "
+                  "NCCL_IB_MQP_RETRY_SLEEP_MSEC%s)",
+                  dev, what, qp->qp_num, strerror(rc), retries + 1, max, wait,
+                  all ? ", NCCL_IB_MQP_RETRY_ALL=1" : "");
+        struct timespec ts = {.tv_sec = (time_t)(wait / 1000),
+                              .tv_nsec = (long)(wait % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+}
+
 int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
                           const struct rail_qp_remote *remote, const char *dev, char *err,
                           size_t errlen)
@@ -121,8 +160,8 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
     a.pkey_index = (uint16_t)path->pkey_index;
     a.port_num = (uint8_t)path->port;
     a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-    rc = rail_ibv->modify_qp(qp, &a,
-                             IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    rc = modify_retry(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+                      dev, "ibv_modify_qp(INIT)");
     if (rc)
         return fail(rc, err, errlen, dev, "ibv_modify_qp(INIT)");
 
@@ -144,9 +183,10 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
     } else {
         a.ah_attr.dlid = remote->lid;
     }
-    rc = rail_ibv->modify_qp(qp, &a,
-                             IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                                 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    rc = modify_retry(qp, &a,
+                      IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                          IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+                      dev, "ibv_modify_qp(RTR)");
     if (rc)
         return fail(rc, err, errlen, dev, "ibv_modify_qp(RTR)");
 
@@ -157,12 +197,38 @@ int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
     a.rnr_retry = 7;
     a.sq_psn = 0;
     a.max_rd_atomic = 1;
-    rc = rail_ibv->modify_qp(qp, &a,
-                             IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                                 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    rc = modify_retry(qp, &a,
+                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                          IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
+                      dev, "ibv_modify_qp(RTS)");
     if (rc)
         return fail(rc, err, errlen, dev, "ibv_modify_qp(RTS)");
     return 0;
+}
+
+int rail_verbs_qp_readback(struct ibv_qp *qp, const struct rail_qp_path *path, bool roce, char *got,
+                           size_t gotlen)
+{
+    struct ibv_qp_attr a;
+    struct ibv_qp_init_attr init;
+    memset(&a, 0, sizeof(a));
+    memset(&init, 0, sizeof(init));
+    int rc = rail_ibv->query_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_AV, &init);
+    if (rc != 0) {
+        rc = rc < 0 ? -rc : rc;
+        snprintf(got, gotlen, "ibv_query_qp failed: %s", strerror(rc));
+        return -rc;
+    }
+    bool pkey_ok = a.pkey_index == (uint16_t)path->pkey_index;
+    bool tc_ok = !roce || a.ah_attr.grh.traffic_class == (uint8_t)path->tc;
+    if (roce)
+        snprintf(got, gotlen, "pkey index %u%s, traffic class %u%s", a.pkey_index,
+                 pkey_ok ? "" : " (asked for another)", a.ah_attr.grh.traffic_class,
+                 tc_ok ? "" : " (asked for another)");
+    else
+        snprintf(got, gotlen, "pkey index %u%s (InfiniBand: no GRH, no traffic class)",
+                 a.pkey_index, pkey_ok ? "" : " (asked for another)");
+    return pkey_ok && tc_ok ? 0 : 1;
 }
 
 int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, struct ibv_mr **mr,
@@ -324,6 +390,7 @@ const struct rail_verbs_ops rail_verbs_default_ops = {
     .destroy_cq = ibv_destroy_cq,
     .create_qp = ibv_create_qp,
     .modify_qp = ibv_modify_qp,
+    .query_qp = ibv_query_qp,
     .destroy_qp = ibv_destroy_qp,
     .reg_mr = v_reg_mr,
     .dereg_mr = ibv_dereg_mr,

@@ -36,12 +36,23 @@ int rail_verbs_create_cq(struct ibv_context *ctx, int cqe, void *cq_context, str
 int rail_verbs_create_qp(struct ibv_pd *pd, struct ibv_cq *cq, int send_wr, int recv_wr,
                          int send_sge, int *max_inline, void *qp_context, struct ibv_qp **qp,
                          const char *dev, char *err, size_t errlen);
-/* RESET -> INIT -> RTR -> RTS. */
+/* RESET -> INIT -> RTR -> RTS. Each transition is retried as NCCL retries ibv_modify_qp
+ * (NCCL_IB_MQP_RETRY_CNT times, only on ETIMEDOUT unless NCCL_IB_MQP_RETRY_ALL=1, sleeping k *
+ * NCCL_IB_MQP_RETRY_SLEEP_MSEC ms before retry k), one INFO line per retry. */
 int rail_verbs_qp_connect(struct ibv_qp *qp, const struct rail_qp_path *path,
                           const struct rail_qp_remote *remote, const char *dev, char *err,
                           size_t errlen);
+/* Reads back (ibv_query_qp) what rail_verbs_qp_connect set that the fabric acts on: the
+ * partition key index and, on RoCE (a GRH), the traffic class. Writes one readable line into
+ * got ("pkey index 0, traffic class 96"). 0 when both are as path asked, 1 when one differs
+ * (got says which), or -errno when the query failed (got says why). */
+int rail_verbs_qp_readback(struct ibv_qp *qp, const struct rail_qp_path *path, bool roce, char *got,
+                           size_t gotlen);
 int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, struct ibv_mr **mr,
                       const char *dev, char *err, size_t errlen);
+/* NCCL's modify-QP retry rule: whether a call that failed with err (a positive or negative errno)
+ * after `retries` retries is tried again. */
+bool rail_mqp_retryable(int err, int retries, int max_retries, bool all);
 /* Moves a QP to the error state: every WR in flight completes with a flush error. */
 int rail_verbs_qp_to_error(struct ibv_qp *qp);
 /* 1 when the port is ACTIVE (queried now), else 0. */
@@ -92,6 +103,9 @@ struct rail_verbs_ops {
     int (*destroy_cq)(struct ibv_cq *cq);
     struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
     int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+    /* ibv_query_qp: the QP's attributes as the device holds them (0 or a positive errno). */
+    int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+                    struct ibv_qp_init_attr *init);
     int (*destroy_qp)(struct ibv_qp *qp);
     struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access);
     int (*dereg_mr)(struct ibv_mr *mr);

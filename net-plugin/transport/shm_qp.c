@@ -196,6 +196,14 @@ static int modify_locked(struct shm_qp *qp, struct ibv_qp_attr *a, int mask)
     if (to == IBV_QPS_INIT && (cur == IBV_QPS_RESET || cur == IBV_QPS_INIT)) {
         if ((mask & IBV_QP_PORT) && a->port_num != 1)
             return EINVAL;
+        if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
+            return EINVAL; /* the port's PKey table has one entry (0xffff) */
+        if (mask & IBV_QP_PKEY_INDEX)
+            qp->given.pkey_index = a->pkey_index;
+        if (mask & IBV_QP_PORT)
+            qp->given.port_num = a->port_num;
+        if (mask & IBV_QP_ACCESS_FLAGS)
+            qp->given.qp_access_flags = a->qp_access_flags;
         set_state(qp, IBV_QPS_INIT);
         return 0;
     }
@@ -207,6 +215,10 @@ static int modify_locked(struct shm_qp *qp, struct ibv_qp_attr *a, int mask)
         int dev;
         if (rail_shm_ep_lookup(qp->ctx->fab, a->ah_attr.dlid, &pid, &dir, &dev) < 0)
             return EINVAL; /* no such LID on the fabric */
+        qp->given.ah_attr = a->ah_attr;
+        qp->given.dest_qp_num = a->dest_qp_num;
+        if (mask & IBV_QP_PATH_MTU)
+            qp->given.path_mtu = a->path_mtu;
         qp->remote_lid = a->ah_attr.dlid;
         qp->remote_qpn = a->dest_qp_num;
         qp->remote_pid = pid;
@@ -222,6 +234,8 @@ static int modify_locked(struct shm_qp *qp, struct ibv_qp_attr *a, int mask)
             qp->timeout = a->timeout;
         if (mask & IBV_QP_RETRY_CNT)
             qp->retry_cnt = a->retry_cnt;
+        qp->given.timeout = (uint8_t)qp->timeout;
+        qp->given.retry_cnt = (uint8_t)qp->retry_cnt;
         set_state(qp, IBV_QPS_RTS);
         return 0;
     }
@@ -235,6 +249,29 @@ int shm_modify_qp(struct ibv_qp *ibv, struct ibv_qp_attr *attr, int mask)
     int rc = modify_locked(qp, attr, mask);
     pthread_mutex_unlock(&qp->ctx->lock);
     return rc;
+}
+
+int shm_query_qp(struct ibv_qp *ibv, struct ibv_qp_attr *attr, int mask,
+                 struct ibv_qp_init_attr *init)
+{
+    struct shm_qp *qp = (struct shm_qp *)ibv;
+    (void)mask; /* like a device, every attribute is returned */
+    pthread_mutex_lock(&qp->ctx->lock);
+    *attr = qp->given;
+    attr->qp_state = attr->cur_qp_state = qp->ibv.state;
+    attr->cap.max_send_wr = (uint32_t)qp->sq_cap;
+    attr->cap.max_recv_wr = (uint32_t)qp->rq_cap;
+    attr->cap.max_inline_data = (uint32_t)qp->max_inline;
+    if (init) {
+        memset(init, 0, sizeof(*init));
+        init->qp_context = qp->ibv.qp_context;
+        init->send_cq = qp->ibv.send_cq;
+        init->recv_cq = qp->ibv.recv_cq;
+        init->qp_type = IBV_QPT_RC;
+        init->cap = attr->cap;
+    }
+    pthread_mutex_unlock(&qp->ctx->lock);
+    return 0;
 }
 
 int shm_destroy_qp(struct ibv_qp *ibv)

@@ -15,6 +15,9 @@ struct ibv_qp *shm_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 /* RESET -> INIT -> RTR (dest_qp_num and the LID of ah_attr name the peer QP) -> RTS (timeout,
  * retry_cnt); ERR from any state. A positive errno on failure. */
 int shm_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+/* The attributes modify_qp accepted, the current state and the queue capacities. */
+int shm_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+                 struct ibv_qp_init_attr *init);
 int shm_destroy_qp(struct ibv_qp *qp);
 int shm_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int shm_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);

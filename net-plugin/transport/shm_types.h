@@ -164,6 +164,9 @@ struct shm_qp {
     uint32_t rq_head, rq_count;
     bool flush; /* in ERR: work requests still to be flushed */
     int timeout, retry_cnt;
+    /* What modify_qp was given (pkey index, port, address vector, MTU...): what query_qp
+     * returns, as a device holds the attributes it accepted. */
+    struct ibv_qp_attr given;
     /* the connected peer QP (RTR) */
     int remote_lid, remote_dev;
     uint32_t remote_qpn;

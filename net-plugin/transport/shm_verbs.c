@@ -34,6 +34,7 @@ const struct rail_verbs_ops rail_shm_verbs_ops = {
     .destroy_cq = shm_destroy_cq,
     .create_qp = shm_create_qp,
     .modify_qp = shm_modify_qp,
+    .query_qp = shm_query_qp,
     .destroy_qp = shm_destroy_qp,
     .reg_mr = shm_reg_mr,
     .dereg_mr = shm_dereg_mr,

@@ -24,6 +24,7 @@ static const char *const k_kind_names[RAIL_FAULT_NKINDS] = {
     [RAIL_FAULT_STALL] = "stall",
     [RAIL_FAULT_CREATE_QP] = "create_qp",
     [RAIL_FAULT_CREATE_CQ] = "create_cq",
+    [RAIL_FAULT_MODIFY_QP] = "modify_qp",
 };
 
 const char *rail_fault_kind_name(enum rail_fault_kind kind)
@@ -58,6 +59,8 @@ enum rail_fault_call rail_fault_kind_call(enum rail_fault_kind kind)
         return RAIL_FCALL_CREATE_QP;
     if (kind == RAIL_FAULT_CREATE_CQ)
         return RAIL_FCALL_CREATE_CQ;
+    if (kind == RAIL_FAULT_MODIFY_QP)
+        return RAIL_FCALL_MODIFY_QP;
     return RAIL_FCALL_POST_SEND;
 }
 
@@ -140,14 +143,15 @@ static int parse_rule(char *text, struct rail_fault_rule *r, char *err, size_t e
         return rail_fail(err, errlen,
                          "unknown fault kind '%s' (post_send, post_recv, reg_mr, wc_retry, "
                          "wc_rem_access, wc_flush, cq_overrun, port_err, qp_fatal, device_fatal, "
-                         "stall, create_qp, create_cq)",
+                         "stall, create_qp, create_cq, modify_qp)",
                          text);
     r->count = 1;
     r->max_len = UINT64_MAX;
     r->err = r->kind == RAIL_FAULT_REG_MR || r->kind == RAIL_FAULT_CREATE_QP ||
                      r->kind == RAIL_FAULT_CREATE_CQ
                  ? ENOMEM
-                 : EIO;
+             : r->kind == RAIL_FAULT_MODIFY_QP ? ETIMEDOUT
+                                               : EIO;
     r->port = 1;
     char *save = NULL;
     for (char *kv = opts ? strtok_r(opts, ",", &save) : NULL; kv; kv = strtok_r(NULL, ",", &save)) {

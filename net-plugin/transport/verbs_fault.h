@@ -5,7 +5,9 @@
  *
  * Spec: one or more rules separated by ';', each KIND[:KEY=VALUE[,KEY=VALUE...]].
  *   kinds   post_send post_recv reg_mr            the call fails (errno: err=, default EIO;
- *           create_qp create_cq                   reg_mr, create_qp, create_cq: ENOMEM)
+ *           create_qp create_cq                   reg_mr, create_qp, create_cq: ENOMEM;
+ *           modify_qp                             modify_qp: ETIMEDOUT; only the transitions
+ *                                                  to INIT, RTR and RTS, which NCCL retries)
  *           wc_retry wc_rem_access wc_flush       the matched send's completion arrives with
  *                                                  that status (the write itself really happened)
  *           cq_overrun                            the next poll of that send's CQ fails and a
@@ -21,8 +23,9 @@
  *           count=N     fault N times per device (default 1; 0: every matching call after)
  *           err=N       errno of post_send / post_recv / reg_mr faults (default EIO / ENOMEM)
  *           port=N      port of port_err (default 1)
- * Every kind but post_recv, reg_mr, create_qp and create_cq triggers on post_send calls (the point
- * of a transfer); min/max of create_qp are its send queue depth, of create_cq its entries. */
+ * Every kind but post_recv, reg_mr, create_qp, create_cq and modify_qp triggers on post_send calls
+ * (the point of a transfer); min/max of create_qp are its send queue depth, of create_cq its
+ * entries, of modify_qp the target state (1 INIT, 2 RTR, 3 RTS). */
 #ifndef NCCL_RAIL_VERBS_FAULT_H
 #define NCCL_RAIL_VERBS_FAULT_H
 
@@ -47,6 +50,7 @@ enum rail_fault_kind {
     RAIL_FAULT_STALL,
     RAIL_FAULT_CREATE_QP,
     RAIL_FAULT_CREATE_CQ,
+    RAIL_FAULT_MODIFY_QP,
     RAIL_FAULT_NKINDS
 };
 
@@ -56,7 +60,8 @@ enum rail_fault_call {
     RAIL_FCALL_POST_RECV,
     RAIL_FCALL_REG_MR,
     RAIL_FCALL_CREATE_QP,
-    RAIL_FCALL_CREATE_CQ
+    RAIL_FCALL_CREATE_CQ,
+    RAIL_FCALL_MODIFY_QP
 };
 
 /* Opcode classes of a post_send. */

@@ -110,7 +110,8 @@ static int decide(enum rail_fault_call call, const char *dev, enum rail_fault_op
                   : call == RAIL_FCALL_POST_RECV ? "post_recv"
                   : call == RAIL_FCALL_REG_MR    ? "reg_mr"
                   : call == RAIL_FCALL_CREATE_QP ? "create_qp"
-                                                 : "create_cq",
+                  : call == RAIL_FCALL_CREATE_CQ ? "create_cq"
+                                                 : "modify_qp",
                   rail_fault_op_name(op), (unsigned long long)len);
     return i;
 }
@@ -405,9 +406,15 @@ static void forget(struct ibv_qp *qp, struct ibv_cq *cq)
     pthread_mutex_unlock(&g_lock);
 }
 
-/* A QP moved to the error state flushes its held WRs. */
+/* A transition to INIT, RTR or RTS fails as a modify_qp rule says; a QP moved to the error state
+ * flushes its held WRs. */
 static int f_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
+    struct rail_fault_rule r;
+    if ((mask & IBV_QP_STATE) && attr->qp_state >= IBV_QPS_INIT && attr->qp_state <= IBV_QPS_RTS &&
+        decide(RAIL_FCALL_MODIFY_QP, dev_of(qp->context), RAIL_FOP_ANY, (uint64_t)attr->qp_state,
+               &r) >= 0)
+        return r.err; /* as ibv_modify_qp: a positive errno, the QP unchanged */
     int rc = g_base->modify_qp(qp, attr, mask);
     if (rc == 0 && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_ERR) {
         pthread_mutex_lock(&g_lock);

@@ -2,8 +2,8 @@
 /* Injected verbs faults (NCCL_RAIL_FAULT, transport/verbs_fault_ops.c): each vf_* scenario sets a
  * fault spec in one side, then moves batches of messages (0 B .. 4 MiB: eager, rendezvous,
  * striped) and asserts the outcome its table row names:
- *   OK       a failover: every message completes byte-exact, no call fails, the injection
- *            fired and the plugin logged the rail failure (want);
+ *   OK       a failover (or an event logged only): every message completes byte-exact, no
+ *            call fails, the injection fired and the plugin logged the rail failure (want);
  *   ERR      the faulting side gets an error from isend/irecv/test within BOUND_S, the other side
  *            an error or complete messages within BOUND_S + PEER_S, no receive completes with
  *            wrong bytes, both closes return within CLOSE_S, the plugin's own WARN names the
@@ -56,6 +56,10 @@ static const struct vf_case k_cases[] = {
     {"vf_cq_overrun", VF_SINGLE, 's', VF_ERR, "ibv_poll_cq failed", 0},
     {"vf_qp_fatal", VF_SINGLE, 's', VF_ERR, "local work queue catastrophic error", 0},
     {"vf_device_fatal", VF_SINGLE, 'r', VF_ERR, "fatal device event", 0},
+    /* NCCL_IB_RETURN_ASYNC_EVENTS=0: the same events are logged only, the traffic carries on */
+    {"vf_qp_fatal_logged", VF_SINGLE, 's', VF_OK, "NCCL_IB_RETURN_ASYNC_EVENTS=0: logged only", 0},
+    {"vf_device_fatal_logged", VF_SINGLE, 'r', VF_OK, "NCCL_IB_RETURN_ASYNC_EVENTS=0: logged only",
+     0},
     /* dual-rail with failover: one rail's fault fails over, byte-exact */
     {"vf2_post_send", VF_DUAL, 's', VF_OK, "rail 0 (rxe0) failed", 0},
     {"vf2_eager", VF_DUAL, 's', VF_OK, "rail 0 (rxe0) failed", 0},

@@ -183,6 +183,7 @@ static void test_audit(void)
     char *env[] = {"PATH=/bin",
                    "NCCL_DEBUG=INFO",                 /* NCCL's, not ours: nothing */
                    "NCCL_IB_HCA=mlx5_0",              /* honoured */
+                   "NCCL_IB_MQP_RETRY_CNT=5",         /* honoured (issue 28) */
                    "NCCL_NET_SHARED_BUFFERS=0",       /* NCCL's own */
                    "NCCL_IB_SUBNET_AWARE_ROUTING=1",  /* not honoured */
                    "NCCL_IB_GID_INDX=3",              /* misspelt */
@@ -212,6 +213,7 @@ static void test_audit(void)
     f = find(&s, "NCCL_RAIL_NO_SUCH_KNOB_AT_ALL");
     CHECK(f && f->kind == RAIL_ENV_UNKNOWN && f->suggestion == NULL);
     CHECK(find(&s, "NCCL_IB_HCA") == NULL && find(&s, "NCCL_DEBUG") == NULL);
+    CHECK(find(&s, "NCCL_IB_MQP_RETRY_CNT") == NULL);
     for (int i = 0; i < s.n; i++) {
         CHECK_MSG(strstr(s.text[i], s.f[i].name) == s.text[i], "line names the variable: %s",
                   s.text[i]);

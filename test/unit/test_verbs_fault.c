@@ -28,7 +28,7 @@ static void kinds_and_defaults(void)
     static const char *names[] = {"post_send",     "post_recv",    "reg_mr",     "wc_retry",
                                   "wc_rem_access", "wc_flush",     "cq_overrun", "port_err",
                                   "qp_fatal",      "device_fatal", "stall",      "create_qp",
-                                  "create_cq"};
+                                  "create_cq",     "modify_qp"};
     for (int k = 0; k < RAIL_FAULT_NKINDS; k++) {
         CHECK_EQ_INT(parse(names[k]), 0);
         CHECK_EQ_INT(g_p.nrules, 1);
@@ -41,7 +41,8 @@ static void kinds_and_defaults(void)
         CHECK_EQ_INT(g_p.rule[0].err, k == RAIL_FAULT_REG_MR || k == RAIL_FAULT_CREATE_QP ||
                                               k == RAIL_FAULT_CREATE_CQ
                                           ? ENOMEM
-                                          : EIO);
+                                      : k == RAIL_FAULT_MODIFY_QP ? ETIMEDOUT
+                                                                  : EIO);
         CHECK_EQ_INT(g_p.rule[0].port, 1);
         CHECK(g_p.rule[0].max_len == UINT64_MAX);
         CHECK_EQ_STR(g_err, "");
@@ -51,6 +52,7 @@ static void kinds_and_defaults(void)
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_DEVICE_FATAL), RAIL_FCALL_POST_SEND);
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_STALL), RAIL_FCALL_POST_SEND);
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_CREATE_QP), RAIL_FCALL_CREATE_QP);
+    CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_MODIFY_QP), RAIL_FCALL_MODIFY_QP);
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_CREATE_CQ), RAIL_FCALL_CREATE_CQ);
     /* The 1000th QP of shm0 fails, once; other devices and calls are not counted. */
     CHECK_EQ_INT(parse("create_qp:dev=shm0,after=999"), 0);
@@ -122,6 +124,7 @@ static void malformed(void)
     refused("post_send:op=recv", "op=recv");
     refused("reg_mr:op=write", "post_send only");
     refused("create_cq:op=read", "post_send only");
+    refused("modify_qp:op=write", "post_send only");
     refused("post_recv:op=any", "post_send only");
     refused("post_send:dev=", "dev=");
     refused("post_send:dev=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
