@@ -17,7 +17,8 @@
  *   --provider P   shm (default: NCCL_RAIL_VERBS_PROVIDER=shm and NCCL_RAIL_RAILS set here) or
  *                  verbs (the environment as given: kernel verbs, e.g. rdma_rxe in the VM)
  *   --devs A,B     plugin devices of process 0 and 1 by name ("a+b": a fused device); needed
- *                  with --provider verbs; default the plugin's devices 0 and 1
+ *                  with --provider verbs (and NCCL_RAIL_RAILS=A,B unless set, so that ours
+ *                  has exactly these); default the plugin's devices 0 and 1
  *   --plugin PATH  any NCCL net plugin .so, loaded and driven through its ncclNetPlugin_vN table
  *                  (v6 .. v12, bench/netbench_abi.h) instead of ours linked in; the verbs-seam
  *                  counts (QPs, CQs, registered bytes) are then not printed
@@ -741,6 +742,8 @@ int main(int argc, char **argv)
     } else if (!o.devs) {
         fprintf(stderr, "scale: --provider verbs needs --devs A,B\n");
         return 2;
+    } else {
+        setenv("NCCL_RAIL_RAILS", o.devs, 0); /* ours: exactly these devices (a peer ignores it) */
     }
     setenv("NCCL_IB_QPS_PER_CONNECTION", qps, 1);
     setenv("NCCL_SOCKET_IFNAME", "lo", 0);
