@@ -22,6 +22,7 @@
 #define V12(n) ((const ncclNet_v12_t *)(n)->table)
 
 static int g_verbose;
+static ncclDebugLogger_t g_user_logger; /* nb_net_set_logger: replaces netbench's own */
 
 static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
                    const char *fmt, ...)
@@ -45,16 +46,41 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
 static int init_table(struct nb_net *n)
 {
     ncclNetCommConfig_v11_t cfg = {NCCL_NET_TRAFFIC_CLASS_UNDEF};
+    ncclDebugLogger_t log = g_user_logger ? g_user_logger : logger;
     switch (n->version) {
     case 12:
-        return V12(n)->init(&n->ctx, 0x6e62, &cfg, logger, NULL);
+        return V12(n)->init(&n->ctx, 0x6e62, &cfg, log, NULL);
     case 11:
-        return V11(n)->init(&n->ctx, 0x6e62, &cfg, logger, NULL);
+        return V11(n)->init(&n->ctx, 0x6e62, &cfg, log, NULL);
     case 10:
-        return V10(n)->init(logger, NULL);
+        return V10(n)->init(log, NULL);
     default:
-        return V6(n)->init(logger);
+        return V6(n)->init(log);
     }
+}
+
+void nb_net_set_logger(ncclDebugLogger_t log)
+{
+    g_user_logger = log;
+}
+
+int nb_net_attach(struct nb_net *n, const void *table, int version, const char *name, char *err,
+                  size_t errlen)
+{
+    memset(n, 0, sizeof(*n));
+    if (!table || version < 6 || version > 12) {
+        snprintf(err, errlen, "no ncclNetPlugin_v%d table", version);
+        return -1;
+    }
+    n->table = table;
+    n->version = version;
+    n->name = name;
+    int rc = init_table(n);
+    if (rc != ncclSuccess) {
+        snprintf(err, errlen, "ncclNetPlugin_v%d init returned %d", n->version, rc);
+        return -1;
+    }
+    return 0;
 }
 
 int nb_net_load(struct nb_net *n, const char *path, int want, int verbose, char *err, size_t errlen)

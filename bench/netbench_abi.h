@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "nccl/nccl_net.h"
+
 struct nb_net {
     void *dl;
     int version;       /* 6 .. 12 */
@@ -26,6 +28,13 @@ struct nb_net {
  * 0, or -1 with the reason in err. `verbose`: NB_LOG_* flags; the plugin's lines go to stderr. */
 int nb_net_load(struct nb_net *n, const char *path, int want, int verbose, char *err,
                 size_t errlen);
+/* Uses `table`, an ncclNetPlugin_v`version` linked into the program (no library is loaded), and
+ * initialises it; 0, or -1 with the reason in err. */
+int nb_net_attach(struct nb_net *n, const void *table, int version, const char *name, char *err,
+                  size_t errlen);
+/* The logger the next nb_net_load / nb_net_attach hands to the plugin's init (NULL: netbench's,
+ * which prints to stderr as nb_net_load's flags say). */
+void nb_net_set_logger(ncclDebugLogger_t log);
 void nb_net_finalize(struct nb_net *n);
 
 int nb_net_devices(const struct nb_net *n, int *ndev);

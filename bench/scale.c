@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bench/scale: what one connection of the net plugin costs when a process holds thousands, on
- * the shm verbs provider (NCCL_RAIL_VERBS_PROVIDER=shm). It drives the plugin through its
- * ncclNetPlugin_v11 table, as NCCL's proxy does, and links the plugin's code statically only to
- * read the verbs objects counted at the seam (transport/net_verbs.h).
+ * the shm verbs provider (NCCL_RAIL_VERBS_PROVIDER=shm) or on kernel verbs (--provider verbs). It
+ * drives the plugin through its ncclNetPlugin_v11 table, as NCCL's proxy does, and links the
+ * plugin's code statically only to read the verbs objects counted at the seam
+ * (transport/net_verbs.h); --plugin measures any other net plugin the same way.
  *
  *   --conns N      connections per ordered pair of processes (default 64; the shm provider holds
  *                  4,096 QPs and 8,192 memory regions per device context)
@@ -13,6 +14,17 @@
  *   --window W     connections set up at once per pair (1: one after the other, a latency)
  *   --msgs M       8-byte messages of the isend/irecv/test cycle (median of 3 rounds)
  *   --no-traffic   skip the 4 KiB + 256 KiB message on every connection
+ *   --provider P   shm (default: NCCL_RAIL_VERBS_PROVIDER=shm and NCCL_RAIL_RAILS set here) or
+ *                  verbs (the environment as given: kernel verbs, e.g. rdma_rxe in the VM)
+ *   --devs A,B     plugin devices of process 0 and 1 by name ("a+b": a fused device); needed
+ *                  with --provider verbs (and NCCL_RAIL_RAILS=A,B unless set, so that ours
+ *                  has exactly these); default the plugin's devices 0 and 1
+ *   --plugin PATH  any NCCL net plugin .so, loaded and driven through its ncclNetPlugin_vN table
+ *                  (v6 .. v12, bench/netbench_abi.h) instead of ours linked in; the verbs-seam
+ *                  counts (QPs, CQs, registered bytes) are then not printed
+ *   --smaps        where the resident memory sits: /proc/self/smaps by kind of mapping (the
+ *                  kernel rings a kernel verbs provider maps from /dev/infiniband/uverbsN, by
+ *                  size; heap; anonymous), per connection, send and receive side apart
  *   --exhaust      resource exhaustion (with NCCL_RAIL_FAULT, test/scale_exhaustion.sh): no
  *                  warm-up, connections set up one after the other until one fails; the
  *                  connections before it then carry their messages, checked; prints the
@@ -42,10 +54,13 @@
 #include <unistd.h>
 
 #include "nccl/nccl_net.h"
+#include "netbench_abi.h"
+#include "scale_smaps.h"
 #include "transport/net_verbs.h"
 
 extern const ncclNet_v11_t ncclNetPlugin_v11;
-#define NET (&ncclNetPlugin_v11)
+static struct nb_net g_net; /* the plugin: ours linked in, or --plugin PATH loaded */
+#define NET (&g_net)
 
 #define MAXP     16
 #define HSIZE    NCCL_NET_HANDLE_MAXSIZE
@@ -58,6 +73,7 @@ enum { S_BASE, S_CONN, S_TRAFFIC, S_CLOSED, S_N };
 struct snap {
     long rss_kib, heap_kib;
     long cnt[RAIL_VERBS_NCOUNTS];
+    struct smaps_snap sm; /* --smaps */
 };
 struct result {
     struct snap s[S_N];
@@ -77,12 +93,15 @@ struct shared {
 };
 
 static struct {
-    int conns, procs, rails, qps, window, msgs, traffic, exhaust;
-} o = {64, 2, 1, 1, 1, 2000, 1, 0};
+    int conns, procs, rails, qps, window, msgs, traffic, exhaust, smaps;
+    const char *plugin; /* NULL: ours, linked in (the verbs-seam counts are printed) */
+    const char *devs;   /* "A,B": device names of process 0 and 1 (--provider verbs) */
+    int verbs;          /* 1: kernel verbs (the plugin's default provider), not shm */
+} o = {64, 2, 1, 1, 1, 2000, 1, 0, 0, NULL, NULL, 0};
 static struct shared *g_sh;
 static int g_me, g_warns, g_counted; /* g_counted: WARNs outside the fault layer's */
 static char g_last_warn[640];
-static void *g_ctx;
+static int g_dev[2]; /* plugin device of even / odd processes */
 
 static double now(void)
 {
@@ -106,10 +125,14 @@ static void logger(ncclDebugLogLevel level, unsigned long flags, const char *fil
         return;
     g_warns++;
     char text[640];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
+    if (o.plugin) { /* a foreign plugin's arguments may not match its format: not formatted */
+        snprintf(text, sizeof(text), "%s (arguments not formatted)", fmt ? fmt : "");
+    } else {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+    }
     fprintf(stderr, "scale[%d] WARN %s:%d %s\n", g_me, file, line, text);
     if (!strstr(text, "fault injection") && !strstr(text, "NCCL_RAIL_FAULT")) {
         if (g_counted++ == 0)
@@ -144,6 +167,8 @@ static void snapshot(struct snap *s)
     struct mallinfo2 mi = mallinfo2();
     s->heap_kib = (long)((mi.uordblks + mi.hblkhd) / 1024);
     rail_verbs_counts(s->cnt);
+    if (o.smaps)
+        smaps_snapshot(&s->sm);
 }
 
 static uint8_t pat(size_t i)
@@ -191,7 +216,7 @@ static void plan(struct side *snd, struct side *rcv, int kmax)
 
 static int my_dev(void)
 {
-    return o.procs > 2 ? g_me % 2 : g_me;
+    return g_dev[o.procs > 2 ? g_me % 2 : g_me];
 }
 
 /* --exhaust: connection c failed to set up (its comm stays NULL, st 8). */
@@ -216,7 +241,7 @@ static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, voi
     for (int i = 0; i < rcv->n; i++) {
         struct conn *c = &rcv->c[i];
         if (c->k >= k0 && c->k < k1 &&
-            (rc = NET->listen(g_ctx, my_dev(), handle(c->peer, g_me, c->k), &c->lc)) != 0)
+            (rc = nb_net_listen(NET, my_dev(), handle(c->peer, g_me, c->k), &c->lc)) != 0)
             die("listen", rc);
     }
     barrier();
@@ -235,7 +260,7 @@ static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, voi
             struct conn *c = &snd->c[i];
             if (c->k < k0 || c->k >= k1 || c->comm || c->st == 8)
                 continue;
-            rc = NET->connect(g_ctx, my_dev(), handle(g_me, c->peer, c->k), &c->comm, NULL);
+            rc = nb_net_connect(NET, my_dev(), handle(g_me, c->peer, c->k), &c->comm);
             if (rc && o.exhaust) {
                 exhausted(c, warns0);
                 continue;
@@ -244,16 +269,16 @@ static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, voi
                 die("connect", rc);
             if (!c->comm)
                 left = 1;
-            else if ((rc = NET->regMr(c->comm, smem, slen, NCCL_PTR_HOST, &c->mh)))
+            else if ((rc = nb_net_reg(NET, c->comm, smem, slen, &c->mh)))
                 die("regMr", rc);
         }
         for (int i = 0; i < rcv->n; i++) {
             struct conn *c = &rcv->c[i];
             if (c->k < k0 || c->k >= k1 || c->comm || c->st == 8)
                 continue;
-            rc = NET->accept(c->lc, &c->comm, NULL);
+            rc = nb_net_accept(NET, c->lc, &c->comm);
             if (rc && o.exhaust) {
-                NET->closeListen(c->lc);
+                nb_net_close_listen(NET, c->lc);
                 c->lc = NULL;
                 exhausted(c, warns0);
                 continue;
@@ -264,9 +289,9 @@ static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, voi
                 left = 1;
                 continue;
             }
-            NET->closeListen(c->lc);
+            nb_net_close_listen(NET, c->lc);
             c->lc = NULL;
-            if ((rc = NET->regMr(c->comm, rmem, rlen, NCCL_PTR_HOST, &c->mh)))
+            if ((rc = nb_net_reg(NET, c->comm, rmem, rlen, &c->mh)))
                 die("regMr", rc);
         }
     }
@@ -298,7 +323,7 @@ static void traffic_window(struct side *snd, struct side *rcv, int k0, int k1, u
             for (int m = 0; m < 2 && c->st < 9; m++) {
                 if (c->st == m) {
                     uint8_t *p = smem + pat_off(c, g_me, c->peer) + (m ? SMALL : 0);
-                    if ((rc = NET->isend(c->comm, p, len[m], 1 + m, c->mh, NULL, &c->req[m])))
+                    if ((rc = nb_net_isend(NET, c->comm, p, len[m], 1 + m, c->mh, &c->req[m])))
                         die("isend", rc);
                     if (c->req[m])
                         c->st++;
@@ -307,7 +332,7 @@ static void traffic_window(struct side *snd, struct side *rcv, int k0, int k1, u
             if (c->st == 2) {
                 for (int m = 0; m < 2; m++) {
                     int done = 0;
-                    if (c->req[m] && (rc = NET->test(c->req[m], &done, NULL)))
+                    if (c->req[m] && (rc = nb_net_test(NET, c->req[m], &done, NULL)))
                         die("test(send)", rc);
                     if (done)
                         c->req[m] = NULL;
@@ -326,9 +351,7 @@ static void traffic_window(struct side *snd, struct side *rcv, int k0, int k1, u
             for (int m = 0; m < 2; m++) {
                 if (c->st == m) {
                     void *p = rpool + (size_t)b * (SMALL + LARGE) + (m ? SMALL : 0);
-                    size_t sz = len[m];
-                    int tag = 1 + m;
-                    if ((rc = NET->irecv(c->comm, 1, &p, &sz, &tag, &c->mh, NULL, &c->req[m])))
+                    if ((rc = nb_net_irecv(NET, c->comm, p, len[m], 1 + m, c->mh, &c->req[m])))
                         die("irecv", rc);
                     if (c->req[m])
                         c->st++;
@@ -339,7 +362,7 @@ static void traffic_window(struct side *snd, struct side *rcv, int k0, int k1, u
                     int done = 0, size = -1;
                     if (!c->req[m])
                         continue;
-                    if ((rc = NET->test(c->req[m], &done, &size)))
+                    if ((rc = nb_net_test(NET, c->req[m], &done, &size)))
                         die("test(recv)", rc);
                     if (!done)
                         continue;
@@ -365,18 +388,18 @@ static void close_all(struct side *snd, struct side *rcv)
     for (int i = 0; i < snd->n; i++) {
         if (!snd->c[i].comm)
             continue;
-        NET->deregMr(snd->c[i].comm, snd->c[i].mh);
-        NET->closeSend(snd->c[i].comm);
+        nb_net_dereg(NET, snd->c[i].comm, snd->c[i].mh);
+        nb_net_close_send(NET, snd->c[i].comm);
         snd->c[i].comm = NULL;
     }
     for (int i = 0; i < rcv->n; i++) {
         if (rcv->c[i].lc)
-            NET->closeListen(rcv->c[i].lc);
+            nb_net_close_listen(NET, rcv->c[i].lc);
         rcv->c[i].lc = NULL;
         if (!rcv->c[i].comm)
             continue;
-        NET->deregMr(rcv->c[i].comm, rcv->c[i].mh);
-        NET->closeRecv(rcv->c[i].comm);
+        nb_net_dereg(NET, rcv->c[i].comm, rcv->c[i].mh);
+        nb_net_close_recv(NET, rcv->c[i].comm);
         rcv->c[i].comm = NULL;
     }
 }
@@ -426,44 +449,42 @@ static double loop_cycle(uint8_t *smem, uint8_t *rpool)
     char h[HSIZE];
     void *lc = NULL, *sc = NULL, *rc = NULL, *smh = NULL, *rmh = NULL;
     int e;
-    if ((e = NET->listen(g_ctx, my_dev(), h, &lc)))
+    if ((e = nb_net_listen(NET, my_dev(), h, &lc)))
         die("listen(loop)", e);
     while (!sc || !rc) {
-        if (!sc && (e = NET->connect(g_ctx, my_dev(), h, &sc, NULL)))
+        if (!sc && (e = nb_net_connect(NET, my_dev(), h, &sc)))
             die("connect(loop)", e);
-        if (!rc && (e = NET->accept(lc, &rc, NULL)))
+        if (!rc && (e = nb_net_accept(NET, lc, &rc)))
             die("accept(loop)", e);
     }
-    NET->closeListen(lc);
-    if ((e = NET->regMr(sc, smem, 4096, NCCL_PTR_HOST, &smh)) ||
-        (e = NET->regMr(rc, rpool, 4096, NCCL_PTR_HOST, &rmh)))
+    nb_net_close_listen(NET, lc);
+    if ((e = nb_net_reg(NET, sc, smem, 4096, &smh)) || (e = nb_net_reg(NET, rc, rpool, 4096, &rmh)))
         die("regMr(loop)", e);
     double us[3];
     for (int round = 0; round < 3; round++) {
         double t0 = cpu_now();
         for (int i = 0; i < o.msgs; i++) {
-            void *rq = NULL, *sq = NULL, *p = rpool;
-            size_t sz = 8;
-            int tag = 5, rdone = 0, sdone = 0;
+            void *rq = NULL, *sq = NULL;
+            int rdone = 0, sdone = 0;
             while (!rq)
-                if ((e = NET->irecv(rc, 1, &p, &sz, &tag, &rmh, NULL, &rq)))
+                if ((e = nb_net_irecv(NET, rc, rpool, 8, 5, rmh, &rq)))
                     die("irecv(cycle)", e);
             while (!sq)
-                if ((e = NET->isend(sc, smem, 8, 5, smh, NULL, &sq)))
+                if ((e = nb_net_isend(NET, sc, smem, 8, 5, smh, &sq)))
                     die("isend(cycle)", e);
             while (!rdone || !sdone) {
-                if (!sdone && (e = NET->test(sq, &sdone, NULL)))
+                if (!sdone && (e = nb_net_test(NET, sq, &sdone, NULL)))
                     die("test(cycle)", e);
-                if (!rdone && (e = NET->test(rq, &rdone, NULL)))
+                if (!rdone && (e = nb_net_test(NET, rq, &rdone, NULL)))
                     die("test(cycle)", e);
             }
         }
         us[round] = (cpu_now() - t0) * 1e6 / o.msgs;
     }
-    NET->deregMr(sc, smh);
-    NET->deregMr(rc, rmh);
-    NET->closeSend(sc);
-    NET->closeRecv(rc);
+    nb_net_dereg(NET, sc, smh);
+    nb_net_dereg(NET, rc, rmh);
+    nb_net_close_send(NET, sc);
+    nb_net_close_recv(NET, rc);
     qsort(us, 3, sizeof(us[0]), cmp_d);
     return us[1];
 }
@@ -475,29 +496,29 @@ static void idle_costs(struct side *snd, struct side *rcv, uint8_t *smem, uint8_
 {
     int rc;
     if (g_me == 1) {
-        void *p = rpool, *req = NULL;
-        size_t sz = 8;
-        int tag = 77, done = 0, calls = 200000;
-        if ((rc = NET->irecv(rcv->c[0].comm, 1, &p, &sz, &tag, &rcv->c[0].mh, NULL, &req)) || !req)
-            die("irecv(idle)", rc);
+        void *req = NULL;
+        int done = 0, calls = 200000;
+        while (!req)
+            if ((rc = nb_net_irecv(NET, rcv->c[0].comm, rpool, 8, 77, rcv->c[0].mh, &req)))
+                die("irecv(idle)", rc);
         double t0 = cpu_now();
         for (int i = 0; i < calls; i++)
-            if ((rc = NET->test(req, &done, NULL)) || done)
+            if ((rc = nb_net_test(NET, req, &done, NULL)) || done)
                 die("test(idle)", rc);
         r->test_ns = (cpu_now() - t0) * 1e9 / calls;
         barrier();
         while (!done)
-            if ((rc = NET->test(req, &done, NULL)))
+            if ((rc = nb_net_test(NET, req, &done, NULL)))
                 die("test(idle)", rc);
     } else if (g_me == 0) {
         barrier();
         void *req = NULL;
         int done = 0;
         while (!req)
-            if ((rc = NET->isend(snd->c[0].comm, smem, 8, 77, snd->c[0].mh, NULL, &req)))
+            if ((rc = nb_net_isend(NET, snd->c[0].comm, smem, 8, 77, snd->c[0].mh, &req)))
                 die("isend(idle)", rc);
         while (!done)
-            if ((rc = NET->test(req, &done, NULL)))
+            if ((rc = nb_net_test(NET, req, &done, NULL)))
                 die("test(idle)", rc);
     } else {
         barrier();
@@ -516,11 +537,27 @@ static int child(void)
 {
     struct result *r = &g_sh->res[g_me];
     int ndev = 0, rc;
-    ncclNetCommConfig_v11_t cfg = {NCCL_NET_TRAFFIC_CLASS_UNDEF};
-    if ((rc = NET->init(&g_ctx, 0x5ca1e, &cfg, logger, NULL)))
-        die("init", rc);
-    if ((rc = NET->devices(&ndev)) || ndev < 2)
+    char err[256];
+    nb_net_set_logger(logger);
+    if (o.plugin ? nb_net_load(NET, o.plugin, 0, 0, err, sizeof(err))
+                 : nb_net_attach(NET, &ncclNetPlugin_v11, 11, "nccl-rail", err, sizeof(err))) {
+        fprintf(stderr, "scale[%d]: %s\n", g_me, err);
+        die("init", -1);
+    }
+    if ((rc = nb_net_devices(NET, &ndev)) || ndev < 2)
         die("devices (two plugin devices expected)", ndev);
+    g_dev[0] = 0;
+    g_dev[1] = 1;
+    if (o.devs) { /* "A,B": by name, as NCCL_RAIL_RAILS names them ("a+b": fused) */
+        char names[2][128] = {"", ""};
+        if (sscanf(o.devs, "%127[^,],%127s", names[0], names[1]) != 2)
+            die("--devs A,B", -EINVAL);
+        for (int i = 0; i < 2; i++)
+            if (nb_net_find_dev(NET, names[i], &g_dev[i], err, sizeof(err))) {
+                fprintf(stderr, "scale[%d]: %s\n", g_me, err);
+                die("--devs", -ENODEV);
+            }
+    }
     size_t slen = PAT_SPAN + SMALL + LARGE, rlen = (size_t)XWIN * (SMALL + LARGE);
     uint8_t *smem = aligned_alloc(4096, slen), *rpool = aligned_alloc(4096, rlen);
     struct side snd = {calloc((size_t)o.conns * MAXP, sizeof(struct conn)), 0};
@@ -541,7 +578,7 @@ static int child(void)
         close_all(&snd, &rcv);
         r->warns = g_warns;
         r->ok = 1;
-        NET->finalize(g_ctx);
+        nb_net_finalize(NET);
         return 0;
     }
     /* Warm-up: one connection per pair, opened, used and closed (devices, caches, first QPs). */
@@ -565,14 +602,15 @@ static int child(void)
     snapshot(&r->s[S_CLOSED]);
     r->warns = g_warns;
     r->ok = 1;
-    NET->finalize(g_ctx);
+    nb_net_finalize(NET);
     return 0;
 }
 
 static void usage(void)
 {
     fprintf(stderr, "usage: scale [--conns N] [--procs P] [--rails 1|2] [--qps Q] [--window W] "
-                    "[--msgs M] [--no-traffic]\n");
+                    "[--msgs M] [--no-traffic] [--provider shm|verbs] [--devs A,B] "
+                    "[--plugin PATH] [--smaps]\n");
     exit(2);
 }
 
@@ -601,8 +639,10 @@ static void report(double wall)
         }
     }
     const struct result *s0 = &g_sh->res[0], *s1 = &g_sh->res[1];
-    printf("scale procs=%d conns=%d rails=%d qps=%d window=%d pairs=%d\n", o.procs, o.conns,
-           o.rails, o.qps, o.window, pairs);
+    printf("scale procs=%d conns=%d rails=%d qps=%d window=%d pairs=%d provider=%s devs=%s "
+           "plugin=%s\n",
+           o.procs, o.conns, o.rails, o.qps, o.window, pairs, o.verbs ? "verbs" : "shm",
+           o.devs ? o.devs : "0,1", o.plugin ? o.plugin : "linked-in");
     if (o.procs == 2)
         printf("scale per_conn send_rss_kib=%.1f recv_rss_kib=%.1f (after traffic)\n",
                per(s0->s[S_TRAFFIC].rss_kib - s0->s[S_BASE].rss_kib, pairs),
@@ -610,22 +650,32 @@ static void report(double wall)
     printf("scale per_conn rss_kib=%.1f rss_traffic_kib=%.1f heap_kib=%.1f heap_traffic_kib=%.1f\n",
            per(d[S_CONN][0], pairs), per(d[S_TRAFFIC][0], pairs), per(d[S_CONN][1], pairs),
            per(d[S_TRAFFIC][1], pairs));
-    printf("scale per_conn qps=%.2f cqs=%.2f cqes=%.1f mrs=%.2f reg_kib=%.1f reg_traffic_kib=%.1f "
-           "user_mrs=%.2f\n",
-           per(d[S_CONN][2 + RAIL_VERBS_QPS], pairs), per(d[S_CONN][2 + RAIL_VERBS_CQS], pairs),
-           per(d[S_CONN][2 + RAIL_VERBS_CQES], pairs), per(d[S_CONN][2 + RAIL_VERBS_MRS], pairs),
-           per(d[S_CONN][2 + RAIL_VERBS_MR_BYTES], pairs) / 1024,
-           per(d[S_TRAFFIC][2 + RAIL_VERBS_MR_BYTES], pairs) / 1024,
-           per(d[S_CONN][2 + RAIL_VERBS_USER_MRS], pairs));
+    if (o.procs == 2 && o.smaps) {
+        smaps_report("send", &s0->s[S_BASE].sm, &s0->s[S_TRAFFIC].sm, pairs);
+        smaps_report("recv", &s1->s[S_BASE].sm, &s1->s[S_TRAFFIC].sm, pairs);
+    }
+    if (!o.plugin)
+        printf(
+            "scale per_conn qps=%.2f cqs=%.2f cqes=%.1f mrs=%.2f reg_kib=%.1f reg_traffic_kib=%.1f "
+            "user_mrs=%.2f\n",
+            per(d[S_CONN][2 + RAIL_VERBS_QPS], pairs), per(d[S_CONN][2 + RAIL_VERBS_CQS], pairs),
+            per(d[S_CONN][2 + RAIL_VERBS_CQES], pairs), per(d[S_CONN][2 + RAIL_VERBS_MRS], pairs),
+            per(d[S_CONN][2 + RAIL_VERBS_MR_BYTES], pairs) / 1024,
+            per(d[S_TRAFFIC][2 + RAIL_VERBS_MR_BYTES], pairs) / 1024,
+            per(d[S_CONN][2 + RAIL_VERBS_USER_MRS], pairs));
     printf("scale per_conn setup_ms=%.3f setup_cpu_ms=%.3f (wall; CPU of all processes)\n",
            setup * 1e3 / (pairs > 0 ? pairs : 1), setup_cpu * 1e3 / (pairs > 0 ? pairs : 1));
     printf("scale idle test_ns=%.0f cycle_us=%.2f (CPU time; cycle: 8 B, median of 3 x %d)\n",
            s1->test_ns, s0->cycle_us > s1->cycle_us ? s0->cycle_us : s1->cycle_us, o.msgs);
-    printf("scale closed heap_kib=%ld shm_rings_kib=%ld rss_kib=%ld qps=%ld cqs=%ld mrs=%ld "
-           "user_mrs=%ld (all processes, against the baseline)\n",
-           d[S_CLOSED][1], d[S_CLOSED][2 + RAIL_VERBS_SHM_RINGS] / 1024, d[S_CLOSED][0],
-           d[S_CLOSED][2 + RAIL_VERBS_QPS], d[S_CLOSED][2 + RAIL_VERBS_CQS],
-           d[S_CLOSED][2 + RAIL_VERBS_MRS], d[S_CLOSED][2 + RAIL_VERBS_USER_MRS]);
+    if (o.plugin)
+        printf("scale closed heap_kib=%ld rss_kib=%ld (all processes, against the baseline)\n",
+               d[S_CLOSED][1], d[S_CLOSED][0]);
+    else
+        printf("scale closed heap_kib=%ld shm_rings_kib=%ld rss_kib=%ld qps=%ld cqs=%ld mrs=%ld "
+               "user_mrs=%ld (all processes, against the baseline)\n",
+               d[S_CLOSED][1], d[S_CLOSED][2 + RAIL_VERBS_SHM_RINGS] / 1024, d[S_CLOSED][0],
+               d[S_CLOSED][2 + RAIL_VERBS_QPS], d[S_CLOSED][2 + RAIL_VERBS_CQS],
+               d[S_CLOSED][2 + RAIL_VERBS_MRS], d[S_CLOSED][2 + RAIL_VERBS_USER_MRS]);
     printf("scale warns=%d wall_s=%.1f\n", sum.warns, wall);
 }
 
@@ -641,9 +691,25 @@ int main(int argc, char **argv)
             o.exhaust = 1;
             continue;
         }
+        if (!strcmp(a, "--smaps")) {
+            o.smaps = 1;
+            continue;
+        }
         if (!v)
             usage();
         i++;
+        if (!strcmp(a, "--plugin")) {
+            o.plugin = v;
+            continue;
+        }
+        if (!strcmp(a, "--devs")) {
+            o.devs = v;
+            continue;
+        }
+        if (!strcmp(a, "--provider") && (!strcmp(v, "shm") || !strcmp(v, "verbs"))) {
+            o.verbs = !strcmp(v, "verbs");
+            continue;
+        }
         int x = atoi(v);
         if (!strcmp(a, "--conns") && x >= 1)
             o.conns = x;
@@ -665,9 +731,20 @@ int main(int argc, char **argv)
     char fabric[64], qps[16];
     snprintf(fabric, sizeof(fabric), "scale-%d", (int)getpid());
     snprintf(qps, sizeof(qps), "%d", o.qps);
-    setenv("NCCL_RAIL_VERBS_PROVIDER", "shm", 1);
-    setenv("NCCL_RAIL_SHM_FABRIC", fabric, 1);
-    setenv("NCCL_RAIL_RAILS", o.rails == 2 ? "shm0+shm2,shm1+shm3" : "shm0,shm1", 1);
+    if (o.exhaust && o.plugin) {
+        fprintf(stderr, "scale: --exhaust needs the linked-in plugin (no --plugin)\n");
+        return 2;
+    }
+    if (!o.verbs) {
+        setenv("NCCL_RAIL_VERBS_PROVIDER", "shm", 1);
+        setenv("NCCL_RAIL_SHM_FABRIC", fabric, 1);
+        setenv("NCCL_RAIL_RAILS", o.rails == 2 ? "shm0+shm2,shm1+shm3" : "shm0,shm1", 1);
+    } else if (!o.devs) {
+        fprintf(stderr, "scale: --provider verbs needs --devs A,B\n");
+        return 2;
+    } else {
+        setenv("NCCL_RAIL_RAILS", o.devs, 0); /* ours: exactly these devices (a peer ignores it) */
+    }
     setenv("NCCL_IB_QPS_PER_CONNECTION", qps, 1);
     setenv("NCCL_SOCKET_IFNAME", "lo", 0);
     /* Every connection keeps a socket: raise the descriptor limit to its hard limit. */

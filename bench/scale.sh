@@ -12,7 +12,8 @@
 # test() with every comm idle, one 8-byte isend/irecv/test cycle (CPU time), heap in use, and
 # heap left after closing everything (all processes; the shm provider keeps a 12 KiB receive
 # ring per QP slot it ever used). Figures only (bench/README.md, "Scale"); exit status 1 when a
-# run failed.
+# run failed. On kernel verbs next to a peer plugin (in the VM): bench/scale_peer.sh, i.e.
+#   scale --provider verbs --devs rxe0,rxe1 [--plugin SO] [--smaps]
 set -uo pipefail
 build=${RAIL_BUILD_DIR:-build} max=1024 quick=0
 while [ $# -gt 0 ]; do
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
   --build) build=$2; shift ;;
   --max) max=$2; shift ;;
   --quick) quick=1 ;;
-  *) sed -n "2,14p" "$0"; exit 2 ;;
+  *) sed -n "2,16p" "$0"; exit 2 ;;
   esac
   shift
 done
