@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strutil.h"
+
 static const struct rail_compat_var g_vars[] = {
 #define RAIL_NCCL_ENV(name, handling, knob, def, as_if, meaning, plugin)                           \
     {name, RAIL_COMPAT_##handling, knob, def, as_if, meaning, plugin},
@@ -50,28 +52,12 @@ const char *rail_compat_handling_name(enum rail_compat_handling h)
     }
 }
 
-struct out_buf {
-    char *buf;
-    size_t len, pos;
-};
-
-static void out(struct out_buf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void out(struct out_buf *o, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = o->pos < o->len ? o->len - o->pos : 0;
-    int n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        o->pos += (size_t)n;
-}
-
 size_t rail_compat_markdown(char *buf, size_t len)
 {
-    struct out_buf o = {buf, len, 0};
-    out(&o, "| variable | NCCL default | NCCL's meaning | plugin | what the plugin does |\n");
-    out(&o, "|---|---|---|---|---|\n");
+    struct rail_text_buf o = {buf, len, 0};
+    rail_text_printf(
+        &o, "| variable | NCCL default | NCCL's meaning | plugin | what the plugin does |\n");
+    rail_text_printf(&o, "|---|---|---|---|---|\n");
     for (int i = 0; i < NVARS; i++) {
         const struct rail_compat_var *v = &g_vars[i];
         char how[96];
@@ -84,12 +70,10 @@ size_t rail_compat_markdown(char *buf, size_t len)
             snprintf(when, sizeof(when), " Set: WARN unless `%s`.", v->as_if);
         else if (v->handling == RAIL_COMPAT_MAPPED || v->handling == RAIL_COMPAT_NA)
             snprintf(when, sizeof(when), " Set: WARN.");
-        out(&o, "| `%s` | %s | %s | %s | %s.%s |\n", v->name, v->nccl_default, v->meaning, how,
-            v->plugin, when);
+        rail_text_printf(&o, "| `%s` | %s | %s | %s | %s.%s |\n", v->name, v->nccl_default,
+                         v->meaning, how, v->plugin, when);
     }
-    if (o.len)
-        o.buf[o.pos < o.len ? o.pos : o.len - 1] = '\0';
-    return o.pos;
+    return rail_text_finish(&o);
 }
 
 static bool has_prefix(const char *s, const char *p)

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "strutil.h"
+
 static const struct rail_param_def g_params[RAIL_PARAM_COUNT] = {
 #define RAIL_PARAM(id, name, type, def, min, max, choices, doc)                                    \
     [RAIL_PARAM_##id] = {name, RAIL_PT_##type, def, min, max, choices, doc},
@@ -136,33 +138,17 @@ int rail_param_invalid_text(const struct rail_param_def *def, const char *value,
                     def->def);
 }
 
-struct out_buf {
-    char *buf;
-    size_t len, pos;
-};
-
-__attribute__((format(printf, 2, 3))) static void out(struct out_buf *o, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(o->pos < o->len ? o->buf + o->pos : NULL, o->pos < o->len ? o->len - o->pos : 0,
-                  fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        o->pos += (size_t)n;
-}
-
 size_t rail_params_markdown(char *buf, size_t len)
 {
-    struct out_buf o = {buf, len, 0};
-    out(&o, "# Configuration reference\n\n");
-    out(&o, "Generated from `common/params_table.h` by `nccl-rail params --markdown`; "
-            "a test fails when this file and the table differ.\n\n");
-    out(&o, "Invalid values never pass silently: the plugin logs a WARN naming the variable, "
+    struct rail_text_buf o = {buf, len, 0};
+    rail_text_printf(&o, "# Configuration reference\n\n");
+    rail_text_printf(&o, "Generated from `common/params_table.h` by `nccl-rail params --markdown`; "
+                         "a test fails when this file and the table differ.\n\n");
+    rail_text_printf(
+        &o, "Invalid values never pass silently: the plugin logs a WARN naming the variable, "
             "the value and the accepted range, and uses the default.\n\n");
-    out(&o, "| variable | type | default | accepted | description |\n");
-    out(&o, "|---|---|---|---|---|\n");
+    rail_text_printf(&o, "| variable | type | default | accepted | description |\n");
+    rail_text_printf(&o, "|---|---|---|---|---|\n");
     for (int i = 0; i < RAIL_PARAM_COUNT; i++) {
         const struct rail_param_def *d = &g_params[i];
         char range[160];
@@ -185,10 +171,9 @@ size_t rail_params_markdown(char *buf, size_t len)
         default:
             snprintf(range, sizeof(range), "text");
         }
-        out(&o, "| `%s` | %s | %s | %s | %s |\n", d->name, rail_param_type_name(d->type),
-            *d->def ? d->def : "(unset)", range, d->doc);
+        rail_text_printf(&o, "| `%s` | %s | %s | %s | %s |\n", d->name,
+                         rail_param_type_name(d->type), *d->def ? d->def : "(unset)", range,
+                         d->doc);
     }
-    if (o.len)
-        o.buf[o.pos < o.len ? o.pos : o.len - 1] = '\0';
-    return o.pos;
+    return rail_text_finish(&o);
 }

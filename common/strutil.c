@@ -171,3 +171,21 @@ int rail_parse_decimal(const char *s, double lo, double hi, double *out)
     *out = v;
     return 0;
 }
+
+void rail_text_printf(struct rail_text_buf *o, const char *fmt, ...)
+{
+    va_list ap;
+    size_t room = o->pos < o->len ? o->len - o->pos : 0;
+    va_start(ap, fmt);
+    int n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->pos += (size_t)n;
+}
+
+size_t rail_text_finish(struct rail_text_buf *o)
+{
+    if (o->len)
+        o->buf[o->pos < o->len ? o->pos : o->len - 1] = '\0';
+    return o->pos;
+}

@@ -45,4 +45,15 @@ int rail_parse_long(const char *s, int base, long lo, long hi, long *out);
  * the syntax is fine but the value is outside [lo, hi]); *out is untouched on failure. */
 int rail_parse_decimal(const char *s, double lo, double hi, double *out);
 
+/* A bounded text builder: appends formatted text while room lasts and counts every byte asked
+ * for (snprintf's rule), so a caller learns the size it needs. */
+struct rail_text_buf {
+    char *buf;
+    size_t len, pos;
+};
+void rail_text_printf(struct rail_text_buf *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* NUL-terminates what fit (when len > 0); returns the bytes written or needed. */
+size_t rail_text_finish(struct rail_text_buf *o);
+
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "verbs_open.h"
 #include "transport/net_verbs.h"
 #include "transport/shm_fabric.h"
 #include "transport/shm_verbs.h"
@@ -30,23 +31,10 @@ struct end {
     uint8_t buf[4096];
 };
 
-static struct ibv_context *open_dev(const char *name)
-{
-    int n = 0;
-    struct ibv_device **list = rail_ibv->get_device_list(&n);
-    struct ibv_context *ctx = NULL;
-    for (int i = 0; list && i < n; i++)
-        if (strcmp(rail_ibv->get_device_name(list[i]), name) == 0)
-            ctx = rail_ibv->open_device(list[i]);
-    if (list)
-        rail_ibv->free_device_list(list);
-    return ctx;
-}
-
 static void end_open(struct end *e, const char *name)
 {
     memset(e, 0, sizeof(*e));
-    e->ctx = open_dev(name);
+    e->ctx = test_open_dev(name);
     CHECK(e->ctx != NULL);
     e->pd = rail_ibv->alloc_pd(e->ctx);
     e->cq = rail_ibv->create_cq(e->ctx, 64, NULL, NULL, 0);
