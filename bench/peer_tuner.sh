@@ -9,7 +9,7 @@
 #   aws-ofi-nccl's tuner acts only where it believes it runs on a P5/P5en/P6 instance: the
 #   product name (--product, default p5.48xlarge: OFI_NCCL_FORCE_PRODUCT_NAME) and a topology
 #   with an EFA device (--hwloc-xml FILE, an hwloc XML export of an EFA instance: HWLOC_XMLFILE;
-#   for example ../shared/fixtures/hwloc-xml/mpibind_aws-g4dn-metal_8xT4_efa.xml).
+#   for example test/fixtures/hwloc-xml/mpibind_aws-g4dn-metal_8xT4_efa.xml).
 set -euo pipefail
 build=build peer="" xml="" product=p5.48xlarge
 args=()

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "warn_capture.h"
 #include "log.h"
 #include "prof_plugin.h"
 #include "telemetry/rail_stats.h"
@@ -98,24 +99,6 @@ static void test_planted_mode(void)
     CHECK(chown(at("planted0.txt"), 65534, 65534) == 0 && chmod(at("planted0.txt"), 0) == 0);
     CHECK_EQ_INT(replace(at("planted0.txt"), "root's\n"), 0);
     CHECK(stat(at("planted0.txt"), &st) == 0 && (st.st_mode & 07777) == 0644 && st.st_uid == 0);
-}
-
-static int g_warns;
-static char g_warn[8192];
-
-static void capture(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
-                    const char *fmt, ...)
-{
-    va_list ap;
-    (void)flags;
-    (void)file;
-    (void)line;
-    if (level != NCCL_LOG_WARN)
-        return;
-    va_start(ap, fmt);
-    g_warns++;
-    vsnprintf(g_warn, sizeof(g_warn), fmt, ap);
-    va_end(ap);
 }
 
 /* In a child with RLIMIT_FSIZE = limit bytes: 0 when it behaved, else the number of the failed

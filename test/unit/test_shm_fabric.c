@@ -19,26 +19,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "warn_capture.h"
 #include "log.h"
 #include "transport/shm_fabric.h"
-
-static int g_warns;
-static char g_warn[2048];
-
-static void capture(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
-                    const char *fmt, ...)
-{
-    va_list ap;
-    (void)flags;
-    (void)file;
-    (void)line;
-    if (level != NCCL_LOG_WARN)
-        return;
-    va_start(ap, fmt);
-    g_warns++;
-    vsnprintf(g_warn, sizeof(g_warn), fmt, ap);
-    va_end(ap);
-}
 
 static char g_name[64];
 static char g_path[160];
