@@ -251,6 +251,24 @@ int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, str
     return 0;
 }
 
+static int ece_result(int rc)
+{
+    rc = rc < 0 ? -rc : rc;
+    return rc == ENOTSUP || rc == EOPNOTSUPP ? -EOPNOTSUPP : -rc;
+}
+
+int rail_verbs_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+    memset(ece, 0, sizeof(*ece));
+    return rail_ibv->query_ece ? ece_result(rail_ibv->query_ece(qp, ece)) : -EOPNOTSUPP;
+}
+
+int rail_verbs_set_ece(struct ibv_qp *qp, const struct ibv_ece *ece)
+{
+    struct ibv_ece copy = *ece; /* ibv_set_ece takes a non-const pointer */
+    return rail_ibv->set_ece ? ece_result(rail_ibv->set_ece(qp, &copy)) : -EOPNOTSUPP;
+}
+
 int rail_verbs_qp_to_error(struct ibv_qp *qp)
 {
     struct ibv_qp_attr a;
@@ -391,6 +409,8 @@ const struct rail_verbs_ops rail_verbs_default_ops = {
     .create_qp = ibv_create_qp,
     .modify_qp = ibv_modify_qp,
     .query_qp = ibv_query_qp,
+    .query_ece = ibv_query_ece,
+    .set_ece = ibv_set_ece,
     .destroy_qp = ibv_destroy_qp,
     .reg_mr = v_reg_mr,
     .dereg_mr = ibv_dereg_mr,

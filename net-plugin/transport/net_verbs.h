@@ -50,6 +50,11 @@ int rail_verbs_qp_readback(struct ibv_qp *qp, const struct rail_qp_path *path, b
                            size_t gotlen);
 int rail_verbs_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access, struct ibv_mr **mr,
                       const char *dev, char *err, size_t errlen);
+/* Enhanced Connection Establishment of a QP (ibv_query_ece / ibv_set_ece, before RTR): 0, or
+ * -EOPNOTSUPP when the provider has no ECE (ENOTSUP and a table without the op read the same),
+ * or another -errno (the call failed). */
+int rail_verbs_query_ece(struct ibv_qp *qp, struct ibv_ece *ece);
+int rail_verbs_set_ece(struct ibv_qp *qp, const struct ibv_ece *ece);
 /* NCCL's modify-QP retry rule: whether a call that failed with err (a positive or negative errno)
  * after `retries` retries is tried again. */
 bool rail_mqp_retryable(int err, int retries, int max_retries, bool all);
@@ -106,6 +111,9 @@ struct rail_verbs_ops {
     /* ibv_query_qp: the QP's attributes as the device holds them (0 or a positive errno). */
     int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
                     struct ibv_qp_init_attr *init);
+    /* ibv_query_ece / ibv_set_ece (0 or an errno, EOPNOTSUPP where the provider has no ECE). */
+    int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+    int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
     int (*destroy_qp)(struct ibv_qp *qp);
     struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access);
     int (*dereg_mr)(struct ibv_mr *mr);

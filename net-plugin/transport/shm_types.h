@@ -167,6 +167,8 @@ struct shm_qp {
     /* What modify_qp was given (pkey index, port, address vector, MTU...): what query_qp
      * returns, as a device holds the attributes it accepted. */
     struct ibv_qp_attr given;
+    uint32_t ece_options; /* ECE accepted by set_ece (shm_ece.c) */
+    bool ece_set;
     /* the connected peer QP (RTR) */
     int remote_lid, remote_dev;
     uint32_t remote_qpn;

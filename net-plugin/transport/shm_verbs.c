@@ -13,6 +13,7 @@
 #include "safe_file.h"
 #include "transport/net_verbs.h"
 #include "transport/shm_dev.h"
+#include "transport/shm_ece.h"
 #include "transport/shm_qp.h"
 
 const struct rail_verbs_ops rail_shm_verbs_ops = {
@@ -35,6 +36,8 @@ const struct rail_verbs_ops rail_shm_verbs_ops = {
     .create_qp = shm_create_qp,
     .modify_qp = shm_modify_qp,
     .query_qp = shm_query_qp,
+    .query_ece = shm_query_ece,
+    .set_ece = shm_set_ece,
     .destroy_qp = shm_destroy_qp,
     .reg_mr = shm_reg_mr,
     .dereg_mr = shm_dereg_mr,

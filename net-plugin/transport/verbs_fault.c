@@ -25,6 +25,7 @@ static const char *const k_kind_names[RAIL_FAULT_NKINDS] = {
     [RAIL_FAULT_CREATE_QP] = "create_qp",
     [RAIL_FAULT_CREATE_CQ] = "create_cq",
     [RAIL_FAULT_MODIFY_QP] = "modify_qp",
+    [RAIL_FAULT_SET_ECE] = "set_ece",
 };
 
 const char *rail_fault_kind_name(enum rail_fault_kind kind)
@@ -61,6 +62,8 @@ enum rail_fault_call rail_fault_kind_call(enum rail_fault_kind kind)
         return RAIL_FCALL_CREATE_CQ;
     if (kind == RAIL_FAULT_MODIFY_QP)
         return RAIL_FCALL_MODIFY_QP;
+    if (kind == RAIL_FAULT_SET_ECE)
+        return RAIL_FCALL_SET_ECE;
     return RAIL_FCALL_POST_SEND;
 }
 
@@ -143,7 +146,7 @@ static int parse_rule(char *text, struct rail_fault_rule *r, char *err, size_t e
         return rail_fail(err, errlen,
                          "unknown fault kind '%s' (post_send, post_recv, reg_mr, wc_retry, "
                          "wc_rem_access, wc_flush, cq_overrun, port_err, qp_fatal, device_fatal, "
-                         "stall, create_qp, create_cq, modify_qp)",
+                         "stall, create_qp, create_cq, modify_qp, set_ece)",
                          text);
     r->count = 1;
     r->max_len = UINT64_MAX;
@@ -151,6 +154,7 @@ static int parse_rule(char *text, struct rail_fault_rule *r, char *err, size_t e
                      r->kind == RAIL_FAULT_CREATE_CQ
                  ? ENOMEM
              : r->kind == RAIL_FAULT_MODIFY_QP ? ETIMEDOUT
+             : r->kind == RAIL_FAULT_SET_ECE   ? EINVAL
                                                : EIO;
     r->port = 1;
     char *save = NULL;

@@ -8,6 +8,8 @@
  *           create_qp create_cq                   reg_mr, create_qp, create_cq: ENOMEM;
  *           modify_qp                             modify_qp: ETIMEDOUT; only the transitions
  *                                                  to INIT, RTR and RTS, which NCCL retries)
+ *           set_ece                               ibv_set_ece fails (default EINVAL; the
+ *                                                  connection goes on without ECE)
  *           wc_retry wc_rem_access wc_flush       the matched send's completion arrives with
  *                                                  that status (the write itself really happened)
  *           cq_overrun                            the next poll of that send's CQ fails and a
@@ -23,7 +25,8 @@
  *           count=N     fault N times per device (default 1; 0: every matching call after)
  *           err=N       errno of post_send / post_recv / reg_mr faults (default EIO / ENOMEM)
  *           port=N      port of port_err (default 1)
- * Every kind but post_recv, reg_mr, create_qp, create_cq and modify_qp triggers on post_send calls
+ * Every kind but post_recv, reg_mr, create_qp, create_cq, modify_qp and set_ece triggers on
+ * post_send calls
  * (the point of a transfer); min/max of create_qp are its send queue depth, of create_cq its
  * entries, of modify_qp the target state (1 INIT, 2 RTR, 3 RTS). */
 #ifndef NCCL_RAIL_VERBS_FAULT_H
@@ -51,6 +54,7 @@ enum rail_fault_kind {
     RAIL_FAULT_CREATE_QP,
     RAIL_FAULT_CREATE_CQ,
     RAIL_FAULT_MODIFY_QP,
+    RAIL_FAULT_SET_ECE,
     RAIL_FAULT_NKINDS
 };
 
@@ -61,7 +65,8 @@ enum rail_fault_call {
     RAIL_FCALL_REG_MR,
     RAIL_FCALL_CREATE_QP,
     RAIL_FCALL_CREATE_CQ,
-    RAIL_FCALL_MODIFY_QP
+    RAIL_FCALL_MODIFY_QP,
+    RAIL_FCALL_SET_ECE
 };
 
 /* Opcode classes of a post_send. */

@@ -111,6 +111,7 @@ static int decide(enum rail_fault_call call, const char *dev, enum rail_fault_op
                   : call == RAIL_FCALL_REG_MR    ? "reg_mr"
                   : call == RAIL_FCALL_CREATE_QP ? "create_qp"
                   : call == RAIL_FCALL_CREATE_CQ ? "create_cq"
+                  : call == RAIL_FCALL_SET_ECE   ? "set_ece"
                                                  : "modify_qp",
                   rail_fault_op_name(op), (unsigned long long)len);
     return i;
@@ -426,6 +427,15 @@ static int f_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
     return rc;
 }
 
+/* ibv_set_ece fails as a set_ece rule says (the QP keeps no ECE). */
+static int f_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
+{
+    struct rail_fault_rule r;
+    if (decide(RAIL_FCALL_SET_ECE, dev_of(qp->context), RAIL_FOP_ANY, 0, &r) >= 0)
+        return r.err;
+    return g_base->set_ece ? g_base->set_ece(qp, ece) : EOPNOTSUPP;
+}
+
 static int f_destroy_qp(struct ibv_qp *qp)
 {
     forget(qp, NULL);
@@ -459,6 +469,7 @@ int rail_fault_install(const char *spec, int *nrules, char *err, size_t errlen)
     g_ops.ack_async_event = f_ack_async_event;
     g_ops.destroy_qp = f_destroy_qp;
     g_ops.modify_qp = f_modify_qp;
+    g_ops.set_ece = f_set_ece;
     g_ops.destroy_cq = f_destroy_cq;
     (void)rail_verbs_set_ops(&g_ops);
     if (nrules)

@@ -28,7 +28,7 @@ static void kinds_and_defaults(void)
     static const char *names[] = {"post_send",     "post_recv",    "reg_mr",     "wc_retry",
                                   "wc_rem_access", "wc_flush",     "cq_overrun", "port_err",
                                   "qp_fatal",      "device_fatal", "stall",      "create_qp",
-                                  "create_cq",     "modify_qp"};
+                                  "create_cq",     "modify_qp",    "set_ece"};
     for (int k = 0; k < RAIL_FAULT_NKINDS; k++) {
         CHECK_EQ_INT(parse(names[k]), 0);
         CHECK_EQ_INT(g_p.nrules, 1);
@@ -42,6 +42,7 @@ static void kinds_and_defaults(void)
                                               k == RAIL_FAULT_CREATE_CQ
                                           ? ENOMEM
                                       : k == RAIL_FAULT_MODIFY_QP ? ETIMEDOUT
+                                      : k == RAIL_FAULT_SET_ECE   ? EINVAL
                                                                   : EIO);
         CHECK_EQ_INT(g_p.rule[0].port, 1);
         CHECK(g_p.rule[0].max_len == UINT64_MAX);
@@ -54,6 +55,14 @@ static void kinds_and_defaults(void)
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_CREATE_QP), RAIL_FCALL_CREATE_QP);
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_MODIFY_QP), RAIL_FCALL_MODIFY_QP);
     CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_CREATE_CQ), RAIL_FCALL_CREATE_CQ);
+    CHECK_EQ_INT(rail_fault_kind_call(RAIL_FAULT_SET_ECE), RAIL_FCALL_SET_ECE);
+    /* set_ece: the second ibv_set_ece on shm1 fails (EPERM); other devices and calls pass. */
+    CHECK_EQ_INT(parse("set_ece:dev=shm1,after=1,err=1"), 0);
+    CHECK_EQ_INT(rail_fault_match(&g_p, RAIL_FCALL_SET_ECE, "shm1", RAIL_FOP_ANY, 0), -1);
+    CHECK_EQ_INT(rail_fault_match(&g_p, RAIL_FCALL_SET_ECE, "shm0", RAIL_FOP_ANY, 0), -1);
+    CHECK_EQ_INT(rail_fault_match(&g_p, RAIL_FCALL_MODIFY_QP, "shm1", RAIL_FOP_ANY, 2), -1);
+    CHECK_EQ_INT(rail_fault_match(&g_p, RAIL_FCALL_SET_ECE, "shm1", RAIL_FOP_ANY, 0), 0);
+    CHECK_EQ_INT(g_p.rule[0].err, 1);
     /* The 1000th QP of shm0 fails, once; other devices and calls are not counted. */
     CHECK_EQ_INT(parse("create_qp:dev=shm0,after=999"), 0);
     for (int i = 0; i < 999; i++)
