@@ -93,8 +93,8 @@ static int read_cand(struct rail_accept_pool *p, struct rail_accept_cand *c, uin
     int rc = rail_oob_recv(c->fd, &c->rx, RAIL_FRAME_META_S, why, whylen);
     if (rc <= 0)
         return rc;
-    rc = rail_meta_decode(RAIL_FRAME_META_S, c->rx.buf + RAIL_FRAME_HDR, c->rx.body_len,
-                          c->rx.checksum, &p->scratch, why, whylen);
+    rc = rail_meta_decode_version(RAIL_FRAME_META_S, c->rx.version, c->rx.buf + RAIL_FRAME_HDR,
+                                  c->rx.body_len, c->rx.checksum, &p->scratch, why, whylen);
     if (rc < 0)
         return rc;
     if (p->scratch.nonce != nonce) {

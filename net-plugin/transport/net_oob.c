@@ -308,7 +308,7 @@ int rail_oob_recv(int fd, struct rail_oob_rx *rx, int want_type, char *err, size
         if (rc <= 0)
             return rc;
         rc = rail_frame_header_decode(rx->buf, want_type, RAIL_OOB_MAX - RAIL_FRAME_HDR,
-                                      &rx->body_len, &rx->checksum, err, errlen);
+                                      &rx->body_len, &rx->checksum, &rx->version, err, errlen);
         if (rc < 0)
             return rc;
         rx->have_hdr = 1;

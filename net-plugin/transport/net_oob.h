@@ -10,7 +10,7 @@
 
 #include "wire/net_wire.h"
 
-#define RAIL_OOB_MAX (RAIL_FRAME_HDR + 40 + RAIL_MAX_RAILS * (32 + 4 * RAIL_MAX_QPS))
+#define RAIL_OOB_MAX (RAIL_FRAME_HDR + RAIL_META_MAX_BODY)
 
 struct rail_oob_tx {
     uint8_t buf[RAIL_OOB_MAX];
@@ -21,6 +21,7 @@ struct rail_oob_rx {
     uint8_t buf[RAIL_OOB_MAX];
     size_t off;
     uint32_t body_len, checksum;
+    int version; /* the frame's, from its header */
     int have_hdr;
 };
 

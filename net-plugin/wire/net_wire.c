@@ -18,6 +18,15 @@ static_assert(RAIL_HANDLE_STAGE_OFF >= RAIL_HANDLE_WIRE &&
 
 #define META_FIXED 40
 #define META_RAIL  32
+/* The handle's extension (after the checked part, before the stage cookie), which a plugin
+ * older than ECE neither writes (zeros) nor reads: u16 metadata frame version, two zero bytes,
+ * u32 checksum of bytes 0..47. */
+#define HANDLE_EXT     RAIL_HANDLE_WIRE
+#define HANDLE_EXT_SUM (HANDLE_EXT + 4)
+static_assert(HANDLE_EXT_SUM + 4 <= RAIL_HANDLE_STAGE_OFF, "handle extension layout");
+static_assert(RAIL_META_MAX_BODY == META_FIXED + RAIL_MAX_RAILS * (META_RAIL + 4 * RAIL_MAX_QPS) +
+                                        RAIL_MAX_RAILS * RAIL_ECE_BYTES,
+              "largest metadata body");
 
 /* ---- little-endian byte helpers ---- */
 
@@ -79,6 +88,32 @@ void rail_handle_encode(const struct rail_handle *h, void *buf)
     memcpy(p + 12, h->addr, 16);
     put64(p + 32, h->nonce);
     put32(p + 40, rail_wire_checksum(p, 40));
+    put16(p + HANDLE_EXT, RAIL_WIRE_VERSION_ECE);
+    put32(p + HANDLE_EXT_SUM, rail_wire_checksum(p, HANDLE_EXT_SUM));
+}
+
+/* The extension: the listener's metadata version (RAIL_WIRE_VERSION when it has none). */
+static int handle_ext_decode(const uint8_t *p, int *meta_version, char *err, size_t errlen)
+{
+    unsigned v = get16(p + HANDLE_EXT);
+    if (v == 0 && get16(p + HANDLE_EXT + 2) == 0 && get32(p + HANDLE_EXT_SUM) == 0) {
+        *meta_version = RAIL_WIRE_VERSION; /* a listener older than ECE */
+        return 0;
+    }
+    if (get32(p + HANDLE_EXT_SUM) != rail_wire_checksum(p, HANDLE_EXT_SUM)) {
+        snprintf(err, errlen, "handle extension checksum mismatch (corrupted handle)");
+        return -EINVAL;
+    }
+    if (v < RAIL_WIRE_VERSION_ECE || get16(p + HANDLE_EXT + 2) != 0) {
+        snprintf(err, errlen,
+                 "handle announces metadata version %u (this plugin speaks %d..%d) or non-zero "
+                 "reserved bytes",
+                 v, RAIL_WIRE_VERSION, RAIL_WIRE_VERSION_ECE);
+        return -EINVAL;
+    }
+    /* A newer listener takes this plugin's newest version too. */
+    *meta_version = RAIL_WIRE_VERSION_ECE;
+    return 0;
 }
 
 int rail_handle_decode(const void *buf, struct rail_handle *h, char *err, size_t errlen)
@@ -114,7 +149,7 @@ int rail_handle_decode(const void *buf, struct rail_handle *h, char *err, size_t
     }
     memcpy(h->addr, p + 12, 16);
     h->nonce = get64(p + 32);
-    return 0;
+    return handle_ext_decode(p, &h->meta_version, err, errlen);
 }
 
 uint64_t rail_handle_stage_get(const void *buf)
@@ -129,10 +164,10 @@ void rail_handle_stage_set(void *buf, uint64_t cookie)
 
 /* ---- frames ---- */
 
-static void frame_header(uint8_t *p, int type, uint32_t body_len, uint32_t checksum)
+static void frame_header(uint8_t *p, int type, int version, uint32_t body_len, uint32_t checksum)
 {
     put32(p, RAIL_WIRE_MAGIC);
-    put16(p + 4, RAIL_WIRE_VERSION);
+    put16(p + 4, (uint16_t)version);
     put16(p + 6, (uint16_t)type);
     put32(p + 8, body_len);
     put32(p + 12, checksum);
@@ -143,13 +178,31 @@ size_t rail_meta_body_len(int nrails, int nqps)
     return META_FIXED + (size_t)nrails * (META_RAIL + 4 * (size_t)nqps);
 }
 
+static size_t ece_len(int version, int nrails)
+{
+    return version == RAIL_WIRE_VERSION_ECE ? (size_t)nrails * RAIL_ECE_BYTES : 0;
+}
+
+static void ece_encode(uint8_t *q, const struct rail_wire_ece *e)
+{
+    /* q[0..3]: reserved flags, zero */
+    put32(q + 4, e->vendor_id);
+    put32(q + 8, e->options);
+    put32(q + 12, e->comp_mask);
+    memcpy(q + 16, e->qp_bits, sizeof(e->qp_bits));
+}
+
 int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap)
 {
-    size_t len = rail_meta_body_len(m->nrails, m->nqps);
-    uint8_t *p = buf, *b = p + RAIL_FRAME_HDR;
-
+    int version = m->version ? m->version : RAIL_WIRE_VERSION;
+    if (version != RAIL_WIRE_VERSION && version != RAIL_WIRE_VERSION_ECE)
+        return -EINVAL;
     if (m->nrails < 1 || m->nrails > RAIL_MAX_RAILS || m->nqps < 1 || m->nqps > RAIL_MAX_QPS)
         return -EINVAL;
+    size_t base = rail_meta_body_len(m->nrails, m->nqps);
+    size_t len = base + ece_len(version, m->nrails);
+    uint8_t *p = buf, *b = p + RAIL_FRAME_HDR;
+
     if (cap < RAIL_FRAME_HDR + len)
         return -E2BIG;
     memset(b, 0, len);
@@ -175,8 +228,10 @@ int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap)
         memcpy(q + 16, mr->gid, 16);
         for (int i = 0; i < m->nqps; i++)
             put32(q + META_RAIL + 4 * (size_t)i, mr->qpn[i]);
+        if (version == RAIL_WIRE_VERSION_ECE)
+            ece_encode(b + base + (size_t)r * RAIL_ECE_BYTES, &mr->ece);
     }
-    frame_header(p, type, (uint32_t)len, rail_wire_checksum(b, len));
+    frame_header(p, type, version, (uint32_t)len, rail_wire_checksum(b, len));
     return (int)(RAIL_FRAME_HDR + len);
 }
 
@@ -186,7 +241,8 @@ int rail_ready_encode(void *buf, size_t cap)
     if (cap < RAIL_FRAME_HDR + 8)
         return -E2BIG;
     put64(p + RAIL_FRAME_HDR, RAIL_WIRE_MAGIC);
-    frame_header(p, RAIL_FRAME_READY, 8, rail_wire_checksum(p + RAIL_FRAME_HDR, 8));
+    frame_header(p, RAIL_FRAME_READY, RAIL_WIRE_VERSION, 8,
+                 rail_wire_checksum(p + RAIL_FRAME_HDR, 8));
     return RAIL_FRAME_HDR + 8;
 }
 
@@ -206,7 +262,7 @@ static const char *frame_name(int type)
 }
 
 int rail_frame_header_decode(const void *hdr, int want_type, uint32_t max_body, uint32_t *body_len,
-                             uint32_t *checksum, char *err, size_t errlen)
+                             uint32_t *checksum, int *version_out, char *err, size_t errlen)
 {
     const uint8_t *p = hdr;
     uint32_t magic = get32(p);
@@ -217,9 +273,15 @@ int rail_frame_header_decode(const void *hdr, int want_type, uint32_t max_body, 
                  magic);
         return -EPROTO;
     }
-    if (version != RAIL_WIRE_VERSION) {
-        snprintf(err, errlen, "peer speaks protocol version %u, this plugin speaks %u", version,
-                 RAIL_WIRE_VERSION);
+    bool meta = want_type == RAIL_FRAME_META_S || want_type == RAIL_FRAME_META_R;
+    if (version != RAIL_WIRE_VERSION && !(meta && version == RAIL_WIRE_VERSION_ECE)) {
+        if (meta)
+            snprintf(err, errlen,
+                     "peer sends %s frames of protocol version %u, this plugin speaks %u and %u",
+                     frame_name(want_type), version, RAIL_WIRE_VERSION, RAIL_WIRE_VERSION_ECE);
+        else
+            snprintf(err, errlen, "peer speaks protocol version %u, this plugin speaks %u", version,
+                     RAIL_WIRE_VERSION);
         return -EPROTO;
     }
     if ((int)type != want_type) {
@@ -233,6 +295,8 @@ int rail_frame_header_decode(const void *hdr, int want_type, uint32_t max_body, 
                  frame_name(want_type), *body_len, max_body);
         return -EPROTO;
     }
+    if (version_out)
+        *version_out = (int)version;
     return 0;
 }
 
@@ -288,12 +352,54 @@ static int check_rail(int type, const uint8_t *q, int nqps, struct rail_meta_rai
     return 0;
 }
 
+/* One rail's ECE block of a version RAIL_WIRE_VERSION_ECE frame. */
+static int check_ece(const uint8_t *q, int nqps, struct rail_wire_ece *e, int r, char *err,
+                     size_t errlen)
+{
+    e->vendor_id = get32(q + 4);
+    e->options = get32(q + 8);
+    e->comp_mask = get32(q + 12);
+    memcpy(e->qp_bits, q + 16, sizeof(e->qp_bits));
+    if (get32(q) != 0) {
+        snprintf(err, errlen, "rail %d: ECE block has reserved bytes set", r);
+        return -EPROTO;
+    }
+    bool any = false;
+    for (int i = 0; i < RAIL_MAX_QPS; i++) {
+        if (!rail_ece_has(e, i))
+            continue;
+        if (i >= nqps) {
+            snprintf(err, errlen, "rail %d: ECE claimed for QP %d of %d", r, i, nqps);
+            return -EPROTO;
+        }
+        any = true;
+    }
+    if (!any && (e->vendor_id || e->options || e->comp_mask)) {
+        snprintf(err, errlen, "rail %d: ECE values without a QP that has ECE", r);
+        return -EPROTO;
+    }
+    return 0;
+}
+
 int rail_meta_decode(int type, const void *body, size_t len, uint32_t checksum, struct rail_meta *m,
                      char *err, size_t errlen)
+{
+    return rail_meta_decode_version(type, RAIL_WIRE_VERSION, body, len, checksum, m, err, errlen);
+}
+
+int rail_meta_decode_version(int type, int version, const void *body, size_t len, uint32_t checksum,
+                             struct rail_meta *m, char *err, size_t errlen)
 {
     const uint8_t *b = body;
 
     memset(m, 0, sizeof(*m));
+    if (version != RAIL_WIRE_VERSION &&
+        !(version == RAIL_WIRE_VERSION_ECE && type != RAIL_FRAME_CTL)) {
+        snprintf(err, errlen, "%s of protocol version %d is not decoded by this plugin",
+                 frame_name(type), version);
+        return -EPROTO;
+    }
+    m->version = version;
     if (len < META_FIXED) {
         snprintf(err, errlen, "%s is %zu bytes, shorter than its %d-byte fixed part",
                  frame_name(type), len, META_FIXED);
@@ -321,9 +427,11 @@ int rail_meta_decode(int type, const void *body, size_t len, uint32_t checksum, 
                  RAIL_MAX_QPS);
         return -EPROTO;
     }
-    if (len != rail_meta_body_len(m->nrails, m->nqps)) {
-        snprintf(err, errlen, "%s is %zu bytes, %zu expected for %d rails x %d QPs",
-                 frame_name(type), len, rail_meta_body_len(m->nrails, m->nqps), m->nrails, m->nqps);
+    size_t base = rail_meta_body_len(m->nrails, m->nqps);
+    if (len != base + ece_len(version, m->nrails)) {
+        snprintf(err, errlen, "%s (version %d) is %zu bytes, %zu expected for %d rails x %d QPs",
+                 frame_name(type), version, len, base + ece_len(version, m->nrails), m->nrails,
+                 m->nqps);
         return -EPROTO;
     }
     if (b[9] != 0 || get32(b + 20) != 0 || m->sl > 15) {
@@ -361,6 +469,9 @@ int rail_meta_decode(int type, const void *body, size_t len, uint32_t checksum, 
     for (int r = 0; r < m->nrails; r++) {
         const uint8_t *q = b + META_FIXED + (size_t)r * (META_RAIL + 4 * (size_t)m->nqps);
         int rc = check_rail(type, q, m->nqps, &m->rails[r], r, err, errlen);
+        if (rc == 0 && version == RAIL_WIRE_VERSION_ECE)
+            rc = check_ece(b + base + (size_t)r * RAIL_ECE_BYTES, m->nqps, &m->rails[r].ece, r, err,
+                           errlen);
         if (rc < 0)
             return rc;
     }

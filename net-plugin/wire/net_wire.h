@@ -13,8 +13,13 @@
 
 #define RAIL_WIRE_MAGIC 0x4c494152u /* "RAIL" little-endian */
 /* 2: direct rendezvous writes (RAIL_IMM_DIRECT); 3: queries; 4: flagged eager images
- * (wire/eager_image.h). */
+ * (wire/eager_image.h). The handle, READY and control frames stay at 4. */
 #define RAIL_WIRE_VERSION 4
+/* 5: metadata frames (META_S, META_R) that carry each rail's ECE after the version 4 body. A
+ * listener announces in its handle that it takes them (rail_handle.meta_version); a connector
+ * sends version 5 only to such a listener, and the listener answers in the version it was
+ * sent, so a plugin of either version connects to the other (without ECE). */
+#define RAIL_WIRE_VERSION_ECE 5
 
 /* Limits shared by both ends of a connection (a peer announcing more is rejected). */
 #define RAIL_MAX_RAILS     8   /* rails (physical ports) one connection may stripe over */
@@ -38,6 +43,9 @@ struct rail_handle {
     uint16_t port;    /* host order */
     uint8_t addr[16]; /* IPv4 in the first 4 bytes, or IPv6 */
     uint64_t nonce;   /* identifies the listener */
+    /* Highest metadata frame version the listener takes: RAIL_WIRE_VERSION for a listener
+     * older than ECE (its handle has zeros there), else RAIL_WIRE_VERSION_ECE. */
+    int meta_version;
 };
 
 void rail_handle_encode(const struct rail_handle *h, void *buf);
@@ -67,6 +75,16 @@ enum rail_ctl_kind {
 /* Link layers on the wire (independent of the verbs enum values). */
 enum rail_wire_ll { RAIL_LL_IB = 1, RAIL_LL_ETH = 2 };
 
+/* Enhanced Connection Establishment of one rail's QPs (ibv_ece): META_S offers what the
+ * sender's QPs queried, META_R returns what the receiver's QPs accepted (ibv_set_ece of the
+ * offer, then ibv_query_ece). qp_bits: bit q set = QP q has it; none set = no ECE on the rail
+ * (provider without ECE, NCCL_IB_ECE_ENABLE=0, or the set failed), and the values are 0. */
+#define RAIL_ECE_BYTES 32 /* per rail on the wire */
+struct rail_wire_ece {
+    uint32_t vendor_id, options, comp_mask;
+    uint8_t qp_bits[RAIL_MAX_QPS / 8];
+};
+
 struct rail_meta_rail {
     int link_layer; /* enum rail_wire_ll */
     int mtu;        /* IBV_MTU_256 (1) .. IBV_MTU_4096 (5) */
@@ -77,10 +95,12 @@ struct rail_meta_rail {
     uint32_t rkey2; /* R: eager bounce region (0 when no eager) */
     uint8_t gid[16];
     uint32_t qpn[RAIL_MAX_QPS];
+    struct rail_wire_ece ece; /* version RAIL_WIRE_VERSION_ECE frames only */
 };
 
 /* META_S goes from the connecting (sending) side, META_R is the accepting side's answer. */
 struct rail_meta {
+    int version;          /* frame version: RAIL_WIRE_VERSION, or _ECE (0 reads as the first) */
     uint64_t nonce;       /* the listener's nonce from the handle */
     int nrails;           /* 1..RAIL_MAX_RAILS */
     int nqps;             /* per rail, 1..RAIL_MAX_QPS */
@@ -93,17 +113,34 @@ struct rail_meta {
     struct rail_meta_rail rails[RAIL_MAX_RAILS];
 };
 
+/* Body bytes of a version RAIL_WIRE_VERSION frame; version _ECE adds RAIL_ECE_BYTES a rail. */
 size_t rail_meta_body_len(int nrails, int nqps);
+#define RAIL_META_MAX_BODY                                                                         \
+    (40 + RAIL_MAX_RAILS * (32 + 4 * RAIL_MAX_QPS) + RAIL_MAX_RAILS * RAIL_ECE_BYTES)
+/* Whether QP q of a rail has ECE (bit q of qp_bits), and setting it. */
+static inline int rail_ece_has(const struct rail_wire_ece *e, int q)
+{
+    return (e->qp_bits[q / 8] >> (q % 8)) & 1;
+}
+static inline void rail_ece_mark(struct rail_wire_ece *e, int q)
+{
+    e->qp_bits[q / 8] |= (uint8_t)(1u << (q % 8));
+}
 /* Frame = header + body; returns bytes written, or -E2BIG when cap is too small. */
 int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap);
 int rail_ready_encode(void *buf, size_t cap);
-/* Header check: the expected type, body_len <= max_body. */
+/* Header check: the expected type, body_len <= max_body, the version (RAIL_WIRE_VERSION; a
+ * metadata frame also RAIL_WIRE_VERSION_ECE), returned in *version when not NULL. */
 int rail_frame_header_decode(const void *hdr, int want_type, uint32_t max_body, uint32_t *body_len,
-                             uint32_t *checksum, char *err, size_t errlen);
+                             uint32_t *checksum, int *version, char *err, size_t errlen);
 /* Validates the checksum and every field (counts, MTU, link layer, QPNs, GID index, LID, sizes
- * and the exact body length). */
+ * and the exact body length) of a version RAIL_WIRE_VERSION frame (m->version set to it). */
 int rail_meta_decode(int type, const void *body, size_t len, uint32_t checksum, struct rail_meta *m,
                      char *err, size_t errlen);
+/* The same for a frame of `version` (its header's): RAIL_WIRE_VERSION_ECE adds the ECE block
+ * (flags and reserved bytes zero, QP bits only below nqps, no values without a QP). */
+int rail_meta_decode_version(int type, int version, const void *body, size_t len, uint32_t checksum,
+                             struct rail_meta *m, char *err, size_t errlen);
 uint32_t rail_wire_checksum(const void *buf, size_t len);
 
 /* ---- RDMA-visible layouts ---- */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Every decoder of the net plugin's wire formats on peer-controlled bytes. The first input byte
  * picks the decoder, the rest is the data: the listen handle, a handshake frame (header, then
- * META_S / META_R / CTL body with its checksum), an immediate value, a clear-to-send entry, an
- * eager header, any frame header (READY included). A decoded handle and metadata re-encode to what
- * decodes to the same values. */
+ * META_S / META_R / CTL body with its checksum, of the header's version: 4, or 5 with the ECE
+ * block), an immediate value, a clear-to-send entry, an eager header, any frame header (READY
+ * included). A decoded handle re-encodes to what decodes to the same values; decoded metadata
+ * re-encodes to the same bytes (every byte is a checked field), never above the largest body. */
 #include "fuzz_util.h"
 #include "wire/net_wire.h"
 
@@ -26,7 +27,7 @@ static void handle(const uint8_t *d, size_t n)
     if (rail_handle_decode(again, &h2, err, sizeof(err)) != 0)
         fuzz_fail("re-encoded handle does not decode: %s", err);
     if (h.family != h2.family || h.port != h2.port || h.nonce != h2.nonce ||
-        memcmp(h.addr, h2.addr, sizeof(h.addr)) != 0)
+        h.meta_version != h2.meta_version || memcmp(h.addr, h2.addr, sizeof(h.addr)) != 0)
         fuzz_fail("handle does not survive a re-encode");
 }
 
@@ -35,23 +36,31 @@ static void frame(const uint8_t *d, size_t n, int type)
     static uint8_t out[RAIL_FRAME_HDR + 65536];
     static struct rail_meta m, m2;
     uint32_t body_len = 0, sum = 0;
+    int version = 0, version2 = 0;
     char err[256];
     if (n < RAIL_FRAME_HDR)
         return;
-    if (rail_frame_header_decode(d, type, (uint32_t)(n - RAIL_FRAME_HDR), &body_len, &sum, err,
-                                 sizeof(err)) != 0)
+    if (rail_frame_header_decode(d, type, (uint32_t)(n - RAIL_FRAME_HDR), &body_len, &sum, &version,
+                                 err, sizeof(err)) != 0)
         return;
     if (body_len > n - RAIL_FRAME_HDR)
         fuzz_fail("header accepted a body of %u bytes with %zu present", body_len,
                   n - RAIL_FRAME_HDR);
-    if (rail_meta_decode(type, d + RAIL_FRAME_HDR, body_len, sum, &m, err, sizeof(err)) != 0)
+    if (rail_meta_decode_version(type, version, d + RAIL_FRAME_HDR, body_len, sum, &m, err,
+                                 sizeof(err)) != 0)
         return;
+    if (body_len > RAIL_META_MAX_BODY)
+        fuzz_fail("metadata of %u bytes accepted (at most %d)", body_len, RAIL_META_MAX_BODY);
     int len = rail_meta_encode(type, &m, out, sizeof(out));
     if (len < RAIL_FRAME_HDR)
         fuzz_fail("decoded metadata does not encode (%d)", len);
-    if (rail_frame_header_decode(out, type, (uint32_t)len, &body_len, &sum, err, sizeof(err)) ||
-        rail_meta_decode(type, out + RAIL_FRAME_HDR, body_len, sum, &m2, err, sizeof(err)))
+    if (rail_frame_header_decode(out, type, (uint32_t)len, &body_len, &sum, &version2, err,
+                                 sizeof(err)) ||
+        rail_meta_decode_version(type, version2, out + RAIL_FRAME_HDR, body_len, sum, &m2, err,
+                                 sizeof(err)))
         fuzz_fail("re-encoded metadata does not decode: %s", err);
+    if (version2 != version || memcmp(d + RAIL_FRAME_HDR, out + RAIL_FRAME_HDR, body_len) != 0)
+        fuzz_fail("metadata (version %d) does not survive a re-encode byte for byte", version);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -108,7 +117,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t hdr[RAIL_FRAME_HDR];
         copy_in(hdr, sizeof(hdr), d, n);
         for (int type = 0; type <= RAIL_FRAME_CTL + 1; type++)
-            (void)rail_frame_header_decode(hdr, type, 1 << 16, &body_len, &sum, err, sizeof(err));
+            (void)rail_frame_header_decode(hdr, type, 1 << 16, &body_len, &sum, NULL, err,
+                                           sizeof(err));
         break;
     }
     }

@@ -123,7 +123,7 @@ static void sample_meta(struct rail_meta *m, int type, int nrails, int nqps)
     }
 }
 
-static uint8_t g_frame[RAIL_FRAME_HDR + 8 * (32 + 4 * RAIL_MAX_QPS) + 64];
+static uint8_t g_frame[RAIL_FRAME_HDR + RAIL_META_MAX_BODY + 64];
 
 /* Decode g_frame's body after patching one byte (checksum recomputed, so only field validation
  * can reject it). */
@@ -148,9 +148,9 @@ static void test_meta_roundtrip(int type, int nrails, int nqps)
     sample_meta(&m, type, nrails, nqps);
     n = rail_meta_encode(type, &m, g_frame, sizeof(g_frame));
     CHECK_EQ_INT(n, RAIL_FRAME_HDR + (int)rail_meta_body_len(nrails, nqps));
-    CHECK_EQ_INT(
-        rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, g_err, sizeof(g_err)),
-        0);
+    CHECK_EQ_INT(rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, NULL, g_err,
+                                          sizeof(g_err)),
+                 0);
     CHECK_EQ_INT(body_len, n - RAIL_FRAME_HDR);
     CHECK_EQ_INT(
         rail_meta_decode(type, g_frame + RAIL_FRAME_HDR, body_len, csum, &d, g_err, sizeof(g_err)),
@@ -188,20 +188,20 @@ static void test_meta_rejects(void)
 
     /* Header: magic, version, type, size limit. */
     CHECK_EQ_INT(rail_frame_header_decode(g_frame, RAIL_FRAME_META_S, 1 << 16, &body_len, &csum,
+                                          NULL, g_err, sizeof(g_err)),
+                 -EPROTO);
+    CHECK_EQ_INT(rail_frame_header_decode(g_frame, type, (uint32_t)len - 1, &body_len, &csum, NULL,
                                           g_err, sizeof(g_err)),
                  -EPROTO);
-    CHECK_EQ_INT(rail_frame_header_decode(g_frame, type, (uint32_t)len - 1, &body_len, &csum, g_err,
+    g_frame[0] ^= 1;
+    CHECK_EQ_INT(rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, NULL, g_err,
                                           sizeof(g_err)),
                  -EPROTO);
     g_frame[0] ^= 1;
-    CHECK_EQ_INT(
-        rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, g_err, sizeof(g_err)),
-        -EPROTO);
-    g_frame[0] ^= 1;
-    g_frame[4] = RAIL_WIRE_VERSION + 1;
-    CHECK_EQ_INT(
-        rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, g_err, sizeof(g_err)),
-        -EPROTO);
+    g_frame[4] = RAIL_WIRE_VERSION_ECE + 1;
+    CHECK_EQ_INT(rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, NULL, g_err,
+                                          sizeof(g_err)),
+                 -EPROTO);
     CHECK(strstr(g_err, "version") != NULL);
     g_frame[4] = RAIL_WIRE_VERSION;
 
@@ -327,9 +327,9 @@ static void test_ready(void)
     uint32_t body_len, csum;
     int n = rail_ready_encode(buf, sizeof(buf));
     CHECK_EQ_INT(n, RAIL_FRAME_HDR + 8);
-    CHECK_EQ_INT(
-        rail_frame_header_decode(buf, RAIL_FRAME_READY, 8, &body_len, &csum, g_err, sizeof(g_err)),
-        0);
+    CHECK_EQ_INT(rail_frame_header_decode(buf, RAIL_FRAME_READY, 8, &body_len, &csum, NULL, g_err,
+                                          sizeof(g_err)),
+                 0);
     CHECK_EQ_INT(body_len, 8);
     CHECK(rail_wire_checksum(buf + RAIL_FRAME_HDR, 8) == csum);
     CHECK_EQ_INT(rail_ready_encode(buf, 10), -E2BIG);
