@@ -73,9 +73,9 @@ RAIL_NCCL_ENV("NCCL_IB_TIMEOUT", SAME, "", "20", "",
     "QP ACK timeout exponent (4.096 us * 2^value)", "Same")
 RAIL_NCCL_ENV("NCCL_IB_RETRY_CNT", SAME, "", "7", "",
     "QP retry count", "Same")
-RAIL_NCCL_ENV("NCCL_IB_ECE_ENABLE", NA, "", "1", "0",
+RAIL_NCCL_ENV("NCCL_IB_ECE_ENABLE", SAME, "", "1", "",
     "Negotiate Enhanced Connection Establishment (ibv_query_ece/ibv_set_ece)",
-    "Not implemented: QPs connect without ECE. Negotiating it needs ECE fields in the handshake, whose frames (wire version 4) a peer rejects when longer or of another version, so plugins of two versions could no longer connect")
+    "Same: the connecting side offers its QPs' ECE, the accepting side sets it before RTR and returns what it accepted, which the connecting side sets before RTR; a provider without ECE (rdma_rxe) or a set that fails (one WARN) connects without it. One INFO line per device: negotiated, not supported by provider, or disabled. A peer plugin older than ECE connects without it")
 RAIL_NCCL_ENV("NCCL_IB_USE_INLINE", MAPPED, "NCCL_RAIL_EAGER_INLINE", "0", "",
     "Send the clear-to-send writes inline",
     "Small eager writes go inline up to NCCL_RAIL_EAGER_INLINE bytes")

@@ -67,6 +67,8 @@ RAIL_PARAM(IB_MQP_RETRY_CNT, "NCCL_IB_MQP_RETRY_CNT", INT, "34", 0, 1000, NULL,
            "Retries of a failed ibv_modify_qp (0: none)")
 RAIL_PARAM(IB_MQP_RETRY_SLEEP_MSEC, "NCCL_IB_MQP_RETRY_SLEEP_MSEC", INT, "100", 0, 60000, NULL,
            "Sleep before ibv_modify_qp retry k: k times this many milliseconds (NCCL's linear backoff)")
+RAIL_PARAM(IB_ECE_ENABLE, "NCCL_IB_ECE_ENABLE", BOOL, "1", 0, 1, NULL,
+           "1 negotiates Enhanced Connection Establishment on the connections this process opens (ibv_query_ece, ibv_set_ece before RTR; the accepting side takes what the connecting side offers); a provider without ECE (rdma_rxe) connects without it. 0: never offered")
 RAIL_PARAM(IB_GID_INDEX, "NCCL_IB_GID_INDEX", INT, "-1", -1, 255, NULL,
            "RoCE GID index for every HCA; -1 selects the first RoCE v2 IPv4-mapped GID")
 RAIL_PARAM(IB_SL, "NCCL_IB_SL", INT, "-1", -1, 15, NULL, "InfiniBand service level (-1: 0)")
@@ -136,6 +138,8 @@ RAIL_PARAM(VERBS_PROVIDER, "NCCL_RAIL_VERBS_PROVIDER", ENUM, "libibverbs", 0, 0,
            "Tests and machines without RDMA: shm moves data between processes of one host through a userspace verbs provider (devices shm0..shm3, two rails, host memory only; needs ptrace access between the processes: docs/net-plugin.md, The shm verbs provider). The first INFO line names it")
 RAIL_PARAM(SHM_FABRIC, "NCCL_RAIL_SHM_FABRIC", STRING, "default", 0, 0, NULL,
            "With NCCL_RAIL_VERBS_PROVIDER=shm: the name of the shared-memory fabric (/dev/shm/nccl-rail-shm-UID-NAME, 1-64 of [A-Za-z0-9_.-]); processes that name the same fabric see each other's ports and their up/down states")
+RAIL_PARAM(SHM_ECE, "NCCL_RAIL_SHM_ECE", INT, "13", 0, 2147483647, NULL,
+           "With NCCL_RAIL_VERBS_PROVIDER=shm: the ECE option bits this process's shm devices report (ibv_query_ece, vendor 0x5348); ibv_set_ece keeps the intersection with the peer's offer. 0: the devices have no ECE (EOPNOTSUPP, as rdma_rxe). Tests of NCCL_IB_ECE_ENABLE")
 
 /* ---- net plugin: multi-rail telemetry (net-plugin/rail_stats.h, docs/striping.md) ---- */
 RAIL_PARAM(STATS_FILE, "NCCL_RAIL_STATS_FILE", STRING, "", 0, 0, NULL,

@@ -12,6 +12,8 @@
 #include "gdr/net_gdr.h"
 #include "abi/net_plugin.h"
 #include "params.h"
+#include "transport/shm_ece.h"
+#include "transport/shm_fabric.h"
 #include "transport/shm_verbs.h"
 #ifdef RAIL_FAULT_INJECTION
 #include "transport/verbs_fault_ops.h"
@@ -36,6 +38,8 @@ static void provider_setup(void)
     char why[512] = "", note[128] = "";
     g_provider_rc = rail_shm_verbs_install(rail_param_str(RAIL_PARAM_SHM_FABRIC), note,
                                            sizeof(note), why, sizeof(why));
+    for (int dev = 0; dev < RAIL_SHM_NDEV; dev++)
+        rail_shm_ece_options(dev, (uint32_t)rail_param_int(RAIL_PARAM_SHM_ECE));
     if (g_provider_rc < 0)
         RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin declines: %s", why);
     else

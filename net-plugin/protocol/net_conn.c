@@ -18,6 +18,7 @@
 #include "params.h"
 #include "protocol/net_accept_pool.h"
 #include "protocol/net_ctl.h"
+#include "protocol/net_ece.h"
 #include "protocol/net_flush.h"
 #include "protocol/net_link.h"
 #include "protocol/net_recv.h"
@@ -38,6 +39,7 @@ struct rail_conn_state {
     struct rail_oob_tx tx;
     struct rail_oob_rx rx;
     struct rail_meta meta;
+    struct rail_wire_ece ece_offered[RAIL_MAX_RAILS]; /* connect: what META_S offered */
 };
 
 struct rail_listen_comm {
@@ -168,6 +170,7 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     }
     struct rail_meta *m = &st->meta;
     memset(m, 0, sizeof(*m));
+    m->version = h->meta_version; /* ECE frames only to a listener that takes them */
     m->nonce = h->nonce;
     m->nrails = s->base.nrails;
     m->nqps = s->base.nqps; /* data QPs and the control QP alike */
@@ -180,6 +183,8 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     for (int r = 0; r < s->base.nrails; r++) {
         rail_link_describe(&s->base, r, &m->rails[r]);
         m->rails[r].rkey1 = s->base.link[r].mr[0]->rkey;
+        rail_ece_offer(&s->base, r, m->version == RAIL_WIRE_VERSION_ECE, &st->ece_offered[r]);
+        m->rails[r].ece = st->ece_offered[r];
     }
     rc = rail_meta_encode(RAIL_FRAME_META_S, m, st->tx.buf, sizeof(st->tx.buf));
     if (rc < 0) {
@@ -228,16 +233,28 @@ static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
             rc = rail_oob_recv(st->fd, &st->rx, RAIL_FRAME_META_R, err, errlen);
             if (rc == 1) {
                 uint64_t nonce = st->meta.nonce;
-                rc = rail_meta_decode(RAIL_FRAME_META_R, st->rx.buf + RAIL_FRAME_HDR,
-                                      st->rx.body_len, st->rx.checksum, &st->meta, err, errlen);
+                int sent = st->meta.version;
+                rc = rail_meta_decode_version(RAIL_FRAME_META_R, st->rx.version,
+                                              st->rx.buf + RAIL_FRAME_HDR, st->rx.body_len,
+                                              st->rx.checksum, &st->meta, err, errlen);
                 if (rc == 0 && st->meta.nonce != nonce) {
                     snprintf(err, errlen, "peer answered for another listener");
+                    rc = -EPROTO;
+                }
+                if (rc == 0 && st->meta.version != sent) {
+                    snprintf(err, errlen,
+                             "peer answered metadata version %d to version %d (this plugin "
+                             "speaks %d and %d)",
+                             st->meta.version, sent, RAIL_WIRE_VERSION, RAIL_WIRE_VERSION_ECE);
                     rc = -EPROTO;
                 }
                 if (rc == 0)
                     rc = rail_link_check_peer(&s->base, &st->meta, err, errlen);
                 if (rc == 0) {
                     s->base.nrails = st->meta.nrails; /* the receiver's choice: min of both */
+                    for (int r = 0; r < s->base.nrails; r++) /* before RTR */
+                        rail_ece_apply(&s->base, r, sent == RAIL_WIRE_VERSION_ECE,
+                                       &st->ece_offered[r], &st->meta.rails[r].ece);
                     rc = rail_link_connect(&s->base, &st->meta, st->sl, st->tc, err, errlen);
                 }
                 if (rc == 0)
@@ -379,10 +396,13 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
 {
     struct rail_meta *m = &st->meta;
     struct rail_recv_comm *r = NULL;
-    int rc = rail_meta_decode(RAIL_FRAME_META_S, st->rx.buf + RAIL_FRAME_HDR, st->rx.body_len,
-                              st->rx.checksum, m, err, errlen);
+    struct rail_wire_ece accepted[RAIL_MAX_RAILS];
+    int rc =
+        rail_meta_decode_version(RAIL_FRAME_META_S, st->rx.version, st->rx.buf + RAIL_FRAME_HDR,
+                                 st->rx.body_len, st->rx.checksum, m, err, errlen);
     if (rc < 0)
         return rc;
+    int version = m->version; /* the answer's: an older peer gets what it sent */
     if (m->nonce != lc->nonce) {
         snprintf(err, errlen, "peer connected with the handle of another listener");
         return -EPROTO;
@@ -396,6 +416,9 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     int peer_rails = m->nrails;
     m->nrails = nrails; /* the peer's first nrails rails */
     rc = rail_link_check_peer(&r->base, m, err, errlen);
+    for (int rl = 0; rc == 0 && rl < nrails; rl++) /* before RTR */
+        rail_ece_accept(&r->base, rl, version == RAIL_WIRE_VERSION_ECE, &m->rails[rl].ece,
+                        &accepted[rl]);
     if (rc == 0)
         rc = rail_link_connect(&r->base, m, m->sl, m->tc, err, errlen);
     if (rc == 0)
@@ -422,6 +445,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     uint64_t nonce = m->nonce;
     int sl = m->sl, tc = m->tc;
     memset(m, 0, sizeof(*m));
+    m->version = version;
     m->nonce = nonce;
     m->nrails = r->base.nrails;
     m->nqps = r->base.nqps;
@@ -435,6 +459,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
         rail_link_describe(&r->base, rl, &m->rails[rl]);
         m->rails[rl].rkey1 = r->base.link[rl].mr[0]->rkey;
         m->rails[rl].rkey2 = r->base.link[rl].mr[1] ? r->base.link[rl].mr[1]->rkey : 0;
+        m->rails[rl].ece = accepted[rl];
     }
     rc = rail_meta_encode(RAIL_FRAME_META_R, m, st->tx.buf, sizeof(st->tx.buf));
     if (rc < 0)

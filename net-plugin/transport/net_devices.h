@@ -46,6 +46,7 @@ struct rail_dev {
     atomic_int fatal;            /* a fatal device event was seen: every comm on it fails */
     atomic_int port_down;        /* the port reported PORT_ERR and no PORT_ACTIVE since */
     atomic_uint readback_logged; /* QP attribute read-back lines logged (net_link.c) */
+    atomic_uint ece_logged;      /* ECE outcome lines logged (protocol/net_ece.c) */
 };
 
 /* A plugin device as NCCL sees it: a group of rails (ports) that connections stripe over. */

@@ -48,6 +48,10 @@ int it_smaller_send(struct it_side *s);
 int it_reuse_recv(struct it_side *s);
 int it_reuse_send(struct it_side *s);
 
+/* it_ece.c */
+int it_ece_recv(struct it_side *s);
+int it_ece_send(struct it_side *s);
+
 /* it_eager.c */
 int it_starved_recv(struct it_side *s);
 int it_starved_send(struct it_side *s);

@@ -12,6 +12,7 @@
 
 const char *g_it_role = "main";
 void (*g_it_log_hook)(ncclDebugLogLevel level, const char *msg);
+void (*g_it_handle_hook)(void *handle);
 
 int it_fail(const char *fmt, ...)
 {
@@ -235,6 +236,8 @@ int it_connect(struct it_plugin *p, int dev, int ctl, void **sc)
     char handle[NCCL_NET_HANDLE_MAXSIZE];
     if (it_ctl_recv(ctl, handle, sizeof(handle)))
         return 1;
+    if (g_it_handle_hook)
+        g_it_handle_hook(handle);
     int r = it_connect_handle(p, dev, handle, sc, IT_DEADLINE_S);
     return r ? it_fail("connect returned %d", r) : 0;
 }

@@ -23,6 +23,8 @@ struct it_plugin {
 extern const char *g_it_role; /* "send" / "recv", for messages */
 /* Called with every line the plugin logs (level, formatted text) when set; NULL by default. */
 extern void (*g_it_log_hook)(ncclDebugLogLevel level, const char *msg);
+/* Called by it_connect with the handle read from the peer before connecting; NULL by default. */
+extern void (*g_it_handle_hook)(void *handle);
 
 /* A scenario's text (an environment setting, an expected log line) for the fabric in use: with
  * the shm verbs provider (NCCL_RAIL_VERBS_PROVIDER=shm) the VM's device names rxeN become shmN and

@@ -189,7 +189,8 @@ static void test_audit(void)
                    "NCCL_IB_GID_INDX=3",              /* misspelt */
                    "NCCL_IB_OOO_RQ=0",                /* the plugin behaves so */
                    "NCCL_IB_MERGE_NICS=0",            /* mapped */
-                   "NCCL_IB_ECE_ENABLE=0x0",          /* as 0, numerically */
+                   "NCCL_IB_DISABLE=0x0",             /* as 0, numerically */
+                   "NCCL_IB_ECE_ENABLE=1",            /* honoured (issue 28) */
                    "NCCL_RAIL_STRIPE_MIN=1",          /* ours */
                    "NCCL_RAIL_NO_SUCH_KNOB_AT_ALL=1", /* unknown, nothing close */
                    "NCCL_IB_SUBNET_AWARE_ROUTING=0",  /* a duplicate: reported once */
@@ -206,8 +207,9 @@ static void test_audit(void)
           strcmp(f->suggestion, "NCCL_IB_GID_INDEX") == 0);
     f = find(&s, "NCCL_IB_OOO_RQ");
     CHECK(f && f->kind == RAIL_ENV_AS_IF);
-    f = find(&s, "NCCL_IB_ECE_ENABLE");
+    f = find(&s, "NCCL_IB_DISABLE");
     CHECK(f && f->kind == RAIL_ENV_AS_IF);
+    CHECK(find(&s, "NCCL_IB_ECE_ENABLE") == NULL);
     f = find(&s, "NCCL_IB_MERGE_NICS");
     CHECK(f && f->kind == RAIL_ENV_NOT_HONOURED);
     f = find(&s, "NCCL_RAIL_NO_SUCH_KNOB_AT_ALL");

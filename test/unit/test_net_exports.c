@@ -201,7 +201,7 @@ static void test_env_warnings(const char *path)
         setenv("NCCL_IB_GID_INDX", "3", 1);
         setenv("NCCL_IB_OOO_RQ", "1", 1);
         setenv("NCCL_NET_MERGE_LEVEL", "LOC", 1);
-        setenv("NCCL_IB_ECE_ENABLE", "0", 1);      /* the plugin behaves so: no WARN */
+        setenv("NCCL_IB_ECE_ENABLE", "0", 1);      /* honoured: no WARN */
         setenv("NCCL_NET_SHARED_BUFFERS", "0", 1); /* NCCL's own: no WARN */
         void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         const ncclNet_v11_t *n = dl ? dlsym(dl, "ncclNetPlugin_v11") : NULL;
