@@ -264,7 +264,8 @@ static int child_main(struct peer *p)
     struct report r[2] = {{1, 0, 0, ""}, {1, 0, 0, ""}}; /* bandwidth, latency */
     char err[300];
     void *sc = NULL, *rcomm = NULL;
-    int rc = nb_net_load(&p->net, p->o->plugin, p->o->abi, p->o->verbose, err, sizeof(err));
+    const char *so = p->o->recv_plugin ? p->o->recv_plugin : p->o->plugin;
+    int rc = nb_net_load(&p->net, so, p->o->abi, p->o->verbose, err, sizeof(err));
     if (rc)
         nb_fail(&r[0], "%s", err);
     if (rc == 0)
@@ -293,13 +294,15 @@ static void usage(FILE *f)
             "       [--size B] [--inflight N] [--iters N] [--warmup N] [--lat-size B]\n"
             "       [--lat-iters N] [--lat-warmup N] [--abi 6..12] [--verify-all]\n"
             "       [--timeout S] [--yield] [--recv-sleep US] [--verbose] [--log-raw]\n"
+            "       [--recv-plugin SO]\n"
             "Devices default to $FABRIC_DEV0 / $FABRIC_DEV1 (else rxe0 / rxe1). Both processes\n"
             "poll without pause (as perftest does); after a poll that made no progress --yield\n"
             "calls sched_yield (as NCCL's proxy thread does) and --recv-sleep lets the receiving\n"
             "process sleep US microseconds (like perftest's passive server). A device \"a+b\"\n"
             "that the plugin does not list is made with its makeVDevice (a fused NIC).\n"
             "--log-raw prints the plugin's log formats unformatted (arguments that do not\n"
-            "match their format would crash the formatting).\n");
+            "match their format would crash the formatting). --recv-plugin loads another\n"
+            "plugin (another release) in the receiving process: mixed-version connections.\n");
 }
 
 static int parse(int argc, char **argv, struct nb_opts *o)
@@ -353,6 +356,8 @@ static int parse(int argc, char **argv, struct nb_opts *o)
         i++;
         if (strcmp(a, "--send-dev") == 0)
             o->send_dev = v;
+        else if (strcmp(a, "--recv-plugin") == 0)
+            o->recv_plugin = v;
         else if (strcmp(a, "--recv-dev") == 0)
             o->recv_dev = v;
         else if (strcmp(a, "--test") == 0 &&

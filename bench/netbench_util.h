@@ -12,6 +12,7 @@
 
 struct nb_opts {
     const char *plugin, *send_dev, *recv_dev;
+    const char *recv_plugin; /* the receiving process's plugin (--recv-plugin), else plugin */
     int bw, lat, abi, verify_all, verbose, yield;
     int recv_sleep_us; /* the receiving process sleeps this long after an idle poll */
     size_t size, lat_size;

@@ -39,13 +39,15 @@ static int count_qps(const struct rail_wire_ece *e, int nqps)
     return n;
 }
 
-static void set_failed(const struct rail_comm *c, struct rail_dev *d, struct ibv_qp *qp, int rc)
+/* The one WARN of a device and side: `call` failed otherwise than "not supported". */
+static void call_failed(const struct rail_comm *c, struct rail_dev *d, const char *call,
+                        struct ibv_qp *qp, int rc, const char *what)
 {
     if (first_time(c, d, ECE_SET_FAILED))
         RAIL_WARN(NCCL_NET,
-                  "%s: ibv_set_ece on %s QP %#x failed (%s): that QP pair connects without ECE "
+                  "%s: %s on %s QP %#x failed (%s): %s connects without ECE "
                   "(NCCL_IB_ECE_ENABLE=0 avoids the attempt)",
-                  d->name, side(c), qp->qp_num, strerror(-rc));
+                  d->name, call, side(c), qp->qp_num, strerror(-rc), what);
 }
 
 void rail_ece_offer(struct rail_comm *c, int rail, bool peer_ece, struct rail_wire_ece *out)
@@ -71,6 +73,11 @@ void rail_ece_offer(struct rail_comm *c, int rail, bool peer_ece, struct rail_wi
         struct ibv_ece e;
         struct ibv_qp *qp = l->qps[q].qp;
         int rc = rail_verbs_query_ece(qp, &e);
+        if (rc < 0 && rc != -EOPNOTSUPP) {
+            call_failed(c, d, "ibv_query_ece", qp, rc, "the connection");
+            memset(out, 0, sizeof(*out));
+            return;
+        }
         if (rc < 0) {
             if (first_time(c, d, ECE_UNSUPPORTED))
                 RAIL_INFO(NCCL_NET,
@@ -113,20 +120,23 @@ void rail_ece_accept(struct rail_comm *c, int rail, bool peer_ece,
             continue;
         struct ibv_qp *qp = l->qps[q].qp;
         struct ibv_ece got;
+        const char *call = "ibv_set_ece";
         int rc = rail_verbs_set_ece(qp, &want);
-        if (rc == 0)
+        if (rc == 0) {
+            call = "ibv_query_ece";
             rc = rail_verbs_query_ece(qp, &got);
+        }
         if (rc == -EOPNOTSUPP) {
             if (first_time(c, d, ECE_UNSUPPORTED))
                 RAIL_INFO(NCCL_NET,
-                          "%s: ECE not supported by provider %s (ibv_set_ece on QP %#x: %s): the "
-                          "peer's offer is declined, QPs connect without it",
-                          d->name, rail_ibv->provider, qp->qp_num, strerror(-rc));
+                          "%s: ECE not supported by provider %s (%s on QP %#x: %s): the peer's "
+                          "offer is declined, QPs connect without it",
+                          d->name, rail_ibv->provider, call, qp->qp_num, strerror(-rc));
             memset(out, 0, sizeof(*out));
             return;
         }
         if (rc < 0) {
-            set_failed(c, d, qp, rc);
+            call_failed(c, d, call, qp, rc, "that QP pair");
             continue;
         }
         if (count_qps(out, q) == 0) {
@@ -162,7 +172,7 @@ void rail_ece_apply(struct rail_comm *c, int rail, bool peer_ece,
             continue;
         int rc = rail_verbs_set_ece(l->qps[q].qp, &want);
         if (rc < 0)
-            set_failed(c, d, l->qps[q].qp, rc);
+            call_failed(c, d, "ibv_set_ece", l->qps[q].qp, rc, "that QP pair");
         else
             n++;
     }
