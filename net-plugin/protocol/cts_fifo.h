@@ -7,8 +7,12 @@
  *
  * Receiver (struct rail_cts_tail): slot sequences are taken in order (tail); a slot is taken again
  * (by sequence q + RAIL_FIFO_SLOTS) only once the receive that held it was released.
- * Sender (struct rail_cts_fifo): head <= scan <= head + RAIL_FIFO_SLOTS. Slots [head, scan) are in
- * the shadow copy; an entry is resolved once a rendezvous send took it or when a message with its
+ * Sender (struct rail_cts_fifo): head <= scan <= head + RAIL_FIFO_SLOTS. Slots [head, scan) were
+ * absorbed: every entry validated once, and only what matching needs kept (tag, per-tag index,
+ * resolved: 12 bytes of the 128-byte entry); a rendezvous send reads the entry it takes again in
+ * place (rail_cts_fifo_take), validates it again and checks it is still the one matched, so a
+ * peer rewriting a slot after the first check is refused, never used. An entry is resolved once
+ * a rendezvous send took it or when a message with its
  * (tag, index) was already sent eagerly; head passes a slot only when every entry is resolved. A
  * slot the receiver already wrote again for a later round (every entry of the older round was
  * satisfied eagerly, so it never needed absorbing) is skipped as empty. test_cts_fifo checks this
@@ -42,10 +46,11 @@ void rail_cts_tail_release(struct rail_cts_tail *t, uint64_t seq,
 /* The receive holding slot (an index, not a sequence), or NULL. */
 struct rail_recv_req *rail_cts_tail_owner(const struct rail_cts_tail *t, unsigned slot);
 
-/* ---- sender: the shadow copy ---- */
+/* ---- sender: what was absorbed of each entry (the entry itself stays in the FIFO memory) ---- */
 
 struct rail_shadow {
-    struct rail_cts cts;
+    int32_t tag;
+    uint32_t tag_index;
     bool resolved; /* sent by rendezvous, or already satisfied by an eager send */
 };
 
@@ -73,6 +78,11 @@ bool rail_cts_fifo_news(const struct rail_cts_fifo *f, const uint8_t *fifo_mem);
  * has not been absorbed (yet). */
 struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uint32_t index,
                                        uint64_t *seq, unsigned *entry);
+/* Reads entry e of slot sequence seq (found for sh) from fifo_mem into *out for a rendezvous send:
+ * 0 when it is still the entry absorbed (same sequence, valid, same tag and index), -EPROTO with
+ * the reason in err when the peer rewrote it meanwhile. */
+int rail_cts_fifo_take(const uint8_t *fifo_mem, int nrails, const struct rail_shadow *sh,
+                       uint64_t seq, unsigned e, struct rail_cts *out, char *err, size_t errlen);
 /* A rendezvous send took sh: resolved, and head moves past every fully resolved slot. */
 void rail_cts_fifo_resolve(struct rail_cts_fifo *f, struct rail_shadow *sh);
 
