@@ -2,8 +2,9 @@
 /* The clear-to-send FIFO (pure: no verbs, no I/O, no clock). The receiver RDMA-writes one slot per
  * irecv into the sender's FIFO memory: slot sequence q goes to slot q % RAIL_FIFO_SLOTS, one
  * struct rail_cts per grouped receive entry, each carrying seq = q + 1 (written last, read first
- * and last). The sender absorbs written slots in sequence order into a shadow copy and matches a
- * send (tag, j-th message with that tag) against the entry with that (tag, per-tag index).
+ * and last). The sender absorbs written slots in sequence order (keeping of each entry only what
+ * matching needs: its shadow) and matches a send (tag, j-th message with that tag) against the
+ * entry with that (tag, per-tag index).
  *
  * Receiver (struct rail_cts_tail): slot sequences are taken in order (tail); a slot is taken again
  * (by sequence q + RAIL_FIFO_SLOTS) only once the receive that held it was released.
@@ -56,7 +57,7 @@ struct rail_shadow {
 
 struct rail_cts_fifo {
     uint64_t head; /* first slot not yet fully resolved */
-    uint64_t scan; /* next slot to absorb into the shadow copy */
+    uint64_t scan; /* next slot to absorb */
     struct rail_shadow shadow[RAIL_FIFO_SLOTS][RAIL_MAX_RECVS];
     uint8_t shadow_n[RAIL_FIFO_SLOTS];
     uint8_t unresolved[RAIL_FIFO_SLOTS]; /* entries of the slot not resolved yet */
@@ -72,7 +73,7 @@ int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int n
                          const struct rail_tagmap *sent, char *err, size_t errlen);
 /* Whether rail_cts_fifo_absorb has anything to do: the next slot to absorb was written (or
  * overwritten by a later round) since the last call. One load of that slot's first sequence word;
- * false means the shadow copy is already up to date. */
+ * false means what was absorbed is already up to date. */
 bool rail_cts_fifo_news(const struct rail_cts_fifo *f, const uint8_t *fifo_mem);
 /* The unresolved entry for (tag, index) in [head, scan): *seq and *entry say where; NULL when it
  * has not been absorbed (yet). */
