@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The clear-to-send FIFO: the receiver's slot ownership and the sender's shadow copy
+/* The clear-to-send FIFO: the receiver's slot ownership and what the sender absorbed of it
  * (cts_fifo.h). */
 #include "protocol/cts_fifo.h"
 
@@ -59,35 +59,41 @@ int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int n
         unsigned slot = (unsigned)(f->scan % RAIL_FIFO_SLOTS);
         const uint8_t *base = fifo_mem + (size_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
         uint64_t want = f->scan + 1;
-        /* Read straight into the shadow: slot scan is outside [head, scan), so nothing reads
-         * these entries before shadow_n and scan say they are there. */
         struct rail_shadow *sh = f->shadow[slot];
-        int st = rail_cts_read(base, want, &sh[0].cts), n;
+        struct rail_cts c;
+        int st = rail_cts_read(base, want, &c), n;
 
         if (st == 1)
             break;
-        if (st == 0 && rail_cts_check(&sh[0].cts, want, 0, nrails, why, sizeof(why)) != 0) {
+        if (st == 0 && rail_cts_check(&c, want, 0, nrails, why, sizeof(why)) != 0) {
             snprintf(err, errlen, "FIFO slot %llu: %s", (unsigned long long)f->scan, why);
             return -EPROTO;
         }
-        n = st == 0 ? sh[0].cts.nreqs : 0;
-        for (int e = 1; e < n && st == 0; e++) {
-            st = rail_cts_read(base + (size_t)e * RAIL_CTS_BYTES, want, &sh[e].cts);
-            if (st == 1)
-                return 0; /* the rest of the slot is still on its way */
-            if (st == 0 &&
-                (rail_cts_check(&sh[e].cts, want, (unsigned)e, nrails, why, sizeof(why)) != 0 ||
-                 sh[e].cts.nreqs != n)) {
-                snprintf(err, errlen, "FIFO slot %llu entry %d: %s", (unsigned long long)f->scan, e,
-                         sh[e].cts.nreqs != n ? "entry count differs within the slot" : why);
-                return -EPROTO;
+        n = st == 0 ? c.nreqs : 0;
+        /* Slot scan is outside [head, scan): nothing reads its shadow entries before shadow_n and
+         * scan say they are there. */
+        for (int e = 0; e < n && st == 0; e++) {
+            if (e > 0) {
+                st = rail_cts_read(base + (size_t)e * RAIL_CTS_BYTES, want, &c);
+                if (st == 1)
+                    return 0; /* the rest of the slot is still on its way */
+                if (st == 0 &&
+                    (rail_cts_check(&c, want, (unsigned)e, nrails, why, sizeof(why)) != 0 ||
+                     c.nreqs != n)) {
+                    snprintf(err, errlen, "FIFO slot %llu entry %d: %s",
+                             (unsigned long long)f->scan, e,
+                             c.nreqs != n ? "entry count differs within the slot" : why);
+                    return -EPROTO;
+                }
             }
+            sh[e].tag = c.tag;
+            sh[e].tag_index = c.tag_index;
         }
         if (st == 2)
             n = 0;
         int left = 0;
         for (int e = 0; e < n; e++) {
-            sh[e].resolved = sh[e].cts.tag_index < rail_tagmap_get(sent, sh[e].cts.tag);
+            sh[e].resolved = sh[e].tag_index < rail_tagmap_get(sent, sh[e].tag);
             left += !sh[e].resolved;
         }
         f->shadow_n[slot] = (uint8_t)n;
@@ -116,7 +122,7 @@ struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uin
         unsigned slot = (unsigned)(q % RAIL_FIFO_SLOTS);
         for (int e = 0; e < f->shadow_n[slot]; e++) {
             struct rail_shadow *sh = &f->shadow[slot][e];
-            if (!sh->resolved && sh->cts.tag == tag && sh->cts.tag_index == index) {
+            if (!sh->resolved && sh->tag == tag && sh->tag_index == index) {
                 *seq = q;
                 *entry = (unsigned)e;
                 return sh;
@@ -124,6 +130,32 @@ struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uin
         }
     }
     return NULL;
+}
+
+int rail_cts_fifo_take(const uint8_t *fifo_mem, int nrails, const struct rail_shadow *sh,
+                       uint64_t seq, unsigned e, struct rail_cts *out, char *err, size_t errlen)
+{
+    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
+    const uint8_t *p = fifo_mem + ((size_t)slot * RAIL_MAX_RECVS + e) * RAIL_CTS_BYTES;
+    char why[200];
+    int st = rail_cts_read(p, seq + 1, out);
+    if (st != 0) {
+        snprintf(err, errlen, "FIFO slot %llu entry %u was %s before its rendezvous send",
+                 (unsigned long long)seq, e, st == 1 ? "torn or cleared" : "written again");
+        return -EPROTO;
+    }
+    if (rail_cts_check(out, seq + 1, e, nrails, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "FIFO slot %llu entry %u, read again: %s", (unsigned long long)seq, e,
+                 why);
+        return -EPROTO;
+    }
+    if (out->tag != sh->tag || out->tag_index != sh->tag_index) {
+        snprintf(err, errlen,
+                 "FIFO slot %llu entry %u changed from tag %d #%u to tag %d #%u after it was read",
+                 (unsigned long long)seq, e, sh->tag, sh->tag_index, out->tag, out->tag_index);
+        return -EPROTO;
+    }
+    return 0;
 }
 
 void rail_cts_fifo_resolve(struct rail_cts_fifo *f, struct rail_shadow *sh)

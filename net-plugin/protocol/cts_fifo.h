@@ -2,13 +2,18 @@
 /* The clear-to-send FIFO (pure: no verbs, no I/O, no clock). The receiver RDMA-writes one slot per
  * irecv into the sender's FIFO memory: slot sequence q goes to slot q % RAIL_FIFO_SLOTS, one
  * struct rail_cts per grouped receive entry, each carrying seq = q + 1 (written last, read first
- * and last). The sender absorbs written slots in sequence order into a shadow copy and matches a
- * send (tag, j-th message with that tag) against the entry with that (tag, per-tag index).
+ * and last). The sender absorbs written slots in sequence order (keeping of each entry only what
+ * matching needs: its shadow) and matches a send (tag, j-th message with that tag) against the
+ * entry with that (tag, per-tag index).
  *
  * Receiver (struct rail_cts_tail): slot sequences are taken in order (tail); a slot is taken again
  * (by sequence q + RAIL_FIFO_SLOTS) only once the receive that held it was released.
- * Sender (struct rail_cts_fifo): head <= scan <= head + RAIL_FIFO_SLOTS. Slots [head, scan) are in
- * the shadow copy; an entry is resolved once a rendezvous send took it or when a message with its
+ * Sender (struct rail_cts_fifo): head <= scan <= head + RAIL_FIFO_SLOTS. Slots [head, scan) were
+ * absorbed: every entry validated once, and only what matching needs kept (tag, per-tag index,
+ * resolved: 12 bytes of the 128-byte entry); a rendezvous send reads the entry it takes again in
+ * place (rail_cts_fifo_take), validates it again and checks it is still the one matched, so a
+ * peer rewriting a slot after the first check is refused, never used. An entry is resolved once
+ * a rendezvous send took it or when a message with its
  * (tag, index) was already sent eagerly; head passes a slot only when every entry is resolved. A
  * slot the receiver already wrote again for a later round (every entry of the older round was
  * satisfied eagerly, so it never needed absorbing) is skipped as empty. test_cts_fifo checks this
@@ -42,16 +47,17 @@ void rail_cts_tail_release(struct rail_cts_tail *t, uint64_t seq,
 /* The receive holding slot (an index, not a sequence), or NULL. */
 struct rail_recv_req *rail_cts_tail_owner(const struct rail_cts_tail *t, unsigned slot);
 
-/* ---- sender: the shadow copy ---- */
+/* ---- sender: what was absorbed of each entry (the entry itself stays in the FIFO memory) ---- */
 
 struct rail_shadow {
-    struct rail_cts cts;
+    int32_t tag;
+    uint32_t tag_index;
     bool resolved; /* sent by rendezvous, or already satisfied by an eager send */
 };
 
 struct rail_cts_fifo {
     uint64_t head; /* first slot not yet fully resolved */
-    uint64_t scan; /* next slot to absorb into the shadow copy */
+    uint64_t scan; /* next slot to absorb */
     struct rail_shadow shadow[RAIL_FIFO_SLOTS][RAIL_MAX_RECVS];
     uint8_t shadow_n[RAIL_FIFO_SLOTS];
     uint8_t unresolved[RAIL_FIFO_SLOTS]; /* entries of the slot not resolved yet */
@@ -67,12 +73,17 @@ int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int n
                          const struct rail_tagmap *sent, char *err, size_t errlen);
 /* Whether rail_cts_fifo_absorb has anything to do: the next slot to absorb was written (or
  * overwritten by a later round) since the last call. One load of that slot's first sequence word;
- * false means the shadow copy is already up to date. */
+ * false means what was absorbed is already up to date. */
 bool rail_cts_fifo_news(const struct rail_cts_fifo *f, const uint8_t *fifo_mem);
 /* The unresolved entry for (tag, index) in [head, scan): *seq and *entry say where; NULL when it
  * has not been absorbed (yet). */
 struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uint32_t index,
                                        uint64_t *seq, unsigned *entry);
+/* Reads entry e of slot sequence seq (found for sh) from fifo_mem into *out for a rendezvous send:
+ * 0 when it is still the entry absorbed (same sequence, valid, same tag and index), -EPROTO with
+ * the reason in err when the peer rewrote it meanwhile. */
+int rail_cts_fifo_take(const uint8_t *fifo_mem, int nrails, const struct rail_shadow *sh,
+                       uint64_t seq, unsigned e, struct rail_cts *out, char *err, size_t errlen);
 /* A rendezvous send took sh: resolved, and head moves past every fully resolved slot. */
 void rail_cts_fifo_resolve(struct rail_cts_fifo *f, struct rail_shadow *sh);
 

@@ -194,7 +194,7 @@ struct rail_send_comm {
     uint8_t *local;           /* mr[1]: the flagged image of each bounce slot, eager_slots of them
                                * (NULL: no images; the per-request record and header sources
                                * are in the request blocks) */
-    struct rail_cts_fifo cts; /* shadow copy of the FIFO (cts_fifo.c) */
+    struct rail_cts_fifo cts; /* what was absorbed of the FIFO (cts_fifo.c) */
     struct rail_tagmap sent;  /* messages sent per tag */
     uint64_t eager_posted;
     int eager_slots;
@@ -233,16 +233,34 @@ struct rail_recv_entry {
     bool done;
 };
 
+struct rail_recv_req_block;
+
 struct rail_recv_req {
     struct rail_req_head h;
-    int n, left;       /* entries, entries whose data has not arrived */
-    bool cts_pending;  /* the CTS write has not completed locally yet */
+    uint8_t idx;                           /* index in the comm (work request ids) */
+    uint8_t *stage;                        /* its CTS entries, RAIL_MAX_RECVS * RAIL_CTS_BYTES of
+                                            * its block's region */
+    const struct rail_recv_req_block *blk; /* its block: the region's lkey per rail */
+    int n, left;                           /* entries, entries whose data has not arrived */
+    bool cts_pending;                      /* the CTS write has not completed locally yet */
     bool cts_retry;    /* the CTS write failed with its rail: re-post it on another rail */
     bool has_slot;     /* a CTS was written: slot_seq is valid */
     uint64_t defer_ns; /* deferred CTS: when the receive was posted (coarse clock) */
     uint64_t slot_seq;
     int error;
     struct rail_recv_entry e[RAIL_MAX_RECVS];
+};
+
+/* Receive requests come in blocks like the send side's: NCCL keeps NCCL_STEPS = 8 receives in
+ * flight per connection, so a comm usually holds block 0 only (allocated with the comm), not the
+ * 32 NCCL may ask for. Each block has its own registered region for its requests' CTS entries. */
+#define RAIL_RECV_REQ_BLOCK  8
+#define RAIL_RECV_REQ_BLOCKS (RAIL_RECV_REQS / RAIL_RECV_REQ_BLOCK)
+#define RAIL_RECV_STAGE      ((size_t)RAIL_MAX_RECVS * RAIL_CTS_BYTES) /* per request */
+struct rail_recv_req_block {
+    struct rail_recv_req req[RAIL_RECV_REQ_BLOCK];
+    uint8_t *stage; /* RAIL_RECV_REQ_BLOCK * RAIL_RECV_STAGE bytes, registered on every rail */
+    struct ibv_mr *mr[RAIL_MAX_RAILS];
 };
 
 struct rail_recv_comm {
@@ -258,7 +276,7 @@ struct rail_recv_comm {
     bool repoll; /* a message came by completion: images behind it may be found now */
     /* Bytes of the largest image seen in image slot b: zeroed at each delivery from b. */
     uint16_t image_hw[RAIL_EAGER_SLOTS];
-    uint8_t *staging;            /* mr[2]: CTS staging per request, then the credit word */
+    uint8_t *staging;            /* mr[2]: the credit word, then the query answers (sources) */
     struct rail_cts_tail fifo;   /* FIFO slots taken, and by which receive (cts_fifo.c) */
     struct rail_tagmap posted;   /* receive entries posted per tag */
     struct rail_eager_ring ring; /* bounce slot states, credit (eager_ring.c) */
@@ -277,15 +295,23 @@ struct rail_recv_comm {
     } query[RAIL_FIFO_SLOTS * RAIL_MAX_RECVS];
     int nfree;
     uint8_t free_list[RAIL_RECV_REQS];
-    struct rail_recv_req reqs[RAIL_RECV_REQS];
+    struct rail_recv_req_block *blk[RAIL_RECV_REQ_BLOCKS]; /* NULL: not allocated yet */
+    bool blk_warned; /* a block could not be allocated (INFO line once) */
     /* GPUDirect flush (net_flush.c): loopback QPs per rail, NULL when no rail needs a flush. */
     struct rail_flush *flush;
 };
 
-#define RAIL_STAGING_CREDIT_OFF ((size_t)RAIL_RECV_REQS * RAIL_MAX_RECVS * RAIL_CTS_BYTES)
+#define RAIL_STAGING_CREDIT_OFF 0
 #define RAIL_STAGING_ANSWER_OFF (RAIL_STAGING_CREDIT_OFF + 64) /* query answers (sources) */
 #define RAIL_STAGING_SIZE       (RAIL_STAGING_ANSWER_OFF + RAIL_ANSWER_BYTES)
 #define RAIL_LOCAL_STRIDE       128 /* per send request: record at 0, eager header at 64 */
+
+/* Receive request i, NULL when its block was never allocated. */
+static inline struct rail_recv_req *rail_recv_req_at(struct rail_recv_comm *r, int i)
+{
+    struct rail_recv_req_block *k = r->blk[i / RAIL_RECV_REQ_BLOCK];
+    return k ? &k->req[i % RAIL_RECV_REQ_BLOCK] : NULL;
+}
 
 /* Memory handle returned by regMr. */
 struct rail_mr {

@@ -42,15 +42,80 @@ static void init_state(struct rail_recv_comm *r)
 {
     rail_tagmap_init(&r->posted);
     r->nfree = RAIL_RECV_REQS;
-    for (int i = 0; i < RAIL_RECV_REQS; i++) {
+    for (int i = 0; i < RAIL_RECV_REQS; i++)
         r->free_list[i] = (uint8_t)(RAIL_RECV_REQS - 1 - i);
-        r->reqs[i].h.comm = &r->base;
+}
+
+/* Block b of receive requests and its registered CTS staging region (every rail). */
+static int block_alloc(struct rail_recv_comm *r, int b, char *err, size_t errlen)
+{
+    struct rail_recv_req_block *k = calloc(1, sizeof(*k));
+    size_t len = (size_t)RAIL_RECV_REQ_BLOCK * RAIL_RECV_STAGE;
+    int rc = k ? rail_region_alloc(len, &k->stage) : -ENOMEM;
+    for (int rl = 0; rc == 0 && rl < r->base.nrails; rl++) {
+        struct rail_dev *d = r->base.link[rl].dev;
+        rc = rail_verbs_reg_mr(d->pd, k->stage, len, IBV_ACCESS_LOCAL_WRITE, &k->mr[rl], d->name,
+                               err, errlen);
     }
+    if (rc < 0) {
+        if (rc == -ENOMEM && !err[0])
+            snprintf(err, errlen, "out of memory for receive requests");
+        if (k) {
+            for (int rl = 0; rl < RAIL_MAX_RAILS; rl++)
+                rail_verbs_dereg_mr(k->mr[rl]);
+            free(k->stage);
+            free(k);
+        }
+        return rc;
+    }
+    for (int i = 0; i < RAIL_RECV_REQ_BLOCK; i++) {
+        k->req[i].h.comm = &r->base;
+        k->req[i].idx = (uint8_t)(b * RAIL_RECV_REQ_BLOCK + i);
+        k->req[i].stage = k->stage + (size_t)i * RAIL_RECV_STAGE;
+        k->req[i].blk = k;
+    }
+    r->blk[b] = k;
+    return 0;
+}
+
+static void blocks_free(struct rail_recv_comm *r)
+{
+    for (int b = 0; b < RAIL_RECV_REQ_BLOCKS; b++) {
+        struct rail_recv_req_block *k = r->blk[b];
+        if (!k)
+            continue;
+        for (int rl = 0; rl < RAIL_MAX_RAILS; rl++)
+            rail_verbs_dereg_mr(k->mr[rl]);
+        free(k->stage);
+        free(k);
+        r->blk[b] = NULL;
+    }
+}
+
+/* A free request, its block allocated when every request so far is in flight; NULL when none
+ * (the caller calls again once one completes). */
+static struct rail_recv_req *req_alloc(struct rail_recv_comm *r)
+{
+    if (r->nfree == 0)
+        return NULL;
+    int i = r->free_list[r->nfree - 1];
+    if (!r->blk[i / RAIL_RECV_REQ_BLOCK]) {
+        char err[256] = "";
+        if (block_alloc(r, i / RAIL_RECV_REQ_BLOCK, err, sizeof(err)) < 0) {
+            if (!r->blk_warned)
+                RAIL_INFO(NCCL_NET, "receive comm %p: no more than %d receives in flight: %s",
+                          (void *)r, RAIL_RECV_REQS - r->nfree, err);
+            r->blk_warned = true;
+            return NULL;
+        }
+    }
+    r->nfree--;
+    return rail_recv_req_at(r, i);
 }
 
 static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
 {
-    uint8_t idx = (uint8_t)(q - r->reqs);
+    uint8_t idx = q->idx;
     if (q->has_slot)
         rail_cts_tail_release(&r->fifo, q->slot_seq, q);
     for (int k = 0; k < r->ndeferred; k++)
@@ -143,18 +208,19 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
 {
     struct rail_link *l = &r->base.link[rail];
     bool flushed_after_down = wc->status == IBV_WC_WR_FLUSH_ERR && !l->rj.up;
+    struct rail_recv_req *q = idx < RAIL_RECV_REQS ? rail_recv_req_at(r, idx) : NULL;
     if (!flushed_after_down) {
         rail_tel_error(&r->base, rail);
         if (!rail_wc_rail_failure(wc->status) ||
             !rail_link_fail(&r->base, rail, ibv_wc_status_str(wc->status))) {
             rail_wc_error(&r->base, rail, wc);
-            if (kind == RAIL_WR_CTS && idx < RAIL_RECV_REQS)
-                r->reqs[idx].cts_pending = false;
+            if (kind == RAIL_WR_CTS && q)
+                q->cts_pending = false;
             return;
         }
     }
-    if (kind == RAIL_WR_CTS && idx < RAIL_RECV_REQS && r->reqs[idx].h.ops) {
-        r->reqs[idx].cts_retry = true;
+    if (kind == RAIL_WR_CTS && q && q->h.ops) {
+        q->cts_retry = true;
         r->nretry++;
     } else if (kind == RAIL_WR_CREDIT) {
         rail_eager_ring_credit_lost(&r->ring); /* sent again by the next send_credit (test) */
@@ -222,8 +288,8 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
     }
     switch (kind) {
     case RAIL_WR_CTS:
-        if (idx < RAIL_RECV_REQS)
-            r->reqs[idx].cts_pending = false;
+        if (idx < RAIL_RECV_REQS && rail_recv_req_at(r, idx))
+            rail_recv_req_at(r, idx)->cts_pending = false;
         return;
     case RAIL_WR_ANSWER:
         return;
@@ -305,9 +371,10 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     if (r->nfree == 0 || (!small && (rail_cts_tail_busy(&r->fifo) || !rail_recv_cts_room(r))))
         return not_posted(r); /* NCCL calls again */
 
-    struct rail_recv_req *q = &r->reqs[r->free_list[--r->nfree]];
-    int idx = (int)(q - r->reqs);
-    uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+    struct rail_recv_req *q = req_alloc(r);
+    if (!q)
+        return not_posted(r);
+    uint8_t *stage = q->stage;
     q->h.ops = &recv_req_ops;
     q->n = q->left = n;
     q->error = 0;
@@ -338,14 +405,14 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     }
     if (small) {
         q->defer_ns = r->base.coarse_ns = rail_coarse_ns();
-        r->deferred[r->ndeferred++] = (uint8_t)idx;
+        r->deferred[r->ndeferred++] = q->idx;
     } else {
         rc = rail_recv_write_cts(r, q); /* not busy: checked above */
         if (rc < 0)
             return rc;
         if (rc == 1) { /* its rail failed while posting: held back like a small receive */
             q->defer_ns = 0;
-            r->deferred[r->ndeferred++] = (uint8_t)idx;
+            r->deferred[r->ndeferred++] = q->idx;
         }
     }
     for (int i = 0; i < n; i++)
@@ -437,6 +504,7 @@ static void recv_release(struct rail_comm *c)
     free(r->records);
     free(r->bounce);
     free(r->staging);
+    blocks_free(r);
     rail_tagmap_free(&r->posted);
 }
 
@@ -500,6 +568,8 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct ra
         rc = rail_region_alloc(RAIL_STAGING_SIZE, &r->staging);
     if (rc == 0)
         rc = rail_region_reg(&r->base, 2, r->staging, RAIL_STAGING_SIZE, false, err, errlen);
+    if (rc == 0)
+        rc = block_alloc(r, 0, err, errlen);
     if (rc < 0) {
         if (rc == -ENOMEM && !err[0])
             snprintf(err, errlen, "out of memory for the receive comm");

@@ -23,19 +23,20 @@ void rail_recv_undefer(struct rail_recv_comm *r, int k)
  * on the first rail that is up: 0, 1 when the send queue is full (try again later), -errno. */
 static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t seq)
 {
-    int rail = rail_pick_up(&r->base, 0), idx = (int)(q - r->reqs);
+    int rail = rail_pick_up(&r->base, 0), idx = q->idx;
     if (rail < 0)
         return atomic_load(&r->base.error) ? atomic_load(&r->base.error) : 1;
     struct rail_link *l = &r->base.link[rail];
     int qp = (int)(l->rr % (unsigned)r->base.nqps);
     unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
-    uint8_t *stage = r->staging + (size_t)idx * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+    uint8_t *stage = q->stage;
 
     if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
         return 1;
     for (int i = 0; i < q->n; i++)
         ((struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES))->seq = seq + 1;
-    struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)(q->n * RAIL_CTS_BYTES), l->mr[2]->lkey};
+    struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)(q->n * RAIL_CTS_BYTES),
+                          q->blk->mr[rail]->lkey};
     struct ibv_send_wr wr;
     memset(&wr, 0, sizeof(wr));
     wr.wr_id = rail_wrid(RAIL_WR_CTS, rail, qp, idx);
@@ -81,8 +82,8 @@ int rail_recv_write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
 void rail_recv_retry_cts(struct rail_recv_comm *r)
 {
     for (int i = 0; i < RAIL_RECV_REQS && r->nretry > 0; i++) {
-        struct rail_recv_req *q = &r->reqs[i];
-        if (!q->h.ops || !q->cts_retry)
+        struct rail_recv_req *q = rail_recv_req_at(r, i);
+        if (!q || !q->h.ops || !q->cts_retry)
             continue;
         if (post_cts(r, q, q->slot_seq) != 0)
             return;
@@ -105,7 +106,7 @@ void rail_recv_flush_deferred(struct rail_recv_comm *r)
     bool starved = rail_eager_ring_stuck(&r->ring);
     uint64_t now = r->base.coarse_ns; /* read by the health check (a few calls old at most) */
     for (int k = 0; k < r->ndeferred; k++) {
-        struct rail_recv_req *q = &r->reqs[r->deferred[k]];
+        struct rail_recv_req *q = rail_recv_req_at(r, r->deferred[k]);
         if (q->left == 0) {
             rail_recv_undefer(r, k--);
             continue;

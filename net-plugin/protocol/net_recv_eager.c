@@ -128,12 +128,15 @@ static bool waits_for(const struct rail_recv_req *q, int32_t tag, uint32_t index
 static struct rail_recv_req *eager_match(struct rail_recv_comm *r, int32_t tag, uint32_t index,
                                          int *entry)
 {
-    for (int k = 0; k < r->ndeferred; k++)
-        if (waits_for(&r->reqs[r->deferred[k]], tag, index, entry))
-            return &r->reqs[r->deferred[k]];
-    for (int j = 0; j < RAIL_RECV_REQS; j++)
-        if (waits_for(&r->reqs[j], tag, index, entry))
-            return &r->reqs[j];
+    for (int k = 0; k < r->ndeferred; k++) {
+        struct rail_recv_req *q = rail_recv_req_at(r, r->deferred[k]);
+        if (waits_for(q, tag, index, entry))
+            return q;
+    }
+    for (int b = 0; b < RAIL_RECV_REQ_BLOCKS; b++)
+        for (int j = 0; r->blk[b] && j < RAIL_RECV_REQ_BLOCK; j++)
+            if (waits_for(&r->blk[b]->req[j], tag, index, entry))
+                return &r->blk[b]->req[j];
     return NULL;
 }
 

@@ -121,7 +121,7 @@ static void req_free(struct rail_send_comm *s, struct rail_send_req *q)
     s->free_list[s->nfree++] = q->idx;
 }
 
-/* Absorbs newly written FIFO slots into the shadow copy (cts_fifo.c), validating every entry. */
+/* Absorbs newly written FIFO slots (cts_fifo.c), validating every entry. */
 static void absorb(struct rail_send_comm *s)
 {
     if (!rail_cts_fifo_news(&s->cts, s->fifo))
@@ -147,19 +147,26 @@ static struct rail_send_req *req_prepare(struct rail_send_comm *s, void *data, s
     return q;
 }
 
-/* Rendezvous: the receive buffer of CTS entry `sh` (slot sequence seq, entry e) is known. */
+/* Rendezvous: the receive buffer of CTS entry `sh` (slot sequence seq, entry e) is known; the
+ * entry is read again from the FIFO memory (the shadow keeps only what matching needs). */
 static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t seq, unsigned e,
                     void *data, size_t size, int tag, const struct rail_mr *m, void **request)
 {
     if (s->slot_busy[seq % RAIL_FIFO_SLOTS])
         return 0; /* the previous message of this FIFO slot is still in flight */
+    struct rail_cts cts;
+    char err[256];
+    if (rail_cts_fifo_take(s->fifo, s->base.nrails, sh, seq, e, &cts, err, sizeof(err)) != 0) {
+        rail_comm_fail(&s->base, -EPROTO, "%s", err);
+        return -EPROTO;
+    }
     struct rail_send_req *q = req_prepare(s, data, size, m);
     if (!q)
         return 0;
-    q->too_big = size > sh->cts.size;
-    q->raddr = sh->cts.addr;
+    q->too_big = size > cts.size;
+    q->raddr = cts.addr;
     for (int r = 0; r < s->base.nrails; r++)
-        q->rkey[r] = sh->cts.rkey[r];
+        q->rkey[r] = cts.rkey[r];
     q->seq = seq;
     q->entry = e;
     int rc = rail_send_post_rdv(s, q);
@@ -174,7 +181,7 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
         /* The record tells the receiver; this side reports the misuse too. */
         RAIL_WARN(NCCL_NET,
                   "isend of %zu bytes (tag %d) but the matching receive buffer holds %llu bytes",
-                  size, tag, (unsigned long long)sh->cts.size);
+                  size, tag, (unsigned long long)cts.size);
         q->error = -EINVAL;
     }
     *request = q;

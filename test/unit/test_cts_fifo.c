@@ -7,8 +7,8 @@
  * in two, or written twice (the re-post after a rail failure), receives that hold their CTS back,
  * a sender that goes eagerly when no entry is absorbed yet. Asserted: every receive entry gets
  * its message exactly once, a rendezvous send always lands in the entry with its (tag, index)
- * whose receive still holds that slot, no slot is taken again before its receive released it,
- * head <= scan <= head + RAIL_FIFO_SLOTS. */
+ * whose receive still holds that slot (read again in place, never rewritten before it is taken),
+ * no slot is taken again before its receive released it, head <= scan <= head + RAIL_FIFO_SLOTS. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -83,7 +83,34 @@ static void chosen(void)
     CHECK_EQ_INT(f.shadow_n[0], 3);
     /* Matching by tag and per-tag index. */
     struct rail_shadow *sh = rail_cts_fifo_find(&f, 5, 1, &seq, &e);
-    CHECK(sh && seq == 0 && e == 2 && sh->cts.addr == 0x3000);
+    struct rail_cts got;
+    CHECK(sh && seq == 0 && e == 2);
+    /* The shadow keeps 12 bytes of the 128-byte entry; the send reads the rest in place. */
+    CHECK(sizeof(struct rail_shadow) <= 12);
+    CHECK(sh && rail_cts_fifo_take(MEM, 2, sh, seq, e, &got, err, sizeof(err)) == 0 &&
+          got.addr == 0x3000 && got.tag == 5 && got.tag_index == 1);
+    /* A peer rewriting the entry after it was absorbed is refused, never used: another (tag,
+     * index) under the same sequence, another round, a torn or malformed entry. */
+    struct rail_cts x = a2;
+    x.tag_index = 7;
+    put(0, 2, &x);
+    CHECK(sh && rail_cts_fifo_take(MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO &&
+          strstr(err, "changed from tag 5 #1 to tag 5 #7") != NULL);
+    x = a2;
+    x.seq += RAIL_FIFO_SLOTS;
+    put(0, 2, &x);
+    CHECK(sh && rail_cts_fifo_take(MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO &&
+          strstr(err, "written again") != NULL);
+    x = a2;
+    x.seq = 0;
+    put(0, 2, &x);
+    CHECK(sh && rail_cts_fifo_take(MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO);
+    x = a2;
+    x.entry = 1;
+    put(0, 2, &x);
+    CHECK(sh && rail_cts_fifo_take(MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO &&
+          strstr(err, "read again") != NULL);
+    put(0, 2, &a2);
     CHECK(rail_cts_fifo_find(&f, 6, 1, &seq, &e) == NULL);
     CHECK(rail_cts_fifo_find(&f, 7, 0, &seq, &e) == NULL);
     if (sh)
@@ -345,7 +372,13 @@ static void send_one(struct sim *s)
               (unsigned long long)scan0);
     struct rail_shadow *sh = rail_cts_fifo_find(&s->f, tag, index, &seq, &e);
     if (sh) {
-        int ent = (int)sh->cts.addr - 1;
+        struct rail_cts c;
+        if (rail_cts_fifo_take(MEM, 2, sh, seq, e, &c, err, sizeof(err)) != 0) {
+            fprintf(stderr, "take: %s\n", err);
+            s->bad++;
+            return;
+        }
+        int ent = (int)c.addr - 1;
         struct sreq *q = ent >= 0 && ent < s->nent ? &s->req[s->entry_req[ent]] : NULL;
         bool right = q && s->tag[ent] == tag && s->index[ent] == index && q->live && q->has_slot &&
                      q->seq == seq && ent == q->first + (int)e &&
