@@ -14,6 +14,7 @@
 #include "transport/net_verbs.h"
 #include "transport/shm_dev.h"
 #include "transport/shm_qp.h"
+#include "transport/verbs_lib.h"
 
 const struct rail_verbs_ops rail_shm_verbs_ops = {
     .provider = "shm",
@@ -44,6 +45,8 @@ const struct rail_verbs_ops rail_shm_verbs_ops = {
     .poll_cq = shm_poll_cq,
     .get_async_event = shm_get_async_event,
     .ack_async_event = shm_ack_async_event,
+    .wc_status_str = rail_verbs_wc_status_name, /* no libibverbs in the process */
+    .event_type_str = rail_verbs_event_name,
 };
 
 /* Yama's ptrace_scope (0..3), or -1 without Yama. */
