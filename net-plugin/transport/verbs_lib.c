@@ -118,8 +118,8 @@ static int resolve(void *h, const char *who)
         void *addr = dlvsym(h, s->name, s->version);
         if (!addr && !s->without) {
             snprintf(g_info.why, sizeof(g_info.why),
-                     "%s: %s lacks %s (%s), which the net plugin needs (not rdma-core's "
-                     "libibverbs, or older than it needs)",
+                     "%.280s: %.300s lacks %.40s (%.20s), which the net plugin needs (not "
+                     "rdma-core's libibverbs, or older than it needs)",
                      who, g_info.path[0] ? g_info.path : g_info.name, s->name, s->version);
             return -ENOSYS;
         }
@@ -147,7 +147,7 @@ static void load_locked(void)
     void *h = dlopen(g_info.name, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
-        snprintf(g_info.why, sizeof(g_info.why), "%s: cannot load: %.300s (%s)", who,
+        snprintf(g_info.why, sizeof(g_info.why), "%.280s: cannot load: %.300s (%s)", who,
                  e ? e : "unknown error",
                  g_info.variable ? "set it to the path or soname of rdma-core's libibverbs"
                                  : "install rdma-core's libibverbs (libibverbs1, "
@@ -421,7 +421,7 @@ const char *rail_verbs_event_name(enum ibv_event_type type)
 {
     static const char *const names[] = {
         [IBV_EVENT_CQ_ERR] = "CQ error",
-        [IBV_EVENT_QP_FATAL] = "QP fatal error",
+        [IBV_EVENT_QP_FATAL] = "local work queue catastrophic error",
         [IBV_EVENT_QP_REQ_ERR] = "QP request error",
         [IBV_EVENT_QP_ACCESS_ERR] = "QP access error",
         [IBV_EVENT_COMM_EST] = "communication established",

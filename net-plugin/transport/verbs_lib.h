@@ -26,7 +26,7 @@ struct rail_verbs_lib_info {
     const char *name;     /* what was passed to dlopen: the value or RAIL_VERBS_DEFAULT_LIB */
     char path[512];       /* the file the dynamic loader mapped (dlinfo), "" when none */
     char missing[256];    /* optional functions the library lacks, "" when none */
-    char why[512];        /* the refusal when rc < 0 */
+    char why[1024];       /* the refusal when rc < 0 */
 };
 void rail_verbs_lib_info(struct rail_verbs_lib_info *out);
 
