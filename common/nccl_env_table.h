@@ -40,9 +40,9 @@ RAIL_NCCL_ENV("NCCL_IB_SUBNET_AWARE_ROUTING", NA, "", "0", "0",
 RAIL_NCCL_ENV("NCCL_IB_SUBNET_PREFIX_LEN", NA, "", "24", "",
     "Subnet prefix length for NCCL_IB_SUBNET_AWARE_ROUTING",
     "Not implemented (see NCCL_IB_SUBNET_AWARE_ROUTING)")
-RAIL_NCCL_ENV("NCCL_IBVERBS_LIB", NA, "", "unset", "",
-    "Path or soname of the libibverbs NCCL dlopens",
-    "The plugin is linked against libibverbs.so.1: choose another one with LD_LIBRARY_PATH")
+RAIL_NCCL_ENV("NCCL_IBVERBS_LIB", SAME, "", "unset", "",
+    "Path or soname of the libibverbs NCCL dlopens (2.30; unset: libibverbs.so, then libibverbs.so.1)",
+    "Same: the plugin dlopens it at init (it links no libibverbs; unset: libibverbs.so.1). A value that cannot be loaded, or a library without a function the plugin needs, declines the plugin with one WARN where NCCL falls back to libibverbs.so[.1]; `nccl-rail doctor` names the file loaded")
 
 /* ---- addressing ---- */
 RAIL_NCCL_ENV("NCCL_IB_GID_INDEX", SAME, "", "-1", "",

@@ -56,6 +56,8 @@ RAIL_PARAM(PROFILE_RING, "NCCL_RAIL_PROFILE_RING", INT, "4096", 16, 1048576, NUL
 /* ---- net plugin: NCCL's IB knobs, honoured with NCCL's defaults ---- */
 RAIL_PARAM(IB_HCA, "NCCL_IB_HCA", STRING, "", 0, 0, NULL,
            "HCA filter: [^][=]name[:port[:rail[:plane]]],... (^ excludes, = exact match, otherwise prefix match; rail and plane are reported to NCCL 2.30+ as the net v12 railId/planeId of the ports the entry selects, the first matching entry's; empty fields are unset)")
+RAIL_PARAM(IBVERBS_LIB, "NCCL_IBVERBS_LIB", STRING, "", 0, 0, NULL,
+           "The libibverbs the net plugin loads at init (dlopen RTLD_NOW|RTLD_LOCAL; the plugin is not linked against it): a path or a soname the dynamic loader finds; unset: libibverbs.so.1. A library that cannot be loaded, or that lacks a function the plugin needs, declines the net plugin with one WARN naming it (NCCL 2.30 falls back to libibverbs.so, libibverbs.so.1 instead); `nccl-rail doctor` names the file loaded. Not read with NCCL_RAIL_VERBS_PROVIDER=shm")
 RAIL_PARAM(IB_TIMEOUT, "NCCL_IB_TIMEOUT", INT, "20", 1, 31, NULL,
            "QP timeout exponent: 4.096 us * 2^value per retry")
 RAIL_PARAM(IB_RETRY_CNT, "NCCL_IB_RETRY_CNT", INT, "7", 0, 7, NULL, "QP retry count")

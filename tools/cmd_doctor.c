@@ -11,6 +11,7 @@
 #include "doctor.h"
 #include "gdr/gdr_policy.h"
 #include "nccl/nccl_net.h"
+#include "transport/verbs_lib.h"
 
 extern char **environ;
 
@@ -66,6 +67,21 @@ static int live_gdr_probe(void *ctx, bool peermem, struct doctor_gdr_state *out)
     return 0;
 }
 
+/* The libibverbs the net plugin would load on this node, loaded by the plugin's own verbs seam
+ * (net-plugin/transport/verbs_lib.h) with the doctor's NCCL_IBVERBS_LIB (nccl.conf included). */
+static void live_verbs_lib(void *ctx, const char *value, struct doctor_verbs_lib *out)
+{
+    struct rail_verbs_lib_info info;
+    const char *cur = getenv("NCCL_IBVERBS_LIB");
+    (void)ctx;
+    if (value && (!cur || strcmp(cur, value) != 0))
+        setenv("NCCL_IBVERBS_LIB", value, 1); /* from a configuration file */
+    out->rc = rail_verbs_load(out->why, sizeof(out->why));
+    rail_verbs_lib_info(&info);
+    snprintf(out->path, sizeof(out->path), "%s", info.path[0] ? info.path : info.name);
+    snprintf(out->missing, sizeof(out->missing), "%s", info.missing);
+}
+
 int cli_doctor(int argc, char **argv)
 {
     static const struct option longopts[] = {{"root", required_argument, 0, 'r'},
@@ -73,7 +89,10 @@ int cli_doctor(int argc, char **argv)
                                              {"json", no_argument, 0, 'j'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    struct doctor_ctx c = {.root = "/", .env = {.vars = environ}, .gdr_probe = live_gdr_probe};
+    struct doctor_ctx c = {.root = "/",
+                           .env = {.vars = environ},
+                           .gdr_probe = live_gdr_probe,
+                           .verbs_lib = live_verbs_lib};
     struct doctor_report r;
     struct stat st;
     int ch, json = 0, rc;
@@ -83,8 +102,10 @@ int cli_doctor(int argc, char **argv)
         switch (ch) {
         case 'r':
             c.root = optarg;
-            if (strcmp(optarg, "/") != 0)
-                c.gdr_probe = NULL; /* a snapshot: this machine's CUDA driver says nothing of it */
+            if (strcmp(optarg, "/") != 0) { /* a snapshot: this machine's CUDA driver and */
+                c.gdr_probe = NULL;         /* libibverbs say nothing of it */
+                c.verbs_lib = NULL;
+            }
             break;
         case 'x':
             c.hwloc_xml = optarg;

@@ -78,6 +78,17 @@ struct doctor_gdr_state {
 /* Fill *out for the node (peermem: what sysfs says). 0 or -errno (then treated as unknown). */
 typedef int (*doctor_gdr_probe_fn)(void *ctx, bool peermem, struct doctor_gdr_state *out);
 
+/* libibverbs seam: the net plugin dlopens NCCL_IBVERBS_LIB (unset: libibverbs.so.1) at init; the
+ * live doctor loads it the same way (net-plugin/transport/verbs_lib.h). value: the variable as
+ * the doctor's environment has it (NULL unset). */
+struct doctor_verbs_lib {
+    int rc;            /* 0 loaded, -errno refused (why says it as the plugin's WARN would) */
+    char path[512];    /* the file loaded */
+    char missing[256]; /* optional functions it lacks, "" none */
+    char why[512];
+};
+typedef void (*doctor_verbs_lib_fn)(void *ctx, const char *value, struct doctor_verbs_lib *out);
+
 struct doctor_lib_probe;
 struct doctor_ctx {
     const char *root;      /* sysfs/procfs/dev root prefix, "/" for the live node */
@@ -85,6 +96,8 @@ struct doctor_ctx {
     struct doctor_env env;
     doctor_gdr_probe_fn gdr_probe; /* GDR seam, NULL = not wired (see above) */
     void *gdr_probe_ctx;
+    doctor_verbs_lib_fn verbs_lib; /* libibverbs seam, NULL = not probed (a snapshot, tests) */
+    void *verbs_lib_ctx;
     /* Filled by doctor_load_topo(): */
     struct rail_topo *topo; /* NULL when no topology could be loaded */
     char topo_err[256];

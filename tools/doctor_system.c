@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Process and node prerequisites: locked memory and CAP_IPC_LOCK (sys.memlock), the verbs device
- * nodes (sys.dev_infiniband), GPUDirect RDMA state (gdr.*, with the dma-buf seam), and the short
- * list of recommended settings (recommend.*).
+ * nodes (sys.dev_infiniband), the libibverbs the plugin loads (sys.libibverbs), GPUDirect RDMA
+ * state (gdr.*, with the dma-buf seam), and the short list of recommended settings (recommend.*).
  *
  * Everything is read under the root prefix: /proc/self/limits and /proc/self/status (for "/" that
  * is the doctor process itself, which inherits the shell's limits, as the job would), /dev. */
@@ -52,6 +52,39 @@ static int n_rdma_devices(const char *root)
     return n > 0 ? n : 0;
 }
 
+/* The libibverbs the net plugin loads (NCCL_IBVERBS_LIB), loaded through the seam the same way. */
+static void check_verbs_lib(const struct doctor_ctx *c, struct doctor_report *r)
+{
+    const char *v = doctor_env_str(&c->env, RAIL_PARAM_IBVERBS_LIB);
+    char var[300];
+    if (v)
+        snprintf(var, sizeof(var), "NCCL_IBVERBS_LIB=%.280s", v);
+    else
+        snprintf(var, sizeof(var), "NCCL_IBVERBS_LIB unset: libibverbs.so.1");
+    if (!c->verbs_lib) {
+        doctor_add(r, "sys.libibverbs", DOCTOR_INFO, "libibverbs", NULL,
+                   "not probed (%s): a snapshot's library is loaded on its node", var);
+        return;
+    }
+    struct doctor_verbs_lib lib;
+    memset(&lib, 0, sizeof(lib));
+    c->verbs_lib(c->verbs_lib_ctx, v, &lib);
+    if (lib.rc < 0) {
+        bool rdma = n_rdma_devices(c->root) > 0;
+        doctor_add(r, "sys.libibverbs", rdma || v ? DOCTOR_ERROR : DOCTOR_INFO, "libibverbs",
+                   v ? "set NCCL_IBVERBS_LIB to the path or soname of rdma-core's libibverbs, or "
+                       "unset it"
+                     : "install rdma-core's libibverbs (libibverbs1 / rdma-core)",
+                   "%s: the net plugin declines%s", lib.why,
+                   rdma ? "" : " (no RDMA device either)");
+    } else if (lib.missing[0]) {
+        doctor_add(r, "sys.libibverbs", DOCTOR_INFO, "libibverbs", NULL, "%s (%s); it lacks %s",
+                   lib.path, var, lib.missing);
+    } else {
+        doctor_add(r, "sys.libibverbs", DOCTOR_OK, "libibverbs", NULL, "%s (%s)", lib.path, var);
+    }
+}
+
 void doctor_check_system(const struct doctor_ctx *c, struct doctor_report *r)
 {
     static char names[64][RAIL_SYSFS_NAME_LEN];
@@ -98,6 +131,7 @@ void doctor_check_system(const struct doctor_ctx *c, struct doctor_report *r)
                    "--cap-add=IPC_LOCK)",
                    "%s: the net plugin declines (no verbs device nodes)",
                    nd < 0 ? "missing" : "holds no uverbs* node");
+    check_verbs_lib(c, r);
 }
 
 /* ---- GPUDirect RDMA ---- */

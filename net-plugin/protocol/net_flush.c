@@ -248,7 +248,7 @@ static void poll_all(struct rail_flush *f)
                     q->error = -EIO;
                     rail_comm_fail(&f->r->base, -EIO,
                                    "%s: flush read failed: %s (vendor error %#x)", fr->dev->name,
-                                   ibv_wc_status_str(wc[k].status), wc[k].vendor_err);
+                                   rail_verbs_wc_status_str(wc[k].status), wc[k].vendor_err);
                 }
                 if (q->left > 0)
                     q->left--;

@@ -125,7 +125,7 @@ void rail_wc_error(struct rail_comm *c, int rail, const struct ibv_wc *wc)
                    "%s port %d QP %#x (rail %d, QP %d of %d): %s completed with status '%s' (%d, "
                    "vendor error %#x)%s",
                    l->dev ? l->dev->name : "?", l->dev ? l->dev->port : 0, wc->qp_num, rail, qp,
-                   c->nqps, wr_name(kind), ibv_wc_status_str(wc->status), (int)wc->status,
+                   c->nqps, wr_name(kind), rail_verbs_wc_status_str(wc->status), (int)wc->status,
                    wc->vendor_err,
                    remote ? ": the peer is unreachable, gone, or rejected the access"
                    : wc->status == IBV_WC_WR_FLUSH_ERR

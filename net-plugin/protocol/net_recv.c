@@ -212,7 +212,7 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
     if (!flushed_after_down) {
         rail_tel_error(&r->base, rail);
         if (!rail_wc_rail_failure(wc->status) ||
-            !rail_link_fail(&r->base, rail, ibv_wc_status_str(wc->status))) {
+            !rail_link_fail(&r->base, rail, rail_verbs_wc_status_str(wc->status))) {
             rail_wc_error(&r->base, rail, wc);
             if (kind == RAIL_WR_CTS && q)
                 q->cts_pending = false;

@@ -357,7 +357,7 @@ static void ask_done(struct rail_send_comm *s, struct rail_send_req *q, int rail
     }
     rail_tel_error(&s->base, rail);
     if (rail_wc_rail_failure(wc->status) &&
-        rail_link_fail(&s->base, rail, ibv_wc_status_str(wc->status))) {
+        rail_link_fail(&s->base, rail, rail_verbs_wc_status_str(wc->status))) {
         q->unsure = RAIL_UNSURE_WAIT; /* ask again on another rail */
         return;
     }
@@ -418,7 +418,7 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
         if (wc->status != IBV_WC_SUCCESS) {
             if (s->base.failover && rail_wc_rail_failure(wc->status)) {
                 rail_tel_error(&s->base, rail);
-                if (rail_link_fail(&s->base, rail, ibv_wc_status_str(wc->status))) {
+                if (rail_link_fail(&s->base, rail, rail_verbs_wc_status_str(wc->status))) {
                     mark_unsure(s, q, rail);
                     return;
                 }
@@ -436,7 +436,7 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
     if (wc->status != IBV_WC_SUCCESS) {
         rail_tel_error(&s->base, rail);
         if (!rail_wc_rail_failure(wc->status) ||
-            !rail_link_fail(&s->base, rail, ibv_wc_status_str(wc->status))) {
+            !rail_link_fail(&s->base, rail, rail_verbs_wc_status_str(wc->status))) {
             rail_wc_error(&s->base, rail, wc);
             if (!q->error)
                 q->error = -EIO;

@@ -22,6 +22,7 @@
 #include "transport/net_devices.h"
 #include "transport/net_oob.h"
 #include "transport/net_verbs.h"
+#include "transport/verbs_lib.h"
 #include "params.h"
 #include "rails/rail_group.h"
 #include "root_path.h"
@@ -379,6 +380,12 @@ static int discover(char *why, size_t whylen, bool *user_fault)
         *user_fault = true;
         return -EINVAL;
     }
+    /* libibverbs is loaded now, not linked: NCCL_IBVERBS_LIB names it (verbs_lib.h). A library
+     * that cannot be used is the user's or the node's to fix: a WARN. */
+    if (rail_ibv->kernel_devices && (rc = rail_verbs_load(why, whylen)) < 0) {
+        *user_fault = true;
+        return rc;
+    }
     if (rail_ibv->kernel_devices && access("/dev/infiniband", F_OK) != 0) {
         snprintf(why, whylen,
                  "/dev/infiniband is missing: no RDMA user-space device nodes (fix: load "
@@ -546,8 +553,11 @@ int rail_devices_init(rail_port_init_fn port_init)
                 if (g->rail_id >= 0 || g->plane_id >= 0) /* NCCL_IB_HCA's :rail:plane */
                     append(list, sizeof(list), &used, " rail=%d plane=%d", g->rail_id, g->plane_id);
             }
-            RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin: %d device(s) over %d port(s):%s",
-                      g_ngroups, g_ndevs, list);
+            struct rail_verbs_lib_info lib;
+            rail_verbs_lib_info(&lib); /* rc 0: the libibverbs provider, loaded */
+            RAIL_INFO(NCCL_INIT | NCCL_NET, "net plugin: %d device(s) over %d port(s):%s%s%s",
+                      g_ngroups, g_ndevs, list, lib.rc == 0 ? "; libibverbs " : "",
+                      lib.rc == 0 ? lib.path : "");
         }
     }
     pthread_mutex_unlock(&g_lock);

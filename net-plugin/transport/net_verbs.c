@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "transport/net_verbs.h"
 
-#include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -333,94 +331,13 @@ const char *rail_verbs_mtu_str(enum ibv_mtu mtu)
 
 const char *rail_verbs_event_str(enum ibv_event_type type)
 {
-    return ibv_event_type_str(type);
+    return rail_ibv->event_type_str ? rail_ibv->event_type_str(type) : "unknown event";
 }
 
-/* ---- the libibverbs table (several verbs are macros or inline functions: wrapped here) ---- */
-
-typedef struct ibv_mr *(*reg_dmabuf_fn)(struct ibv_pd *, uint64_t, size_t, uint64_t, int, int);
-static pthread_once_t g_dmabuf_once = PTHREAD_ONCE_INIT;
-static reg_dmabuf_fn g_reg_dmabuf;
-
-/* ibv_reg_dmabuf_mr (IBVERBS_1.12, rdma-core 34) is looked up at run time so that the plugin
- * still loads with an older libibverbs. The plugin is loaded RTLD_LOCAL: ask libibverbs itself. */
-static void dmabuf_lookup(void)
+const char *rail_verbs_wc_status_str(enum ibv_wc_status status)
 {
-    void *lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (lib) {
-        g_reg_dmabuf = (reg_dmabuf_fn)dlsym(lib, "ibv_reg_dmabuf_mr");
-        dlclose(lib);
-    }
+    return rail_ibv->wc_status_str ? rail_ibv->wc_status_str(status) : "unknown status";
 }
-
-static struct ibv_mr *v_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t len, uint64_t iova,
-                                      int fd, int access)
-{
-    pthread_once(&g_dmabuf_once, dmabuf_lookup);
-    if (!g_reg_dmabuf) {
-        errno = ENOSYS; /* this libibverbs has no ibv_reg_dmabuf_mr */
-        return NULL;
-    }
-    return g_reg_dmabuf(pd, offset, len, iova, fd, access);
-}
-
-static int v_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *attr)
-{
-    return ibv_query_port(ctx, port, attr);
-}
-
-static struct ibv_mr *v_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access)
-{
-    return ibv_reg_mr(pd, addr, len, access);
-}
-
-static int v_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
-{
-    return ibv_post_send(qp, wr, bad);
-}
-
-static int v_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-    return ibv_post_recv(qp, wr, bad);
-}
-
-static int v_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
-{
-    return ibv_poll_cq(cq, n, wc);
-}
-
-const struct rail_verbs_ops rail_verbs_default_ops = {
-    .provider = "libibverbs",
-    .kernel_devices = true,
-    .host_memory_only = false,
-    .get_device_list = ibv_get_device_list,
-    .free_device_list = ibv_free_device_list,
-    .get_device_name = ibv_get_device_name,
-    .open_device = ibv_open_device,
-    .close_device = ibv_close_device,
-    .query_device = ibv_query_device,
-    .query_port = v_query_port,
-    .query_gid = ibv_query_gid,
-    .query_pkey = ibv_query_pkey,
-    .alloc_pd = ibv_alloc_pd,
-    .dealloc_pd = ibv_dealloc_pd,
-    .create_cq = ibv_create_cq,
-    .destroy_cq = ibv_destroy_cq,
-    .create_qp = ibv_create_qp,
-    .modify_qp = ibv_modify_qp,
-    .query_qp = ibv_query_qp,
-    .query_ece = ibv_query_ece,
-    .set_ece = ibv_set_ece,
-    .destroy_qp = ibv_destroy_qp,
-    .reg_mr = v_reg_mr,
-    .dereg_mr = ibv_dereg_mr,
-    .reg_dmabuf_mr = v_reg_dmabuf_mr,
-    .post_send = v_post_send,
-    .post_recv = v_post_recv,
-    .poll_cq = v_poll_cq,
-    .get_async_event = ibv_get_async_event,
-    .ack_async_event = ibv_ack_async_event,
-};
 
 const struct rail_verbs_ops *rail_ibv = &rail_verbs_default_ops;
 

@@ -85,8 +85,8 @@ void rail_verbs_counts(long out[RAIL_VERBS_NCOUNTS]);
 /* Posting: 0 or -errno (ibv_post_* return a positive errno). */
 /* Every libibverbs call of the plugin goes through this table (model: NCCL's ibvwrap, rdma-core's
  * verbs_context_ops), so that a layer can sit between the plugin and the driver: the default
- * table calls libibverbs; rail_verbs_set_ops() puts another in front (a fault-injecting table in
- * tests), before any device is opened. */
+ * table calls the libibverbs loaded at run time (verbs_lib.h); rail_verbs_set_ops() puts another in
+ * front (a fault-injecting table in tests), before any device is opened. */
 struct rail_verbs_ops {
     const char *provider;  /* "libibverbs", "shm" (the first INFO lines name it) */
     bool kernel_devices;   /* devices are /dev/infiniband nodes (libibverbs) */
@@ -126,11 +126,18 @@ struct rail_verbs_ops {
     int (*poll_cq)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
     int (*get_async_event)(struct ibv_context *ctx, struct ibv_async_event *ev);
     void (*ack_async_event)(struct ibv_async_event *ev);
+    /* Names of a completion status and an asynchronous event (for the logs). */
+    const char *(*wc_status_str)(enum ibv_wc_status status);
+    const char *(*event_type_str)(enum ibv_event_type type);
 };
+
+/* A completion status in words: the provider's (libibverbs: its ibv_wc_status_str). */
+const char *rail_verbs_wc_status_str(enum ibv_wc_status status);
 
 /* The table in use (never NULL). */
 extern const struct rail_verbs_ops *rail_ibv;
-/* The libibverbs table. */
+/* The libibverbs table (transport/verbs_lib.c): libibverbs is loaded at run time
+ * (rail_verbs_load, verbs_lib.h); until then its entries fail with ENOSYS. */
 extern const struct rail_verbs_ops rail_verbs_default_ops;
 /* Puts `ops` in use (NULL: the default) and returns the previous table. Not thread-safe: call it
  * before the plugin opens a device. */

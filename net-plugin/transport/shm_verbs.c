@@ -15,6 +15,7 @@
 #include "transport/shm_dev.h"
 #include "transport/shm_ece.h"
 #include "transport/shm_qp.h"
+#include "transport/verbs_lib.h"
 
 const struct rail_verbs_ops rail_shm_verbs_ops = {
     .provider = "shm",
@@ -47,6 +48,8 @@ const struct rail_verbs_ops rail_shm_verbs_ops = {
     .poll_cq = shm_poll_cq,
     .get_async_event = shm_get_async_event,
     .ack_async_event = shm_ack_async_event,
+    .wc_status_str = rail_verbs_wc_status_name, /* no libibverbs in the process */
+    .event_type_str = rail_verbs_event_name,
 };
 
 /* Yama's ptrace_scope (0..3), or -1 without Yama. */

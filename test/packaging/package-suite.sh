@@ -77,7 +77,7 @@ check "nccl-rail in /usr/bin, nccl-rail(1), bash completion, docs, Slurm prolog"
   grep -q '^/usr/share/doc/nccl-rail/docs/deploy.md' '$tmp/contents'"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "  Depends: $depends"
-check "Depends (from shlibs) name every library the plugins need" bash -c "
+check "Depends (shlibs, and libibverbs1 the net plugin dlopens) name every library the plugins need" bash -c "
   for p in libc6 libibverbs1 libxml2 libhwloc15 libjson-c5; do
     echo '$depends' | grep -q \"\\b\$p\\b\" || { echo \"  missing \$p\"; exit 1; }; done"
 # The Containerfile installs exactly the Depends (libc6 aside) before dpkg -i.

@@ -241,6 +241,77 @@ static void test_gdr_seam(void)
     done(&x);
 }
 
+/* The libibverbs seam stands in for the dlopen of NCCL_IBVERBS_LIB: it records the value asked
+ * and answers as *ctx says (rc 0: loaded; otherwise the plugin's refusal). */
+struct verbs_lib_stub {
+    int rc;
+    const char *missing;
+    char asked[128];
+    int calls;
+};
+
+static void verbs_lib_stub(void *ctx, const char *value, struct doctor_verbs_lib *out)
+{
+    struct verbs_lib_stub *st = ctx;
+    st->calls++;
+    snprintf(st->asked, sizeof(st->asked), "%s", value ? value : "(unset)");
+    out->rc = st->rc;
+    snprintf(out->path, sizeof(out->path), "%s", value ? value : "/lib/libibverbs.so.1");
+    snprintf(out->missing, sizeof(out->missing), "%s", st->missing ? st->missing : "");
+    if (st->rc < 0)
+        snprintf(out->why, sizeof(out->why), "NCCL_IBVERBS_LIB=%s: cannot load: no such file",
+                 value ? value : "");
+}
+
+static void run_verbs_lib(struct run *x, const char *root, char **env, struct verbs_lib_stub *st)
+{
+    memset(x, 0, sizeof(*x));
+    x->c.root = root;
+    x->c.env.vars = env;
+    x->c.verbs_lib = verbs_lib_stub;
+    x->c.verbs_lib_ctx = st;
+    doctor_report_init(&x->r);
+    x->rc = doctor_run(&x->c, &x->r);
+}
+
+/* sys.libibverbs: the library the net plugin would load and NCCL_IBVERBS_LIB's value; an error
+ * when it cannot be loaded where the plugin is meant to run; not probed on a snapshot. */
+static void test_verbs_lib(void)
+{
+    struct run x;
+    run(&x, SYSFS "doctor-no-rdma", NULL, NULL); /* no seam: a snapshot */
+    EXPECT(&x, "sys.libibverbs", "libibverbs", DOCTOR_INFO);
+    CHECK(has(&x, "sys.libibverbs", NULL, false, "not probed"));
+    done(&x);
+
+    struct verbs_lib_stub ok = {0}, old = {.missing = "ibv_reg_dmabuf_mr (IBVERBS_1.12)"};
+    run_verbs_lib(&x, SYSFS "doctor-container", g_no_env, &ok);
+    CHECK_EQ_INT(ok.calls, 1);
+    CHECK(strcmp(ok.asked, "(unset)") == 0);
+    EXPECT(&x, "sys.libibverbs", NULL, DOCTOR_OK);
+    CHECK(has(&x, "sys.libibverbs", NULL, false, "/lib/libibverbs.so.1"));
+    CHECK(has(&x, "sys.libibverbs", NULL, false, "NCCL_IBVERBS_LIB unset"));
+    done(&x);
+    char *env[] = {"NCCL_IBVERBS_LIB=/opt/rdma/lib/libibverbs.so.1", NULL};
+    run_verbs_lib(&x, SYSFS "doctor-container", env, &old);
+    CHECK(strcmp(old.asked, "/opt/rdma/lib/libibverbs.so.1") == 0);
+    EXPECT(&x, "sys.libibverbs", NULL, DOCTOR_INFO);
+    CHECK(has(&x, "sys.libibverbs", NULL, false, "NCCL_IBVERBS_LIB=/opt/rdma/lib/libibverbs.so.1"));
+    CHECK(has(&x, "sys.libibverbs", NULL, false, "lacks ibv_reg_dmabuf_mr"));
+    done(&x);
+
+    /* Cannot be loaded: an error on a node with RDMA devices, information without any. */
+    struct verbs_lib_stub bad = {.rc = -2};
+    run_verbs_lib(&x, SYSFS "doctor-container", env, &bad);
+    EXPECT(&x, "sys.libibverbs", NULL, DOCTOR_ERROR);
+    CHECK(has(&x, "sys.libibverbs", NULL, false, "cannot load"));
+    CHECK(has(&x, "sys.libibverbs", NULL, true, "NCCL_IBVERBS_LIB"));
+    done(&x);
+    run_verbs_lib(&x, SYSFS "doctor-no-rdma", g_no_env, &bad);
+    EXPECT(&x, "sys.libibverbs", NULL, DOCTOR_INFO);
+    done(&x);
+}
+
 int main(void)
 {
     test_healthy();
@@ -253,5 +324,6 @@ int main(void)
     test_roce();
     test_hwloc_xml();
     test_gdr_seam();
+    test_verbs_lib();
     return check_report("test_doctor");
 }
