@@ -28,10 +28,13 @@
 #          --top N (print the N costliest plugin functions per size; 0)  --keep DIR (keep dumps)
 #          --split 1 (also plugin instructions per message by call: isend, irecv, tests of the
 #          send, tests of the receive; four more runs per plugin and rail count; 0)
+#          --ar auto|0|1 (NCCL_IB_ADAPTIVE_ROUTING on shm; default 0, as on the VM's RoCE rails
+#          where the peer is measured: shm's ports say InfiniBand, where auto turns it on and a
+#          message above NCCL_IB_AR_THRESHOLD goes as a plain write plus a size record)
 # Figures only: nothing is asserted about them. Exit 1 when a run failed or a byte differed.
 set -uo pipefail
 build=${RAIL_BUILD_DIR:-build} plugin='' peer=${PEER_PLUGIN:-} sizes=8,65536,524288,4194304
-iters=50 warmup=10 rails_list="1 2" idle_sleep='' top=0 keep='' split=0
+iters=50 warmup=10 rails_list="1 2" idle_sleep='' top=0 keep='' split=0 ar=''
 while [ $# -gt 0 ]; do
   case $1 in
   --build) build=$2 ;;
@@ -45,8 +48,9 @@ while [ $# -gt 0 ]; do
   --top) top=$2 ;;
   --keep) keep=$2 ;;
   --split) split=$2 ;;
+  --ar) ar=$2 ;;
   *)
-    sed -n '3,29p' "$0"
+    sed -n '3,32p' "$0"
     exit 2
     ;;
   esac
@@ -78,6 +82,8 @@ else
   idle_sleep=${idle_sleep:-0}
   [ -n "$peer" ] && echo "net_cpu: --peer is measured in the VM only (shm is this plugin's provider)" >&2 && peer=''
   export NCCL_RAIL_VERBS_PROVIDER=shm NCCL_RAIL_SHM_FABRIC=netcost-$$
+  # shm's ports say InfiniBand (adaptive routing on under auto); the peer is measured on RoCE.
+  ar=${ar:-0}
 fi
 
 # Sums one callgrind dump's self costs by category: the plugin's own code, its shm provider
@@ -181,6 +187,10 @@ IFS=, read -r -a size_arr <<<"$sizes"
 echo "net_cpu: $where, $iters messages per size after $warmup, one in flight, host memory," \
   "sizes $sizes, idle pause ${idle_sleep} us"
 echo "  ours $plugin"
+if [ -n "$ar" ]; then
+  if [ "$ar" = auto ]; then unset NCCL_IB_ADAPTIVE_ROUTING; else export NCCL_IB_ADAPTIVE_ROUTING=$ar; fi
+  echo "  adaptive routing: NCCL_IB_ADAPTIVE_ROUTING=${NCCL_IB_ADAPTIVE_ROUTING:-auto} (--ar)"
+fi
 [ -n "$peer" ] && echo "  peer $peer"
 for rails in $rails_list; do
   if [ "$rails" = 1 ]; then

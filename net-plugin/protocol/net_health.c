@@ -261,18 +261,13 @@ static void peer_lost(struct rail_comm *c, int why)
                        "the connection to the peer failed (%s) with operations still pending",
                        strerror(-why));
 }
-/* Ticks between two reads of the clock: a busy poll loop calls test() back to back, and even the
- * coarse clock costs more than the rest of an idle test() under emulation. */
-#define HEALTH_CALLS 16
 
 static void rails_poll(struct rail_comm *c, uint64_t now);
 
-void rail_health_tick(struct rail_comm *c, bool want_peer)
+void rail_health_tick_due(struct rail_comm *c, bool want_peer)
 {
-    if (++c->health_calls < HEALTH_CALLS && c->coarse_ns)
-        return;
     c->health_calls = 0;
-    uint64_t now = rail_coarse_ns(); /* every HEALTH_CALLS-th tick */
+    uint64_t now = rail_coarse_ns(); /* every RAIL_HEALTH_CALLS-th tick */
     c->coarse_ns = now;
     if (now < c->next_check_ns)
         return;
@@ -300,14 +295,11 @@ void rail_health_tick(struct rail_comm *c, bool want_peer)
     }
 }
 
-int rail_comm_error(struct rail_comm *c)
+int rail_comm_error_warn(struct rail_comm *c, int err)
 {
-    int err = atomic_load(&c->error);
-    if (err && !c->error_warned) {
-        c->error_warned = true;
-        RAIL_WARN(NCCL_NET, "%s comm %p (peer %s): returning error %d (%s) to NCCL",
-                  rail_comm_kind(c), (void *)c, c->peer[0] ? c->peer : "?", err, strerror(-err));
-    }
+    c->error_warned = true;
+    RAIL_WARN(NCCL_NET, "%s comm %p (peer %s): returning error %d (%s) to NCCL", rail_comm_kind(c),
+              (void *)c, c->peer[0] ? c->peer : "?", err, strerror(-err));
     return err;
 }
 

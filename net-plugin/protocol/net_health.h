@@ -19,9 +19,31 @@ bool rail_wc_rail_failure(enum ibv_wc_status st);
  * (want_peer). test() ticks it for each send or receive still in flight (net_data.c), and so
  * does an isend or irecv that posted nothing (its caller calls again, polling like a test): a dead
  * peer gives an error in bounded time either way. A failure it finds shows in rail_comm_error. */
-void rail_health_tick(struct rail_comm *c, bool want_peer);
+static inline void rail_health_tick(struct rail_comm *c, bool want_peer);
 /* The comm's sticky error (WARNs once per comm when first returned). */
-int rail_comm_error(struct rail_comm *c);
+static inline int rail_comm_error(struct rail_comm *c);
+
+/* Ticks between two reads of the clock (and a comm's first): a busy poll loop calls test() back
+ * to back, and even the coarse clock costs more than the rest of an idle test() under emulation.
+ * The ticks in between return inline, without a call. */
+#define RAIL_HEALTH_CALLS 16
+/* The tick's work when due (the clock read and what follows). */
+void rail_health_tick_due(struct rail_comm *c, bool want_peer);
+/* The first return of err to NCCL: its one WARN. Returns err. */
+int rail_comm_error_warn(struct rail_comm *c, int err);
+
+static inline void rail_health_tick(struct rail_comm *c, bool want_peer)
+{
+    if (++c->health_calls < RAIL_HEALTH_CALLS && c->coarse_ns)
+        return;
+    rail_health_tick_due(c, want_peer);
+}
+
+static inline int rail_comm_error(struct rail_comm *c)
+{
+    int err = atomic_load(&c->error);
+    return err && !c->error_warned ? rail_comm_error_warn(c, err) : err;
+}
 
 /* Rail `rail` of c failed (why: one line): it stops carrying new work, its QPs are moved to the
  * error state so every WR in flight on it completes (flushed) and is re-sent elsewhere, the peer

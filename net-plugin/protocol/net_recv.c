@@ -393,7 +393,8 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             rail_comm_fail(&r->base, rc, "out of memory for tag counters");
             return rc;
         }
-        memset(c, 0, sizeof(*c));
+        /* Field by field: the rest of the entry (reserved, pad, the rkeys of rails the comm
+         * lacks) stays as rail_region_alloc zeroed it, and post_cts writes seq. */
         c->addr = (uintptr_t)data[i];
         c->size = sizes[i];
         c->tag = tags[i];
