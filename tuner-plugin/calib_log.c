@@ -9,85 +9,10 @@
 #include <string.h>
 
 #include "cost_model.h"
-#include "rules.h"
+#include "nccl_names.h"
 #include "strutil.h"
 
 #define MAX_TOKENS 32
-
-/* ---- names ---- */
-
-/* Lower-case copy of s[0..n) without '_', '-' and blanks. */
-static void normalize(const char *s, size_t n, char *out, size_t outlen)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n && s[i] && k + 1 < outlen; i++)
-        if (s[i] != '_' && s[i] != '-' && !isspace((unsigned char)s[i]))
-            out[k++] = (char)tolower((unsigned char)s[i]);
-    out[k] = '\0';
-}
-
-/* Longest names first: "reducescatter" and "allreduce" contain "reduce". */
-static const struct {
-    const char *key;
-    int coll;
-} k_colls[] = {{"reducescatter", ncclFuncReduceScatter},
-               {"allreduce", ncclFuncAllReduce},
-               {"allgather", ncclFuncAllGather},
-               {"broadcast", ncclFuncBroadcast},
-               {"reduce", ncclFuncReduce}};
-
-int rail_calib_coll_from_name(const char *s, size_t n)
-{
-    char norm[256];
-    normalize(s, n, norm, sizeof(norm));
-    for (size_t i = 0; i < sizeof(k_colls) / sizeof(k_colls[0]); i++)
-        if (strstr(norm, k_colls[i].key))
-            return k_colls[i].coll;
-    return -1;
-}
-
-int rail_calib_coll_exact(const char *s, size_t n)
-{
-    char norm[256];
-    if (n >= sizeof(norm))
-        return -1;
-    normalize(s, n, norm, sizeof(norm));
-    for (size_t i = 0; i < sizeof(k_colls) / sizeof(k_colls[0]); i++) {
-        size_t kl = strlen(k_colls[i].key);
-        if (strncmp(norm, k_colls[i].key, kl) == 0 &&
-            (norm[kl] == '\0' || strcmp(norm + kl, "perf") == 0))
-            return k_colls[i].coll;
-    }
-    return -1;
-}
-
-static int name_lookup(const char *s, size_t n, int count, const char *(*a)(int),
-                       const char *(*b)(int))
-{
-    char norm[64], cand[64];
-    normalize(s, n, norm, sizeof(norm));
-    if (!*norm)
-        return -1;
-    for (int i = 0; i < count; i++) {
-        normalize(a(i), strlen(a(i)), cand, sizeof(cand));
-        if (strcmp(norm, cand) == 0)
-            return i;
-        normalize(b(i), strlen(b(i)), cand, sizeof(cand));
-        if (strcmp(norm, cand) == 0)
-            return i;
-    }
-    return -1;
-}
-
-int rail_calib_algo_from_name(const char *s, size_t n)
-{
-    return name_lookup(s, n, NCCL_NUM_ALGORITHMS, rail_algo_name, rail_rules_algo_str);
-}
-
-int rail_calib_proto_from_name(const char *s, size_t n)
-{
-    return name_lookup(s, n, NCCL_NUM_PROTOCOLS, rail_proto_name, rail_rules_proto_str);
-}
 
 /* ---- numbers ---- */
 

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nccl_names.h"
+
 #define RAIL_CALIB_MAX_POINTS 256       /* sizes per run */
 #define RAIL_CALIB_MAX_RANKS  (1 << 20) /* Rank lines per run */
 #define RAIL_CALIB_MAX_LINE   4096      /* characters per line */
@@ -54,17 +56,6 @@ struct rail_calib_hint {
 int rail_calib_log_parse(const char *buf, size_t len, const char *name,
                          const struct rail_calib_hint *hint, struct rail_calib_run *out, char *err,
                          size_t errlen);
-
-/* Names as nccl-tests / NCCL / the rules file spell them, case-insensitive, '_' and '-' ignored
- * ("all_reduce", "AllReduce", "all_reduce_perf"; "NVLS_TREE", "nvlstree"; "ll128"). -1 if unknown.
- */
-int rail_calib_coll_from_name(const char *s, size_t n);
-/* A collective named on purpose (--coll, sweep --colls, the calibration file's column): the
- * whole name, not a part of it ("AllReduce", "all_reduce", "all_reduce_perf"; not
- * "xreduce" or "allreducefoo"). -1 if unknown. */
-int rail_calib_coll_exact(const char *s, size_t n);
-int rail_calib_algo_from_name(const char *s, size_t n);
-int rail_calib_proto_from_name(const char *s, size_t n);
 
 /* A size or a time as both file formats take them: 0, or -EINVAL with the reason in why. */
 int rail_calib_bytes_parse(const char *s, uint64_t *out, char *why, size_t whylen);

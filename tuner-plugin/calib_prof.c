@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "calib_log.h"
-#include "prof_format.h"
+#include "prof_file_format.h"
 #include "strutil.h"
 
 /* The first non-blank, non-'#' line of buf (at most n characters), or NULL. */

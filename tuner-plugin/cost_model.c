@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Building the model and predicting times (ncclTopoGetAlgoTime's formula). */
+#include "cost_model.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cost_model_inputs.h"
 #include "cost_model_internal.h"
+#include "cost_model_nccl.h"
+#include "cost_model_refine.h"
+#include "cost_model_search.h"
+#include "cost_model_steps.h"
+#include "model_table.h"
 
 static bool sanitize_shape(struct rail_comm_shape *s)
 {

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* NCCL 2.28.9's tuning constants, the names NCCL prints, and the v5 constant refinements.
+/* NCCL 2.28.9's tuning constants and the v5 constant refinements (the names NCCL prints are
+ * common/nccl_names.c).
  * Values are facts read from NCCL v2.28.9-1 src/graph/tuning.cc and src/graph/search.cc
  * (see docs/cost-model.md for the table and sources). */
-#include <string.h>
+#include "cost_model_constants.h"
 
-#include "cost_model_internal.h"
+#include <string.h>
 
 static const ncclTunerConstants_v5_t k_defaults = {
     .baseLatencies =
@@ -130,26 +131,6 @@ void rail_model_default_constants(ncclTunerConstants_v5_t *c)
 {
     if (c)
         memcpy(c, &k_defaults, sizeof(*c));
-}
-
-const char *rail_coll_name(int coll)
-{
-    static const char *const names[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter",
-                                        "AllReduce"};
-    return coll >= 0 && coll < NELEM(names) ? names[coll] : "?";
-}
-
-const char *rail_algo_name(int algo)
-{
-    static const char *const names[] = {"Tree",     "Ring", "CollNetDirect", "CollNetChain", "NVLS",
-                                        "NVLSTree", "PAT"};
-    return algo >= 0 && algo < NELEM(names) ? names[algo] : "?";
-}
-
-const char *rail_proto_name(int proto)
-{
-    static const char *const names[] = {"LL", "LL128", "Simple"};
-    return proto >= 0 && proto < NELEM(names) ? names[proto] : "?";
 }
 
 /* ---- v5 constant refinements (docs/cost-model.md, "Constants the tuner changes") ---- */

@@ -2,11 +2,11 @@
 /* Topology -> model inputs: intra-node bandwidth per GPU, the effective bandwidth of the NICs
  * nearest to each GPU (penalised when data has to cross the CPU), the network latency by NIC type,
  * and whether the topology is known well enough to act on. */
+#include "cost_model_inputs.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "cost_model_internal.h"
 
 /* Penalties on a NIC's bandwidth (project estimates, docs/cost-model.md "Inputs"). */
 #define CM_NO_GDR_FACTOR 0.8f /* host-memory staging: one extra PCIe crossing through the CPU */

@@ -14,10 +14,12 @@
  *    nearest measured shape: the risk margin a change of NCCL's choice must clear grows with
  *    that distance.
  * Pure and deterministic. */
+#include "cost_model_measured.h"
+
 #include <math.h>
 #include <string.h>
 
-#include "cost_model_internal.h"
+#include "model_table.h"
 
 #define MAX_NODECNT 64
 #define SIZE_SLACK  4 /* a covered shape stands for sizes within 2 octaves of its measured ones */

@@ -3,10 +3,12 @@
  * bandwidth and latency of every valid (collective, algorithm, protocol) from the search graphs
  * and the tuning constants. Plus the per-call filters of updateCollCostTable (src/enqueue.cc) that
  * depend only on the communicator, folded in as bandwidth 0. */
+#include "cost_model_nccl.h"
+
 #include <float.h>
 #include <string.h>
 
-#include "cost_model_internal.h"
+#include "cost_model_constants.h"
 
 int cm_nsteps(int coll, int nranks)
 {

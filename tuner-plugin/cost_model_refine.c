@@ -3,7 +3,9 @@
  * physical reason (docs/cost-model.md §5 "Where we differ from NCCL and why", validated by
  * test/unit/test_regret.c). They only ever touch combinations NCCL itself offers (bandwidth > 0),
  * so they never revive an entry. */
-#include "cost_model_internal.h"
+#include "cost_model_refine.h"
+
+#include "cost_model_constants.h"
 
 /* R4: per byte of AllReduce, a node of a 3-node double binary tree sends and receives 1.5 bytes
  * over the network (the root of one tree, a leaf of the other). */

@@ -4,10 +4,12 @@
  * channel. NCCL searches real paths link by link; here every channel crosses each GPU's NVLink (or
  * PCIe) budget once and, across nodes, one NIC. docs/cost-model.md "Emulated search" lists what
  * this keeps and what it simplifies. */
+#include "cost_model_search.h"
+
 #include <math.h>
 #include <string.h>
 
-#include "cost_model_internal.h"
+#include "cost_model_constants.h"
 
 #define CM_RING_MAXCH (CM_MAXCHANNELS / 2) /* ringGraph/treeGraph maxChannels */
 #define CM_EPS        1e-4f

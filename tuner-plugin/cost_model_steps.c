@@ -16,9 +16,9 @@
  * ranks^pat_pow. All in NCCL's lat + bytes/bw form, so the table and the decision code are
  * unchanged; every value is a coefficient of model_table.txt, fitted by bench/tuner_eval --fit.
  * Combinations NCCL does not offer stay unoffered; CollNet and NVLS keep the prior's values. */
-#include <math.h>
+#include "cost_model_steps.h"
 
-#include "cost_model_internal.h"
+#include <math.h>
 
 #define P(k) (c->v[k])
 

@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib_log.h"
-#include "cost_model.h"
 #include "log.h"
+#include "nccl_names.h"
 #include "strutil.h"
 
 static const char *const k_family[RAIL_FAM_COUNT] = {"node", "efa", "ib"};

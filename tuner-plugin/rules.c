@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "nccl_names.h"
 #include "safe_file.h"
 #include "strutil.h"
 
@@ -23,61 +24,6 @@ static const char *const k_columns[NFIELDS_MAX] = {
     "collective_type", "min_bytes", "max_bytes",  "algorithm", "protocol", "channels",
     "nNodes",          "nRanks",    "numPipeOps", "regBuff",   "chunkSize"};
 
-struct name_value {
-    const char *name;
-    int value;
-};
-
-/* Accepted spellings (compared case-insensitively): the example tuner's first, then NCCL's own
- * names where they differ only by the missing underscore. */
-static const struct name_value k_colls[] = {
-    {"broadcast", ncclFuncBroadcast}, {"reduce", ncclFuncReduce},
-    {"allgather", ncclFuncAllGather}, {"reducescatter", ncclFuncReduceScatter},
-    {"allreduce", ncclFuncAllReduce},
-};
-static const struct name_value k_algos[] = {
-    {"tree", NCCL_ALGO_TREE},
-    {"ring", NCCL_ALGO_RING},
-    {"collnet_direct", NCCL_ALGO_COLLNET_DIRECT},
-    {"collnet_chain", NCCL_ALGO_COLLNET_CHAIN},
-    {"nvls", NCCL_ALGO_NVLS},
-    {"nvls_tree", NCCL_ALGO_NVLS_TREE},
-    {"pat", NCCL_ALGO_PAT},
-    {"collnetdirect", NCCL_ALGO_COLLNET_DIRECT},
-    {"collnetchain", NCCL_ALGO_COLLNET_CHAIN},
-    {"nvlstree", NCCL_ALGO_NVLS_TREE},
-};
-static const struct name_value k_protos[] = {
-    {"ll", NCCL_PROTO_LL},
-    {"ll128", NCCL_PROTO_LL128},
-    {"simple", NCCL_PROTO_SIMPLE},
-};
-
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
-
-static const char *value_name(const struct name_value *t, size_t n, int v)
-{
-    for (size_t i = 0; i < n; i++)
-        if (t[i].value == v)
-            return t[i].name; /* the first spelling of each value is the canonical one */
-    return "?";
-}
-
-const char *rail_rules_coll_str(int coll)
-{
-    return value_name(k_colls, COUNT_OF(k_colls), coll);
-}
-
-const char *rail_rules_algo_str(int algo)
-{
-    return value_name(k_algos, COUNT_OF(k_algos), algo);
-}
-
-const char *rail_rules_proto_str(int proto)
-{
-    return value_name(k_protos, COUNT_OF(k_protos), proto);
-}
-
 /* A field: a trimmed slice of the line (not NUL-terminated). */
 struct field {
     const char *s;
@@ -89,7 +35,7 @@ static bool field_is(struct field f, const char *word)
     return strlen(word) == f.len && strncasecmp(f.s, word, f.len) == 0;
 }
 
-static int lookup(const struct name_value *t, size_t n, struct field f)
+static int lookup(const struct rail_name_value *t, size_t n, struct field f)
 {
     for (size_t i = 0; i < n; i++)
         if (field_is(f, t[i].name))
@@ -261,7 +207,7 @@ static int parse_line(const char *line, struct rail_rule *out, char *err, size_t
             return rail_fail(err, errlen, FIELD_FMT "empty", FIELD_ARGS(i));
 
     memset(out, 0, sizeof(*out));
-    out->coll = lookup(k_colls, COUNT_OF(k_colls), f[F_COLL]);
+    out->coll = lookup(rail_rules_colls, rail_rules_ncolls, f[F_COLL]);
     if (out->coll < 0)
         return rail_fail(err, errlen, FIELD_FMT "unknown collective %s; expected %s",
                          FIELD_ARGS(F_COLL), QUOTED(q, f[F_COLL]),
@@ -269,12 +215,12 @@ static int parse_line(const char *line, struct rail_rule *out, char *err, size_t
     if ((rc = parse_bytes(F_MIN, f[F_MIN], &out->min_bytes, err, errlen)) ||
         (rc = parse_bytes(F_MAX, f[F_MAX], &out->max_bytes, err, errlen)))
         return rc;
-    out->algo = lookup(k_algos, COUNT_OF(k_algos), f[F_ALGO]);
+    out->algo = lookup(rail_rules_algos, rail_rules_nalgos, f[F_ALGO]);
     if (out->algo < 0)
         return rail_fail(err, errlen, FIELD_FMT "unknown algorithm %s; expected %s",
                          FIELD_ARGS(F_ALGO), QUOTED(q, f[F_ALGO]),
                          "tree, ring, collnet_direct, collnet_chain, nvls, nvls_tree or pat");
-    out->proto = lookup(k_protos, COUNT_OF(k_protos), f[F_PROTO]);
+    out->proto = lookup(rail_rules_protos, rail_rules_nprotos, f[F_PROTO]);
     if (out->proto < 0)
         return rail_fail(err, errlen, FIELD_FMT "unknown protocol %s; expected ll, ll128 or simple",
                          FIELD_ARGS(F_PROTO), QUOTED(q, f[F_PROTO]));

@@ -14,6 +14,7 @@
 
 #include "nccl/nccl_common.h"
 #include "nccl/nccl_tuner.h"
+#include "nccl_names.h"
 
 #define RAIL_RULES_MAX_LINE   1024        /* characters per line, without the line ending */
 #define RAIL_RULES_MAX_RULES  100000      /* rules per file */
@@ -80,10 +81,5 @@ void rail_rules_free(struct rail_rules *r);
  * chunk size), which
  * rail_rules_parse_line reads back to the same rule. snprintf semantics. */
 int rail_rule_format(const struct rail_rule *rule, char *buf, size_t len);
-
-/* Spellings used in the file ("allreduce", "nvls_tree", "ll128"); "?" when out of range. */
-const char *rail_rules_coll_str(int coll);
-const char *rail_rules_algo_str(int algo);
-const char *rail_rules_proto_str(int proto);
 
 #endif

@@ -15,7 +15,7 @@
 #include "calibration.h"
 #include "check.h"
 #include "cost_model.h"
-#include "prof_format.h"
+#include "prof_file_format.h"
 
 static int prof(struct rail_job_set *s, const char *text, char *err, size_t errlen)
 {
