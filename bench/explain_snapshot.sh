@@ -11,13 +11,14 @@ set -euo pipefail
 build=${1:?usage: explain_snapshot.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: explain_snapshot.sh BUILD_DIR OUT_DIR}
 src=$(cd "$(dirname "$0")/.." && pwd)
-cli="$build/tools/nccl-rail"
+cli="$(cd "$build" && pwd)/tools/nccl-rail"
 mkdir -p "$out"
+cd "$out" # every path the outputs print is relative: two snapshots compare with diff -r
 unset NCCL_RAIL_CALIBRATION_FILE NCCL_TUNER_CONFIG_FILE
 rules="$src/test/fixtures/rules/good_all_forms.conf"
-calib="$out/calibration.txt"
+calib=calibration.txt
 "$cli" calibrate -o "$calib" "$src"/test/fixtures/tuner-data/nccl-tests/p5_16x8_efa \
-  >"$out/calibrate.out" 2>&1 || echo "calibrate rc $?" >>"$out/calibrate.out"
+  >calibrate.out 2>&1 || echo "calibrate rc $?" >>calibrate.out
 n=0
 for profile in dgx-a100 dgx-h100 hgx-b200 aws-p5 azure-ndv5; do
   for rpn in 1 2 4 8; do
@@ -28,14 +29,14 @@ for profile in dgx-a100 dgx-h100 hgx-b200 aws-p5 azure-ndv5; do
           rules) args=(--rules "$rules") ;;
           calib) args=(--calibration "$calib") ;;
         esac
-        f="$out/$profile.${nodes}x$rpn.$extra.csv"
+        f="$profile.${nodes}x$rpn.$extra.csv"
         "$cli" explain --profile "$profile" --nnodes "$nodes" --nranks $((nodes * rpn)) \
           "${args[@]}" --csv >"$f" 2>&1 || echo "rc $?" >>"$f"
         n=$((n + 1))
       done
     done
   done
-  "$cli" explain --profile "$profile" --nnodes 2 --svg "$out/$profile.svg" \
-    >"$out/$profile.svg.out" 2>&1 || echo "rc $?" >>"$out/$profile.svg.out"
+  "$cli" explain --profile "$profile" --nnodes 2 --svg "$profile.svg" \
+    >"$profile.svg.out" 2>&1 || echo "rc $?" >>"$profile.svg.out"
 done
 echo "explain_snapshot: $n explain --csv outputs (+ 5 maps) in $out"
