@@ -231,9 +231,10 @@ int eval_check_table(const struct rail_model_table *f, const struct rail_model_t
                    (double)f->resid[i].log_ratio, (double)s->resid[i].log_ratio);
             bad++;
         }
-    printf("tuner_eval check-table: %s\n",
-           bad ? "FAILED: refit with bench/tuner_eval --fit --out tuner-plugin/model/model_table.txt"
-               : "the embedded table is the fit of the fixtures");
+    printf(
+        "tuner_eval check-table: %s\n",
+        bad ? "FAILED: refit with bench/tuner_eval --fit --out tuner-plugin/model/model_table.txt"
+            : "the embedded table is the fit of the fixtures");
     return bad ? 1 : 0;
 }
 

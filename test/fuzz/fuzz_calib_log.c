@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness: the pure nccl-tests log parser (tuner-plugin/measure/calib_log.h) and the pure
- * calibration-file parser (tuner-plugin/measure/calibration.h) on arbitrary bytes. Both must return 0 or
- * a negative errno with a message, never crash, never read outside the buffer. */
+ * calibration-file parser (tuner-plugin/measure/calibration.h) on arbitrary bytes. Both must return
+ * 0 or a negative errno with a message, never crash, never read outside the buffer. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>

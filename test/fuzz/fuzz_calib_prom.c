@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness: NCCL Inspector's Prometheus textfile as `nccl-rail calibrate` reads it
- * (tuner-plugin/measure/calib_prom.c, the pure parser), then the job merge. Must return 0 or a negative
- * errno with a "name:line: reason" message, never crash or read outside the buffer. */
+ * (tuner-plugin/measure/calib_prom.c, the pure parser), then the job merge. Must return 0 or a
+ * negative errno with a "name:line: reason" message, never crash or read outside the buffer. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>

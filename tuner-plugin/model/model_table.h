@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The trained tuner table (docs/cost-model.md §12): what the measurements taught, as data.
  *
- * One text file, tuner-plugin/model/model_table.txt, written by `bench/tuner_eval --fit` and embedded
- * in the build (generated model_table_data.c). It holds, per network family and GPU generation:
+ * One text file, tuner-plugin/model/model_table.txt, written by `bench/tuner_eval --fit` and
+ * embedded in the build (generated model_table_data.c). It holds, per network family and GPU
+ * generation:
  *  - coef:   the step model's coefficients (cost_model_steps.c);
  *  - cover:  the shapes (collective, ranks per node, node count, size range) the measurements
  *            behind the table were taken at: the tuner changes NCCL's choice only near them;
