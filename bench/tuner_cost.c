@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost_model.h"
+#include "model/cost_model.h"
 #include "nccl/nccl_tuner.h"
 
 #define CALLS 100000

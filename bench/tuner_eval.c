@@ -20,7 +20,7 @@
  *          table's);
  *   (no mode): the table embedded in the build (or --table) on every system;
  *   --fit: fit the table on every system (with the published sets' cover records), print it,
- *          write it to --out FILE (tuner-plugin/model_table.txt is the shipped one);
+ *          write it to --out FILE (tuner-plugin/model/model_table.txt is the shipped one);
  *   --loso: each system replayed with a table fitted on the others;
  *   --lono: each P5 node count (1 and 8 GPUs per node) replayed with a table fitted on all data
  *           but that node count;

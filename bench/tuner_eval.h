@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "model_table.h"
+#include "model/model_table.h"
 #include "tuner_data.h"
 #include "tuner_fit.h"
 

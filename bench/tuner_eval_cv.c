@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calib_files.h"
-#include "calibration.h"
+#include "measure/calib_files.h"
+#include "measure/calibration.h"
 #include "tuner_eval.h"
 
 static struct rail_model_table g_fold[TD_MAX_SYSTEMS];

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "safe_file.h"
-#include "tuner_core.h"
+#include "abi/tuner_core.h"
 #include "tuner_eval.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -231,9 +231,10 @@ int eval_check_table(const struct rail_model_table *f, const struct rail_model_t
                    (double)f->resid[i].log_ratio, (double)s->resid[i].log_ratio);
             bad++;
         }
-    printf("tuner_eval check-table: %s\n",
-           bad ? "FAILED: refit with bench/tuner_eval --fit --out tuner-plugin/model_table.txt"
-               : "the embedded table is the fit of the fixtures");
+    printf(
+        "tuner_eval check-table: %s\n",
+        bad ? "FAILED: refit with bench/tuner_eval --fit --out tuner-plugin/model/model_table.txt"
+            : "the embedded table is the fit of the fixtures");
     return bad ? 1 : 0;
 }
 

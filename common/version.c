@@ -28,9 +28,9 @@ const char *rail_version_string(void)
     return "nccl-rail " RAIL_VERSION " (git " RAIL_GIT_SHA ")";
 }
 
-/* Defined by the tuner's model table module (tuner-plugin/model_table_file.c) where it is linked
- * in (the tuner library, the CLI, the tests), absent from the net plugin's library: the trained
- * table the tuner uses (NCCL_RAIL_MODEL_TABLE), named in the tuner's first INFO line. */
+/* Defined by the tuner's model table module (tuner-plugin/model/model_table_file.c) where it is
+ * linked in (the tuner library, the CLI, the tests), absent from the net plugin's library: the
+ * trained table the tuner uses (NCCL_RAIL_MODEL_TABLE), named in the tuner's first INFO line. */
 extern const char *rail_tuner_banner_table(void) __attribute__((weak));
 
 void rail_version_banner(ncclDebugLogger_t logger, enum rail_plugin_kind kind, int abi)

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 
-#include "cost_model.h"
+#include "nccl_names.h"
 
 int rail_prof_file_name(char *buf, size_t len, uint64_t comm_id, int rank)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The profiler tables NCCL looks up by name (dlsym): the only profiler symbols that leave
- * libnccl-tuner-rail.so and libnccl-net-rail.so (tuner-plugin/exports.map,
+ * libnccl-tuner-rail.so and libnccl-net-rail.so (tuner-plugin/abi/exports.map,
  * net-plugin/abi/exports.map). */
 #ifndef NCCL_RAIL_PROFILER_EXPORTS_H
 #define NCCL_RAIL_PROFILER_EXPORTS_H

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Checks the include graph of net-plugin/ (one folder per layer):
+"""Checks the include graph of net-plugin/ and of tuner-plugin/ (one folder per layer each):
 
 - an include of a net-plugin header names its folder ("wire/net_wire.h"), with net-plugin/ as the
   include root; a bare name that is a net-plugin header is refused;
@@ -23,8 +23,15 @@
   x.c defines (or none defined anywhere), so that each call between modules is an include the module-cycle check sees (a
   shared header declaring several files' functions would hide their cycle).
 
-Usage: check_layers.py [SOURCE_DIR]   (exit 0 clean, 1 on a finding; prints one line per finding)
-       check_layers.py --self-test    (the checker finds each kind of finding in made-up trees)
+The tuner (--tuner): the same include, folder, one-header and module-cycle checks over
+tuner-plugin/ (TUNER_LAYERS, lowest first; every folder one header per module), without the verbs
+checks; besides, every include of a tuner header anywhere in the tree names its folder
+("model/cost_model.h"), and neither plugin folder (tuner-plugin/, profiler-plugin/) includes a
+header of the other: what both use lies below both (common/).
+
+Usage: check_layers.py [SOURCE_DIR]          (net plugin; exit 0 clean, 1 on a finding, one line each)
+       check_layers.py --tuner [SOURCE_DIR]  (tuner plugin)
+       check_layers.py --self-test           (the checker finds each kind of finding in made-up trees)
 """
 import os
 import re
@@ -37,6 +44,13 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 SEAM = ("transport/net_verbs.c", "transport/verbs_lib.c")
 VERBS_CALL = re.compile(r"\bibv_([a-z_0-9]+)\s*\(")
 ONE_HEADER = {"protocol"}  # folders whose headers declare their own module's functions only
+# The tuner's layers, lowest first: the model (NCCL's constants, topology inputs, graph-search
+# emulation, step model, refinements, trained table), the readers of calibration inputs, the
+# decisions (calibration applied, decision table, extrapolation, exploration, rules, chunk bounds),
+# and the ABI (per-communicator state, versioned exports).
+TUNER_LAYERS = ["model", "measure", "decide", "abi"]
+# Folders of the tree outside the plugins whose includes of tuner headers must name the folder.
+TUNER_USERS = ["common", "profiler-plugin", "net-plugin", "tools", "test", "bench", "tuner-fit"]
 
 
 def scan(root):
@@ -129,7 +143,9 @@ def check_pure(files, pure):
     return errors
 
 
-def check(root, pure=()):
+def check(root, pure=(), layers=None, one_header=None, verbs=True):
+    layers = LAYERS if layers is None else layers
+    one_header = ONE_HEADER if one_header is None else one_header
     files = scan(root)
     headers = {p for p in files if p.endswith(".h")}
     by_name = {}
@@ -140,8 +156,8 @@ def check(root, pure=()):
     folder_graph = {}
     for src, incs in sorted(files.items()):
         folder = src.split("/")[0] if "/" in src else ""
-        if folder not in LAYERS:
-            errors.append(f"{src}: not in a layer folder ({', '.join(LAYERS)})")
+        if folder not in layers:
+            errors.append(f"{src}: not in a layer folder ({', '.join(layers)})")
             continue
         for kind, target in incs:
             if kind == "<":
@@ -160,9 +176,11 @@ def check(root, pure=()):
             dfolder = dst.split("/")[0]
             if dfolder != folder:
                 folder_graph.setdefault(folder, set()).add(dfolder)
-                if LAYERS.index(dfolder) > LAYERS.index(folder):
+                if dfolder not in layers:
+                    continue  # reported as a file outside the layers
+                if layers.index(dfolder) > layers.index(folder):
                     errors.append(f"{src}: includes {dst}: {folder}/ is below {dfolder}/")
-    for src, names in sorted(calls.items()):
+    for src, names in sorted(calls.items()) if verbs else ():
         if names and src not in SEAM:
             errors.append(f"{src}: calls {', '.join('ibv_' + n for n in names)} outside the "
                           f"verbs seam ({', '.join(SEAM)})")
@@ -174,12 +192,55 @@ def check(root, pure=()):
         errors.append("include cycle between folders: " + " -> ".join(cyc))
     for cyc in module_cycles(files):
         errors.append("modules include each other: " + " -> ".join(cyc))
-    errors += check_headers(files)
+    errors += check_headers(files, one_header)
     errors += check_pure(files, pure)
     return errors, files, folder_graph
 
 
-def check_headers(files):
+def check_tuner_users(src, tuner_root="tuner-plugin", users=None):
+    """Findings outside the tuner: a bare include of a tuner header, and a plugin folder
+    (tuner-plugin/, profiler-plugin/) including a header of the other."""
+    users = TUNER_USERS if users is None else users
+    tuner = set()
+    for d, _, names in os.walk(os.path.join(src, tuner_root)):
+        for n in names:
+            if n.endswith(".h"):
+                rel = os.path.relpath(os.path.join(d, n), os.path.join(src, tuner_root))
+                tuner.add(rel.replace(os.sep, "/"))
+    tuner_names = {os.path.basename(h): h for h in tuner}
+    prof = set()
+    prof_dir = os.path.join(src, "profiler-plugin")
+    if os.path.isdir(prof_dir):
+        prof = {n for n in os.listdir(prof_dir) if n.endswith(".h")}
+    errors = []
+    for top in [tuner_root] + users:
+        for d, dirs, names in os.walk(os.path.join(src, top)):
+            dirs[:] = sorted(x for x in dirs if not x.startswith("build") and x != "fixtures")
+            for n in sorted(names):
+                if not n.endswith((".c", ".h")):
+                    continue
+                p = os.path.join(d, n)
+                rel = os.path.relpath(p, src).replace(os.sep, "/")
+                with open(p, encoding="utf-8", errors="replace") as f:
+                    text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+                for kind, target in INCLUDE.findall(text):
+                    if kind != '"':
+                        continue
+                    base = os.path.basename(target)
+                    if top == tuner_root and (base in prof or "profiler-plugin/" in target):
+                        errors.append(f'{rel}: includes "{target}" of profiler-plugin/: the tuner '
+                                      "and the profiler share only what lies below both (common/)")
+                    elif top == "profiler-plugin" and (target in tuner or base in tuner_names
+                                                       or "tuner-plugin/" in target):
+                        errors.append(f'{rel}: includes "{target}" of tuner-plugin/: the profiler '
+                                      "and the tuner share only what lies below both (common/)")
+                    elif "/" not in target and base in tuner_names and top != tuner_root:
+                        errors.append(f'{rel}: #include "{target}" must name its folder '
+                                      f'("{tuner_names[base]}")')
+    return errors
+
+
+def check_headers(files, one_header=None):
     """Findings for headers declaring functions that another module's .c defines."""
     defined = {}
     for src in sorted(files):
@@ -187,7 +248,8 @@ def check_headers(files):
             for name, _ in DEFINITION.findall(texts.get(src, "")):
                 defined.setdefault(name, set()).add(src)
     errors = []
-    for h in sorted(p for p in files if p.endswith(".h") and p.split("/")[0] in ONE_HEADER):
+    one_header = ONE_HEADER if one_header is None else one_header
+    for h in sorted(p for p in files if p.endswith(".h") and p.split("/")[0] in one_header):
         own = h[:-2] + ".c"
         for name, _ in PROTOTYPE.findall(texts.get(h, "")):
             where = defined.get(name, set())
@@ -279,6 +341,70 @@ def self_test():
         ok = not errors if want is None else any(want in e for e in errors)
         print(f"check_layers self-test {name}: {'ok' if ok else 'WRONG'} {errors}")
         bad += not ok
+    # The tuner's layers (model < measure < decide < abi), every folder one header per module.
+    tuner_cases = {
+        "tuner clean": ({"model/m.h": "int m(void);", "model/m.c": '#include "model/m.h"\n'
+                         "int m(void) { return 0; }",
+                         "measure/r.h": '#include "model/m.h"',
+                         "decide/d.c": '#include "measure/r.h"\n#include "model/m.h"',
+                         "abi/core.c": '#include "decide/d.h"', "decide/d.h": ""}, None),
+        # A model header reaching up into the readers (the table borrowing the log parser's
+        # helpers was one such arrow).
+        "tuner upward": ({"model/table.c": '#include "measure/log.h"', "measure/log.h": ""},
+                         "model/ is below measure/"),
+        "tuner upward abi": ({"decide/d.c": '#include "abi/core.h"', "abi/core.h": ""},
+                             "decide/ is below abi/"),
+        "tuner bare": ({"model/m.h": "", "decide/d.c": '#include "m.h"'},
+                       "must name its folder"),
+        # The cost model's circle: the sub-modules include the model's header, which the model's
+        # own header file reaches back through a shared internal header.
+        "tuner circle": ({"model/cost.h": "int cost(void);",
+                          "model/cost.c": '#include "model/cost_internal.h"\n'
+                                          "int cost(void) { return part(); }",
+                          "model/cost_internal.h": '#include "model/cost.h"\nint part(void);',
+                          "model/part.c": '#include "model/cost_internal.h"\n'
+                                          "int part(void) { return 1; }"},
+                         "one header per module"),
+        "tuner module circle": ({"measure/a.h": "", "measure/a.c": '#include "measure/b.h"',
+                                 "measure/b.h": "", "measure/b.c": '#include "measure/a.h"'},
+                                "modules include each other"),
+        "tuner stray": ({"calib.c": ""}, "not in a layer folder"),
+        "tuner verbs calls ignored": ({"model/a.c": "int f(void) { return ibv_fork_init(); }"},
+                                      None),
+    }
+    for name, (tree, want) in tuner_cases.items():
+        with tempfile.TemporaryDirectory() as d:
+            for rel, text in tree.items():
+                os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
+                with open(os.path.join(d, rel), "w", encoding="utf-8") as f:
+                    f.write(text + "\n")
+            errors = check(d, layers=TUNER_LAYERS, one_header=set(TUNER_LAYERS), verbs=False)[0]
+        ok = not errors if want is None else any(want in e for e in errors)
+        print(f"check_layers self-test {name}: {'ok' if ok else 'WRONG'} {errors}")
+        bad += not ok
+    # Users of the tuner's headers, and the two plugin folders.
+    users_cases = {
+        "users clean": ({"tuner-plugin/model/m.h": "", "tools/t.c": '#include "model/m.h"',
+                         "profiler-plugin/p.h": '#include "names.h"', "common/names.h": "",
+                         "tuner-plugin/measure/r.c": '#include "names.h"'}, None),
+        "users bare": ({"tuner-plugin/model/m.h": "", "test/unit/t.c": '#include "m.h"'},
+                       "must name its folder"),
+        "tuner includes profiler": ({"tuner-plugin/measure/r.c": '#include "prof_format.h"',
+                                     "profiler-plugin/prof_format.h": ""}, "of profiler-plugin/"),
+        "profiler includes tuner": ({"tuner-plugin/model/cost.h": "",
+                                     "profiler-plugin/prof_format.c": '#include "cost.h"'},
+                                    "of tuner-plugin/"),
+    }
+    for name, (tree, want) in users_cases.items():
+        with tempfile.TemporaryDirectory() as d:
+            for rel, text in tree.items():
+                os.makedirs(os.path.join(d, os.path.dirname(rel)), exist_ok=True)
+                with open(os.path.join(d, rel), "w", encoding="utf-8") as f:
+                    f.write(text + "\n")
+            errors = check_tuner_users(d)
+        ok = not errors if want is None else any(want in e for e in errors)
+        print(f"check_layers self-test {name}: {'ok' if ok else 'WRONG'} {errors}")
+        bad += not ok
     cm = ("add_library(rail_net_wire_core STATIC ${N}/wire/a.c)\n"
           "set(X_SRC ${N}/protocol/b.c ${N}/protocol/c.c)\n"
           "add_library(rail_net_protocol_core STATIC ${X_SRC})\n"
@@ -294,9 +420,25 @@ def self_test():
     return 1 if bad else 0
 
 
+def main_tuner(src):
+    root = os.path.join(src, "tuner-plugin")
+    errors, files, folders = check(root, layers=TUNER_LAYERS, one_header=set(TUNER_LAYERS),
+                                   verbs=False)
+    errors = ["tuner-plugin/" + e for e in errors] + check_tuner_users(src)
+    for e in errors:
+        print("check_layers: " + e)
+    edges = ", ".join(f"{a}->{b}" for a in TUNER_LAYERS for b in sorted(folders.get(a, ())))
+    print(f"check_layers: tuner, {len(files)} files, folder edges: {edges or 'none'}")
+    print(f"check_layers: tuner {'FAILED' if errors else 'ok'} ({len(errors)} finding(s))")
+    return 1 if errors else 0
+
+
 def main():
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
+    if sys.argv[1:2] == ["--tuner"]:
+        return main_tuner(sys.argv[2] if len(sys.argv) > 2
+                          else os.path.join(os.path.dirname(__file__), ".."))
     src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     root = os.path.join(src, "net-plugin")
     with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as f:

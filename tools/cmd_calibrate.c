@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "calib_files.h"
-#include "calib_job.h"
-#include "calib_thin.h"
-#include "calibration.h"
+#include "measure/calib_files.h"
+#include "measure/calib_job.h"
+#include "measure/calib_thin.h"
+#include "measure/calibration.h"
 #include "cli.h"
-#include "cost_model.h"
+#include "model/cost_model.h"
 #include "safe_file.h"
 
 static void calibrate_usage(FILE *f)

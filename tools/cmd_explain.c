@@ -8,13 +8,13 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "calib_apply.h"
+#include "decide/calib_apply.h"
 #include "cli_topo.h"
 #include "explain_svg.h"
-#include "model_table_file.h"
+#include "model/model_table_file.h"
 #include "safe_file.h"
 #include "strutil.h"
-#include "tuner_core.h"
+#include "abi/tuner_core.h"
 
 struct explain_opts {
     struct cli_topo_opts topo;

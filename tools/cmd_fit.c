@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nccl-rail fit -o FILE [topology] INPUT ...: forced-pair measurements of one or more platforms
- * -> a trained tuner table (tuner-plugin/model_table.h) for NCCL_RAIL_MODEL_TABLE. What
+ * -> a trained tuner table (tuner-plugin/model/model_table.h) for NCCL_RAIL_MODEL_TABLE. What
  * bench/tuner_eval --fit does for the project's own table (tuner-fit/tuner_fit.h), with the
  * calibrate command's input rules: nccl-tests logs, job measurements and calibration files,
  * bounded, non-blocking, regular files only, FILE:LINE: reason on any malformed input (exit 1,
@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib_files.h"
-#include "calib_job.h"
-#include "calibration.h"
+#include "measure/calib_files.h"
+#include "measure/calib_job.h"
+#include "measure/calibration.h"
 #include "cli.h"
 #include "cli_topo.h"
-#include "cost_model.h"
-#include "model_table.h"
+#include "model/cost_model.h"
+#include "model/model_table.h"
 #include "safe_file.h"
 #include "tuner_data.h"
 #include "tuner_fit.h"

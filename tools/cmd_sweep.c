@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib_log.h"
+#include "measure/calib_log.h"
 #include "cli.h"
-#include "cost_model.h"
+#include "model/cost_model.h"
 #include "strutil.h"
 
 struct sweep_opts {

@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 #include "compat_env.h"
-#include "cost_model.h"
+#include "model/cost_model.h"
 #include "transport/gid_select.h"
 #include "transport/hca_filter.h"
 #include "transport/net_ifname.h"
 #include "rails/rail_group.h"
 #include "telemetry/rail_stats_format.h"
-#include "rules.h"
+#include "decide/rules.h"
 #include "safe_file.h"
 #include "topo_sysfs.h"
 

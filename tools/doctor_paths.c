@@ -16,7 +16,7 @@
 #include "doctor_checks.h"
 #include "telemetry/rail_stats_format.h"
 #include "root_path.h"
-#include "rules.h"
+#include "decide/rules.h"
 #include "safe_file.h"
 
 bool doctor_path_file_ok(const char *root, const char *v, char *why, size_t len)

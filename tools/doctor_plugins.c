@@ -21,7 +21,7 @@
 #include "safe_file.h"
 
 #define OUR_NET_NAME    "RAIL"       /* net-plugin/net_plugin.h RAIL_NET_NAME */
-#define OUR_TUNER_NAME  "rail"       /* tuner-plugin/tuner_exports.c PLUGIN_NAME */
+#define OUR_TUNER_NAME  "rail"       /* tuner-plugin/abi/tuner_exports.c PLUGIN_NAME */
 #define MAX_NET_ENTRIES 14           /* NCCL_NET_MAX_PLUGINS - 2 internal plugins */
 #define MAX_LIB_BYTES   (256u << 20) /* a plugin library larger than this is not inspected */
 #define MAX_CACHE_BYTES (16u << 20)

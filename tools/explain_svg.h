@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "tuner_core.h"
+#include "abi/tuner_core.h"
 
 #define EXPLAIN_SVG_MAX_ROWS 24
 #define EXPLAIN_SVG_FROM_JOB 0x80

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cost_model.h"
+#include "model/cost_model.h"
 
 static int find_name(const char *s, const char *(*name)(int), int n)
 {

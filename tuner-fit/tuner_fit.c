@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cost_model.h"
+#include "model/cost_model.h"
 #include "safe_file.h"
 
 #define NP            RAIL_STEP_NPARAMS

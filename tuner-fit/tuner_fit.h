@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Fits the trained tuner table (tuner-plugin/model_table.h) on forced-pair measurements:
+/* Fits the trained tuner table (tuner-plugin/model/model_table.h) on forced-pair measurements:
  *  - per network family and GPU generation with enough points, the step model's coefficients by
  *    Levenberg-Marquardt on log(predicted / measured), centred per measured point (a decision
  *    only needs the pairs' ratios right) plus a small weight on the point's mean (the absolute
@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "model_table.h"
+#include "model/model_table.h"
 #include "tuner_data.h"
 
 #define RAIL_FIT_MAX_PUBLISHED (16u << 20) /* bytes of a published-sets CSV */

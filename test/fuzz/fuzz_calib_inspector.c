@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness: NCCL Inspector's JSON output as `nccl-rail calibrate` reads it
- * (tuner-plugin/calib_inspector.c over json-c), with and without --algo/--proto (the first byte
- * picks), then the job merge. Must return 0 or a negative errno with a "name:line: reason"
+ * (tuner-plugin/measure/calib_inspector.c over json-c), with and without --algo/--proto (the first
+ * byte picks), then the job merge. Must return 0 or a negative errno with a "name:line: reason"
  * message, never crash, leak or read outside the buffer, and the heap may grow during the parse
  * by at most twice the input plus 4 MiB (json-c's tree of one bounded object; issue 29 item 4:
  * millions of tiny values under the read cap used to cost gigabytes). scripts/fuzz.sh runs this
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib_inspector.h"
-#include "calib_job.h"
+#include "measure/calib_inspector.h"
+#include "measure/calib_job.h"
 
 #if defined(__has_include)
 #if __has_include(<sanitizer/allocator_interface.h>)

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libFuzzer harness: the pure nccl-tests log parser (tuner-plugin/calib_log.h) and the pure
- * calibration-file parser (tuner-plugin/calibration.h) on arbitrary bytes. Both must return 0 or
- * a negative errno with a message, never crash, never read outside the buffer. */
+/* libFuzzer harness: the pure nccl-tests log parser (tuner-plugin/measure/calib_log.h) and the pure
+ * calibration-file parser (tuner-plugin/measure/calibration.h) on arbitrary bytes. Both must return
+ * 0 or a negative errno with a message, never crash, never read outside the buffer. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib_log.h"
-#include "calibration.h"
+#include "measure/calib_log.h"
+#include "measure/calibration.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

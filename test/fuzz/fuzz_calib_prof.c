@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness: the rail profiler's file as `nccl-rail calibrate` reads it
- * (tuner-plugin/calib_prof.c, the pure parser), then the job merge over what it read. Must
+ * (tuner-plugin/measure/calib_prof.c, the pure parser), then the job merge over what it read. Must
  * return 0 or a negative errno with a "name:line: reason" message, never crash or read outside
  * the buffer; every record it keeps is within the calibration's bounds. */
 #include <errno.h>
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib_job.h"
-#include "calib_prof.h"
+#include "measure/calib_job.h"
+#include "measure/calib_prof.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

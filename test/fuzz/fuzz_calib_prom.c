@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness: NCCL Inspector's Prometheus textfile as `nccl-rail calibrate` reads it
- * (tuner-plugin/calib_prom.c, the pure parser), then the job merge. Must return 0 or a negative
- * errno with a "name:line: reason" message, never crash or read outside the buffer. */
+ * (tuner-plugin/measure/calib_prom.c, the pure parser), then the job merge. Must return 0 or a
+ * negative errno with a "name:line: reason" message, never crash or read outside the buffer. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib_job.h"
-#include "calib_prom.h"
+#include "measure/calib_job.h"
+#include "measure/calib_prom.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

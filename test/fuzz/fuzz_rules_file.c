@@ -2,7 +2,7 @@
 /* A whole rules file through rail_rules_load (the safe read, BOM, CRLF, long lines, NUL bytes,
  * line limits), strict and lenient; every loaded rule is matchable. */
 #include "fuzz_util.h"
-#include "rules.h"
+#include "decide/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
 /* One rules-file line: rail_rules_parse_line never crashes, and an accepted rule formats back to
  * a line that parses to the same rule. */
 #include "fuzz_util.h"
-#include "rules.h"
+#include "decide/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

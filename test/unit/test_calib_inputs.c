@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib_inspector.h"
-#include "calib_job.h"
-#include "calib_prof.h"
-#include "calib_prom.h"
+#include "measure/calib_inspector.h"
+#include "measure/calib_job.h"
+#include "measure/calib_prof.h"
+#include "measure/calib_prom.h"
 #include "check.h"
-#include "cost_model.h"
+#include "model/cost_model.h"
 
 #define LABELS                                                                                     \
     "{node=\"n0\",gpu=\"GPU0\",comm_name=\"DP\",n_nodes=\"1\",nranks=\"8\",collective="            \

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calib_inspector.h"
-#include "calib_job.h"
-#include "calib_prof.h"
-#include "calib_prom.h"
-#include "calibration.h"
+#include "measure/calib_inspector.h"
+#include "measure/calib_job.h"
+#include "measure/calib_prof.h"
+#include "measure/calib_prom.h"
+#include "measure/calibration.h"
 #include "check.h"
-#include "cost_model.h"
-#include "prof_format.h"
+#include "model/cost_model.h"
+#include "prof_file_format.h"
 
 static int prof(struct rail_job_set *s, const char *text, char *err, size_t errlen)
 {

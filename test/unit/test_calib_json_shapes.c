@@ -14,10 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "calib_inspector.h"
-#include "calib_job.h"
+#include "measure/calib_inspector.h"
+#include "measure/calib_job.h"
 #include "check.h"
-#include "cost_model.h"
+#include "model/cost_model.h"
 
 #define DOC_BYTES (4u << 20)
 

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "safe_file.h"
-#include "calib_log.h"
+#include "measure/calib_log.h"
 #include "check.h"
-#include "cost_model.h"
+#include "model/cost_model.h"
 #include "fuzz.h"
 
 #define DATA RAIL_FIXTURES "/tuner-data/nccl-tests"

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calibration.h"
+#include "measure/calibration.h"
 #include "check.h"
 #include "log.h"
-#include "tuner_core.h"
+#include "abi/tuner_core.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1

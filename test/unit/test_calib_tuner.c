@@ -11,11 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "calib_apply.h"
-#include "calib_cache.h"
+#include "decide/calib_apply.h"
+#include "measure/calib_cache.h"
 #include "check.h"
 #include "log.h"
-#include "tuner_core.h"
+#include "abi/tuner_core.h"
 #include "version.h"
 
 #define AG      ncclFuncAllGather

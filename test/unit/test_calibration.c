@@ -6,11 +6,11 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "calibration.h"
+#include "measure/calibration.h"
 #include "check.h"
-#include "calib_apply.h"
-#include "cost_model.h"
-#include "model_table.h"
+#include "decide/calib_apply.h"
+#include "model/cost_model.h"
+#include "model/model_table.h"
 
 static char g_err[1024];
 static struct rail_calibration g_cal;

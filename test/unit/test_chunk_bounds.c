@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "chunk_bounds.h"
+#include "decide/chunk_bounds.h"
 #include "fuzz.h"
 
 #define KiB 1024u

@@ -4,7 +4,7 @@
 #include <errno.h>
 
 #include "check.h"
-#include "model_table.h"
+#include "model/model_table.h"
 #include "test_cost_model_topos.h"
 
 struct setup {

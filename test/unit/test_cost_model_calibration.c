@@ -6,7 +6,7 @@
  * Ring by node count, NVLSTree at scale, and AWS's measured p5en regions (aws-ofi-nccl). */
 #include "check.h"
 #include "test_cost_model_topos.h"
-#include "tuner_core.h"
+#include "abi/tuner_core.h"
 
 #define AR ncclFuncAllReduce
 #define AG ncclFuncAllGather

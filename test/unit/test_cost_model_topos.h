@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cost_model.h"
+#include "model/cost_model.h"
 
 static inline void topo_add_gpus(struct rail_topo *t, int n, int sm, int gen, float pcie_gbps)
 {

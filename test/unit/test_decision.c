@@ -4,7 +4,7 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "decision.h"
+#include "decide/decision.h"
 
 static void check_size(size_t x)
 {

@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "check.h"
-#include "decision.h"
-#include "extrapolate.h"
-#include "model_table.h"
+#include "decide/decision.h"
+#include "decide/extrapolate.h"
+#include "model/model_table.h"
 #include "topo.h"
-#include "tuner_core.h"
+#include "abi/tuner_core.h"
 
 #define AG ncclFuncAllGather
 

@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "explore.h"
+#include "decide/explore.h"
 #include "log.h"
 #include "params.h"
-#include "tuner_core.h"
+#include "abi/tuner_core.h"
 
 #define NC RAIL_DT_CANDIDATES
 

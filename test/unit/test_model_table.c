@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The trained tuner table (tuner-plugin/model_table.h) and what the model does with it: the
+/* The trained tuner table (tuner-plugin/model/model_table.h) and what the model does with it: the
  * parser and writer, the embedded table, the step model's structure, the measured residuals
  * interpolated in log(nodes), and the coverage that sets the risk margin (docs/cost-model.md
  * §12). */
@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "cost_model.h"
-#include "decision.h"
-#include "model_table.h"
+#include "model/cost_model.h"
+#include "decide/decision.h"
+#include "model/model_table.h"
 #include "test_cost_model_topos.h"
 
 #define AR ncclFuncAllReduce

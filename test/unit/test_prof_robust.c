@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calib_log.h"
+#include "measure/calib_log.h"
 #include "check.h"
 #include "log.h"
 #include "prof_core.h"

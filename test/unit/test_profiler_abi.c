@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calib_prof.h"
+#include "measure/calib_prof.h"
 #include "check.h"
 #include "nccl/nccl_profiler.h"
 #include "safe_file.h"

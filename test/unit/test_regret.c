@@ -19,7 +19,7 @@
 #include <strings.h>
 
 #include "check.h"
-#include "tuner_core.h"
+#include "abi/tuner_core.h"
 
 /* Documented bound on the project's mean regret over all sets (docs/cost-model.md §11). */
 #define PROJECT_MEAN_REGRET_BOUND 0.01

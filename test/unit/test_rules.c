@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "log.h"
-#include "rules.h"
+#include "decide/rules.h"
 
 #define FIX(name) RAIL_FIXTURES "/rules/" name
 

@@ -2,7 +2,7 @@
 /* NCCL topology XML loader: the 9 public files (counts, sm, NVSwitch, NIC speeds, path classes)
  * and malformed or hostile inputs (clean -EINVAL with a reason, never a crash or overflow). */
 #include "check.h"
-#include "cost_model.h"
+#include "model/cost_model.h"
 #include "tmpfiles.h"
 #include "topo.h"
 

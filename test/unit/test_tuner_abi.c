@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "fuzz.h"
-#include "cost_model.h"
+#include "model/cost_model.h"
 #include "nccl/nccl_tuner.h"
 
 #define LIB RAIL_BINARY_DIR "/libnccl-tuner-rail.so"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cost_model.h"
+#include "model/cost_model.h"
 #include "nccl/nccl_tuner.h"
 
 static const char *const k_libs[] = {RAIL_BINARY_DIR "/libnccl-tuner-rail.so",
