@@ -16,35 +16,7 @@
 #include "transport/shm_ece.h"
 #include "transport/shm_fabric.h"
 #include "transport/shm_verbs.h"
-#include "verbs_open.h"
-
-struct end {
-    struct ibv_context *ctx;
-    struct ibv_pd *pd;
-    struct ibv_cq *cq;
-    struct ibv_qp *qp;
-};
-
-static void end_open(struct end *e, const char *name)
-{
-    char err[256];
-    memset(e, 0, sizeof(*e));
-    e->ctx = test_open_dev(name);
-    CHECK(e->ctx != NULL);
-    e->pd = rail_ibv->alloc_pd(e->ctx);
-    CHECK(e->pd != NULL);
-    CHECK_EQ_INT(rail_verbs_create_cq(e->ctx, 16, NULL, &e->cq, name, err, sizeof(err)), 0);
-    CHECK_EQ_INT(
-        rail_verbs_create_qp(e->pd, e->cq, 8, 8, 1, NULL, NULL, &e->qp, name, err, sizeof(err)), 0);
-}
-
-static void end_close(struct end *e)
-{
-    rail_verbs_destroy_qp(e->qp);
-    rail_verbs_destroy_cq(e->cq);
-    rail_ibv->dealloc_pd(e->pd);
-    rail_ibv->close_device(e->ctx);
-}
+#include "verbs_end.h"
 
 int main(void)
 {
