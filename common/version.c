@@ -28,12 +28,8 @@ const char *rail_version_string(void)
     return "nccl-rail " RAIL_VERSION " (git " RAIL_GIT_SHA ")";
 }
 
-/* Defined by the tuner's model table module (tuner-plugin/model/model_table_file.c) where it is
- * linked in (the tuner library, the CLI, the tests), absent from the net plugin's library: the
- * trained table the tuner uses (NCCL_RAIL_MODEL_TABLE), named in the tuner's first INFO line. */
-extern const char *rail_tuner_banner_table(void) __attribute__((weak));
-
-void rail_version_banner(ncclDebugLogger_t logger, enum rail_plugin_kind kind, int abi)
+void rail_version_banner(ncclDebugLogger_t logger, enum rail_plugin_kind kind, int abi,
+                         const char *table)
 {
     int net = kind == RAIL_PLUGIN_NET;
     /* A net plugin running on the test verbs provider says so in its first line. */
@@ -41,7 +37,6 @@ void rail_version_banner(ncclDebugLogger_t logger, enum rail_plugin_kind kind, i
     bool shm = prov && strcasecmp(prov, "shm") == 0;
     if (logger)
         rail_log_set_logger(logger);
-    const char *table = !net && rail_tuner_banner_table ? rail_tuner_banner_table() : NULL;
     RAIL_INFO(NCCL_INIT | (net ? NCCL_NET : NCCL_TUNING), "%s: %s plugin, ABI v%d%s%s%s",
               rail_version_string(), net ? "net" : "tuner", abi,
               shm ? ", verbs provider shm (NCCL_RAIL_VERBS_PROVIDER=shm: a test provider, host "

@@ -14,7 +14,9 @@ const char *rail_git_sha(void); /* "1a2b3c4d5e6f", or "unknown" outside a git ch
 const char *rail_version_string(void);
 
 /* Install NCCL's logger and log the banner "nccl-rail X.Y.Z (git SHA): net plugin, ABI vN" at
- * INFO: the first line a plugin logs at each init, abi being the table NCCL picked. */
-void rail_version_banner(ncclDebugLogger_t logger, enum rail_plugin_kind kind, int abi);
+ * INFO: the first line a plugin logs at each init, abi being the table NCCL picked; table (the
+ * tuner's trained table in use, NULL for none) is named at the end of the line. */
+void rail_version_banner(ncclDebugLogger_t logger, enum rail_plugin_kind kind, int abi,
+                         const char *table);
 
 #endif

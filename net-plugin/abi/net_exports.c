@@ -143,7 +143,7 @@ static ncclResult_t close_listen(void *comm)
                                   ncclDebugLogger_t logger, ncclProfilerCallback_t prof)           \
     {                                                                                              \
         (void)prof;                                                                                \
-        rail_version_banner(logger, RAIL_PLUGIN_NET, v);                                           \
+        rail_version_banner(logger, RAIL_PLUGIN_NET, v, NULL);                                     \
         return rail_result(                                                                        \
             rail_net_init(ctx, comm_id, config ? config->trafficClass : -1, logger));              \
     }
@@ -238,14 +238,14 @@ static ncclResult_t props_v12(int dev, ncclNetProperties_v12_t *out)
 static ncclResult_t init_v10(ncclDebugLogger_t logger, ncclProfilerCallback_t prof)
 {
     (void)prof;
-    rail_version_banner(logger, RAIL_PLUGIN_NET, 10);
+    rail_version_banner(logger, RAIL_PLUGIN_NET, 10, NULL);
     return rail_result(rail_net_init(NULL, 0, -1, logger));
 }
 
 #define INIT_PROCESS(v)                                                                            \
     static ncclResult_t init_v##v(ncclDebugLogger_t logger)                                        \
     {                                                                                              \
-        rail_version_banner(logger, RAIL_PLUGIN_NET, v);                                           \
+        rail_version_banner(logger, RAIL_PLUGIN_NET, v, NULL);                                     \
         return rail_result(rail_net_init(NULL, 0, -1, logger));                                    \
     }
 INIT_PROCESS(9)

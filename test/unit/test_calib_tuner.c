@@ -422,16 +422,16 @@ static void capture_banner(ncclDebugLogLevel level, unsigned long flags, const c
 static void test_banner_names_table(void)
 {
     g_banner[0] = '\0';
-    rail_version_banner(capture_banner, RAIL_PLUGIN_TUNER, 6);
+    rail_tuner_banner(capture_banner, 6);
     CHECK_MSG(strstr(g_banner, "tuner plugin, ABI v6, model table embedded") != NULL, "'%s'",
               g_banner);
     setenv("NCCL_RAIL_MODEL_TABLE", "none", 1);
     g_banner[0] = '\0';
-    rail_version_banner(capture_banner, RAIL_PLUGIN_TUNER, 6);
+    rail_tuner_banner(capture_banner, 6);
     CHECK_MSG(strstr(g_banner, "model table none") != NULL, "'%s'", g_banner);
     unsetenv("NCCL_RAIL_MODEL_TABLE");
     g_banner[0] = '\0';
-    rail_version_banner(capture_banner, RAIL_PLUGIN_NET, 6);
+    rail_version_banner(capture_banner, RAIL_PLUGIN_NET, 6, NULL);
     CHECK_MSG(strstr(g_banner, "model table") == NULL, "'%s'", g_banner);
 }
 

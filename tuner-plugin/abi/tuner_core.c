@@ -16,6 +16,7 @@
 #include "log.h"
 #include "model/model_table_file.h"
 #include "params.h"
+#include "version.h"
 
 #define DEFAULT_RULES_FILE "nccl_tuner.conf"
 
@@ -334,6 +335,15 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
               t->shape.max_rpn, topo->origin, rail_model_table_name(t->model.table), t->model.why);
     *out = t;
     return 0;
+}
+
+void rail_tuner_banner(ncclDebugLogger_t logger, int abi)
+{
+    const char *table = NULL;
+    if (logger)
+        rail_log_set_logger(logger);
+    (void)rail_model_table_active(&table);
+    rail_version_banner(logger, RAIL_PLUGIN_TUNER, abi, table);
 }
 
 int rail_tuner_destroy(struct rail_tuner *t)

@@ -12,6 +12,7 @@
 #include "model/cost_model.h"
 #include "decide/decision.h"
 #include "decide/rules.h"
+#include "nccl/nccl_common.h"
 
 struct rail_explore;
 
@@ -62,6 +63,11 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
 /* Free a context from rail_tuner_create. A pointer that is not a live context (a second destroy
  * of the same communicator) is not touched: one WARN, -ENOENT. NULL: 0. */
 int rail_tuner_destroy(struct rail_tuner *t);
+
+/* The tuner plugin's first INFO line (common/version.h's banner), naming the trained table in use
+ * (NCCL_RAIL_MODEL_TABLE); NCCL's logger is installed before the table is looked up, so that what
+ * reading a table file logs reaches NCCL's log. */
+void rail_tuner_banner(ncclDebugLogger_t logger, int abi);
 
 /* Cost-table tuning (v3..v6). Never writes a value >= 0 into an IGNORE entry.
  * reg_buff: 0/1 as NCCL passes it (v4+), -1 when the ABI version does not say (v3): then only

@@ -24,7 +24,7 @@ static ncclResult_t init_common(int abi, void **ctx, uint64_t comm_id, size_t nr
     struct rail_tuner *t = NULL;
     int rc;
 
-    rail_version_banner(logger, RAIL_PLUGIN_TUNER, abi); /* the first INFO line */
+    rail_tuner_banner(logger, abi); /* the first INFO line */
     if (!ctx)
         return ncclInvalidArgument;
     *ctx = NULL;

@@ -108,15 +108,6 @@ const char *rail_model_table_name(const struct rail_model_table *t)
     return name;
 }
 
-/* Named in the tuner plugin's first INFO line (common/version.c). */
-const char *rail_tuner_banner_table(void);
-const char *rail_tuner_banner_table(void)
-{
-    const char *name;
-    (void)rail_model_table_active(&name);
-    return name;
-}
-
 /* The process's tables go when the plugin is unloaded. */
 __attribute__((destructor)) static void free_tables(void)
 {
