@@ -23,28 +23,11 @@
 #include "log.h"
 #include "params.h"
 #include "abi/tuner_core.h"
+#include "warn_capture.h"
 
 #define NC RAIL_DT_CANDIDATES
 
 static struct rail_topo g_topo;
-static int g_warns;
-static char g_warn[1200];
-
-static void capture(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
-                    const char *fmt, ...)
-{
-    va_list ap;
-    (void)flags;
-    (void)file;
-    (void)line;
-    va_start(ap, fmt);
-    if (level == NCCL_LOG_WARN) {
-        g_warns++;
-        vsnprintf(g_warn, sizeof(g_warn), fmt, ap);
-    }
-    va_end(ap);
-}
-
 static struct rail_tuner *make(int nnodes, const char *rules)
 {
     struct rail_tuner_opts o = {.topo = &g_topo, .rules_path = rules, .calib_path = ""};
