@@ -54,9 +54,9 @@ else
 fi
 
 # libFuzzer targets (test/fuzz, clang + ASan/UBSan): each parser fuzzed for a bounded time from
-# its seeds and regression inputs; one result per target (scripts/fuzz.sh, ~3 min in all).
-echo "== fuzz: ${RAIL_CI_FUZZ_SECS:-15} s per target"
-bash scripts/fuzz.sh "${RAIL_CI_FUZZ_SECS:-15}" 2>&1 | tee "$log"
+# its seeds and regression inputs; one result per target (scripts/fuzz.sh, ~2.5 min in all).
+echo "== fuzz: ${RAIL_CI_FUZZ_SECS:-10} s per target"
+bash scripts/fuzz.sh "${RAIL_CI_FUZZ_SECS:-10}" 2>&1 | tee "$log"
 sum=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
 if [ -n "$sum" ]; then
   passed=$((passed + $(echo "$sum" | sed -E 's/fuzz: ([0-9]+) passed.*/\1/')))
