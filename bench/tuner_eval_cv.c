@@ -64,6 +64,24 @@ int eval_loso(struct eval_opts *e, const struct fit_opts *fo, bool check)
     return check ? eval_check(e, mask) : 0;
 }
 
+int eval_loso_dump(struct eval_opts *e, const struct fit_opts *fo)
+{
+    eval_dump_header();
+    for (int s = 0; s < e->d->nsys; s++) {
+        struct rail_model_table t;
+        if (tuner_fit(e->d, all_mask(e->d) & ~(1ull << s), fo, &t) < 0)
+            return -1;
+        const struct rail_model_table *keep = e->table;
+        e->table = &t;
+        int rc = eval_dump_rows(e, 1ull << s);
+        e->table = keep;
+        rail_model_table_free(&t);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* The P5 systems at gpn GPUs per node (p5_<nodes>x<gpn>_...). */
 static uint64_t p5_group(const struct td *d, int gpn)
 {

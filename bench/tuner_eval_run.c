@@ -127,11 +127,21 @@ int eval_run(struct eval_opts *e, uint64_t mask)
     return run(e, mask, false);
 }
 
-int eval_dump(struct eval_opts *e, uint64_t mask)
+void eval_dump_header(void)
 {
     printf("system,coll,nranks,nnodes,bytes,algo,proto,time_us,nccl_us,model_us,nccl_pick,"
            "tuner_pick\n");
+}
+
+int eval_dump_rows(struct eval_opts *e, uint64_t mask)
+{
     return run(e, mask, true);
+}
+
+int eval_dump(struct eval_opts *e, uint64_t mask)
+{
+    eval_dump_header();
+    return eval_dump_rows(e, mask);
 }
 
 void eval_print(const struct eval_opts *e, uint64_t mask, const char *title)
