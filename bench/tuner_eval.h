@@ -47,6 +47,9 @@ int eval_dump_rows(struct eval_opts *e, uint64_t mask);
 void eval_print(const struct eval_opts *e, uint64_t mask, const char *title);
 /* The regression bounds of ctest tuner_regret on e->res (0 passed, 1 failed). */
 int eval_check(const struct eval_opts *e, uint64_t mask);
+/* The same with other bounds on the ratios to NCCL's regret (per-system mean, pooled mean, p90). */
+int eval_check_bounds(const struct eval_opts *e, uint64_t mask, double per_system, double pooled,
+                      double p90);
 
 int eval_read_table(const char *path, struct rail_model_table *t);
 int eval_write_table(const char *path, const struct rail_model_table *t);
