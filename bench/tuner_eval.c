@@ -33,7 +33,8 @@
  *   --check-table: refit and compare with the embedded table (ctest tuner_table);
  *   --check-calibration: each P5 sweep calibrated from its own logs is never worse than the
  *          default table at a measured point (ctest tuner_calibration);
- *   --dump: one CSV line per (point, pair): measured time, both models, both picks. */
+ *   --dump: one CSV line per (point, pair): measured time, both models, both picks; with --loso,
+ *          each system replayed with the table fitted without it. */
 #include "tuner_eval.h"
 
 #include <stdio.h>
@@ -108,6 +109,8 @@ int main(int argc, char **argv)
             return 1;
         e.table = &table;
     }
+    if (dump && loso)
+        return eval_loso_dump(&e, &fo) < 0;
     if (dump)
         return eval_dump(&e, all) < 0;
     if (check_cal)

@@ -40,10 +40,16 @@ struct eval_opts {
 int eval_run(struct eval_opts *e, uint64_t mask);
 /* One CSV line per (point, pair) on stdout. */
 int eval_dump(struct eval_opts *e, uint64_t mask);
+/* The same without the header line (eval_dump_header), for dumps in parts. */
+void eval_dump_header(void);
+int eval_dump_rows(struct eval_opts *e, uint64_t mask);
 /* The per-system table of e->res. */
 void eval_print(const struct eval_opts *e, uint64_t mask, const char *title);
 /* The regression bounds of ctest tuner_regret on e->res (0 passed, 1 failed). */
 int eval_check(const struct eval_opts *e, uint64_t mask);
+/* The same with other bounds on the ratios to NCCL's regret (per-system mean, pooled mean, p90). */
+int eval_check_bounds(const struct eval_opts *e, uint64_t mask, double per_system, double pooled,
+                      double p90);
 
 int eval_read_table(const char *path, struct rail_model_table *t);
 int eval_write_table(const char *path, const struct rail_model_table *t);
@@ -53,6 +59,8 @@ void eval_print_coef(const struct rail_model_table *t, const char *label);
 int eval_held_out(struct eval_opts *e, const struct fit_opts *fo, int s);
 /* Leave one system out; with check, the held-out bounds (eval_check) must hold: 0 or 1. */
 int eval_loso(struct eval_opts *e, const struct fit_opts *fo, bool check);
+/* eval_dump of every system replayed with the table fitted without it (--loso --dump). */
+int eval_loso_dump(struct eval_opts *e, const struct fit_opts *fo);
 /* A refit (fitted) against a table (shipped): the same records, coefficients and residuals within
  * rounding. 0 when they match. */
 int eval_check_table(const struct rail_model_table *fitted, const struct rail_model_table *shipped);

@@ -61,7 +61,28 @@ int eval_loso(struct eval_opts *e, const struct fit_opts *fo, bool check)
                "others)");
     if (mask != all_mask(e->d))
         return 1;
-    return check ? eval_check(e, mask) : 0;
+    /* Held out (ctest tuner_loso): no system more than half a point worse than NCCL, and issue
+     * 30's pooled and p90 targets (0.15x, 0.10x); per system 0.15x (0.14x today, the issue's
+     * 0.12x not reached: docs/cost-model.md §12.4). */
+    return check ? eval_check_bounds(e, mask, 0.15, 0.15, 0.10) : 0;
+}
+
+int eval_loso_dump(struct eval_opts *e, const struct fit_opts *fo)
+{
+    eval_dump_header();
+    for (int s = 0; s < e->d->nsys; s++) {
+        struct rail_model_table t;
+        if (tuner_fit(e->d, all_mask(e->d) & ~(1ull << s), fo, &t) < 0)
+            return -1;
+        const struct rail_model_table *keep = e->table;
+        e->table = &t;
+        int rc = eval_dump_rows(e, 1ull << s);
+        e->table = keep;
+        rail_model_table_free(&t);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* The P5 systems at gpn GPUs per node (p5_<nodes>x<gpn>_...). */

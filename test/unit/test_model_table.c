@@ -258,6 +258,15 @@ static void test_residuals(void)
     CHECK_NEAR(rail_model_residual(&m, AG, P, S, 4096), 0.5 * 0.4 + 0.5 * -0.2, 1e-6);
     /* A ring is read at the same bytes per rank: 2 KiB on 4 ranks is 1 KiB on 2, 4 KiB on 8. */
     CHECK_NEAR(rail_model_residual(&m, AG, R, L, 2048), 0.5 * 0.3 + 0.5 * 0.1, 1e-6);
+    /* 8 KiB was measured at 2 nodes, not at 8 (an octave beyond its 4 KiB: coverage e^-1/2): the
+     * residual measured at the size counts for more than the one extrapolated to it (issue 30;
+     * was 0.5 x 0.8 + 0.5 x -0.2 e^-1/2 = 0.34). */
+    double c8 = exp(-1.0 / 2.0), w2 = 0.5, w8 = 0.5 * c8;
+    CHECK_NEAR(rail_model_residual(&m, AG, P, S, 8192), (w2 * 0.8 + w8 * -0.2) / (w2 + w8), 1e-5);
+    /* Beyond both (2 and 3 octaves): the same mix, applied as far as the nearer one reaches. */
+    double ca = exp(-2.0 / 2.0), cb = exp(-3.0 / 2.0);
+    CHECK_NEAR(rail_model_residual(&m, AG, P, S, 32768),
+               (0.5 * ca * 0.8 + 0.5 * cb * -0.2) / (0.5 * ca + 0.5 * cb) * ca, 1e-5);
     s = shape_of(32, 1); /* two octaves beyond 8 nodes: the residual fades (fade_nodes 0.5) */
     rail_model_build_with(&m, &topo, &s, NULL, &t);
     CHECK_NEAR(rail_model_residual(&m, AG, P, S, 4096), -0.2 * exp(-2.0 / 0.5), 1e-6);

@@ -7,6 +7,8 @@
  *    in log(bytes) between measured sizes; beyond the measured node counts (or sizes) the
  *    nearest one's residual fades with the distance in octaves (fade_nodes, fade_bytes), so the
  *    farther a shape is from what was measured, the more the structural model alone decides.
+ *    Between two node counts, each counts by its weight in log(nodes) times its coverage of the
+ *    size, so one that measured the size outweighs one extrapolated to it.
  *    A residual is a correction learnt at a shape and applied near it, never far from it.
  *  - trust: whether the shape is inside the range the table's measurements cover (the same
  *    family, generation and collective; node count and ranks per node between the smallest and
@@ -52,6 +54,28 @@ static float at_size(const struct rail_table_resid *r, int n, size_t nbytes, flo
     return (float)(r[lo - 1].log_ratio + f * (r[lo].log_ratio - r[lo - 1].log_ratio));
 }
 
+/* The residual of one node count's rows at nbytes without its fade (the nearest measured size's
+ * beyond them), and in *cover how much it counts: 1 within the measured sizes, fading as
+ * exp(-octaves / fade) beyond them. */
+static float at_size_cov(const struct rail_table_resid *r, int n, size_t nbytes, float fade,
+                         float *cover)
+{
+    double x = lg2(nbytes > 0 ? (double)nbytes : 1.0);
+    *cover = 0.0f;
+    if (n <= 0)
+        return 0.0f;
+    if (nbytes <= r[0].bytes) {
+        *cover = (float)exp(-(lg2((double)r[0].bytes) - x) / fade);
+        return r[0].log_ratio;
+    }
+    if (nbytes >= r[n - 1].bytes) {
+        *cover = (float)exp(-(x - lg2((double)r[n - 1].bytes)) / fade);
+        return r[n - 1].log_ratio;
+    }
+    *cover = 1.0f;
+    return at_size(r, n, nbytes, fade);
+}
+
 /* The size with the same bytes per rank at the node count of rows r (same ranks per node). */
 static size_t same_step(size_t nbytes, const struct rail_table_resid *r, const struct rail_model *m)
 {
@@ -65,19 +89,29 @@ float rail_model_residual(const struct rail_model *m, int coll, int algo, int pr
         proto < 0 || proto >= NCCL_NUM_PROTOCOLS || !m->table)
         return 0.0f;
     const struct rail_resid_series *s = &m->resid[coll][algo * NCCL_NUM_PROTOCOLS + proto];
-    float v = 0.0f;
     /* A ring's residual follows its step size, the bytes per rank (a ring over 2,048 ranks moves
      * a 4 MiB AllGather in 2 KiB steps, as one over 16 ranks moves 32 KiB): a node count's
      * residual is read at the size with the same bytes per rank. Trees, NVLSTree and PAT follow
      * the size itself (NCCL picks their channels by it). */
     bool per_rank = algo == NCCL_ALGO_RING;
+    float fb = m->table->fade_bytes, ca = 0.0f, cb = 0.0f, ra = 0.0f, rb = 0.0f;
     if (s->na)
-        v += s->wa * at_size(s->a, s->na, per_rank ? same_step(nbytes, s->a, m) : nbytes,
-                             m->table->fade_bytes);
-    if (s->nb)
-        v += s->wb * at_size(s->b, s->nb, per_rank ? same_step(nbytes, s->b, m) : nbytes,
-                             m->table->fade_bytes);
-    return v;
+        ra = at_size_cov(s->a, s->na, per_rank ? same_step(nbytes, s->a, m) : nbytes, fb, &ca);
+    if (!s->nb)
+        return s->wa * (ra * ca);
+    rb = at_size_cov(s->b, s->nb, per_rank ? same_step(nbytes, s->b, m) : nbytes, fb, &cb);
+    /* Between two node counts, each one's residual counts by its weight in log(nodes) times how
+     * well it covers the size: where only one of them measured it, that one decides, and the
+     * other's residual, extrapolated from its nearest measured size, counts as far as it still
+     * reaches (issue 30: 32 nodes at 512 B read 8 nodes, measured there, and 128 nodes, measured
+     * from 2 KiB). The mix applies as far as the better-covering one reaches; where both cover
+     * the size it is the linear interpolation in log(nodes). */
+    float wa = s->wa * ca, wb = s->wb * cb, c = ca > cb ? ca : cb;
+    if (!(wa + wb > 0.0f))
+        return 0.0f;
+    if (ca == 1.0f && cb == 1.0f)
+        return s->wa * ra + s->wb * rb;
+    return (wa * ra + wb * rb) / (wa + wb) * c;
 }
 
 static int model_rpn(const struct rail_model *m)
