@@ -65,6 +65,10 @@ struct rail_link {
     struct rail_rejoin rj; /* up / ready / rejoin stage (rejoin.c, driven by net_health.c) */
     unsigned rr;           /* rotation over this rail's QPs */
     int sl, tc;
+    /* Completions the rail's CQ may hold; 0: none, net_data.c leaves the CQ unpolled. A send
+     * comm counts its WRs out (sq_out summed over the QPs: net_send_wr.c, net_send_post.c);
+     * a receive comm keeps 1 (the peer's writes with immediate come at any time). */
+    int cq_work;
 };
 
 struct rail_comm;

@@ -98,6 +98,10 @@ int rail_comm_progress_cqs(struct rail_comm *c)
     return rc;
 }
 
+/* Polls only the CQs that can hold a completion (rail_link.cq_work): a send comm's QPs take no
+ * incoming completions, and every WR it posts is signalled and counted until its completion
+ * (flushed ones included), so a rail with none out is skipped. A receive comm's CQs take the
+ * peer's writes with immediate at any time: always polled. */
 static int poll_comm(struct rail_comm *c, bool mem)
 {
     struct ibv_wc wc[RAIL_POLL_BATCH];
@@ -106,6 +110,8 @@ static int poll_comm(struct rail_comm *c, bool mem)
         c->ops->poll(c);
     for (int r = 0; r < c->nrails; r++) {
         struct rail_link *l = &c->link[r];
+        if (l->cq_work == 0)
+            continue;
         for (;;) {
             int n = rail_verbs_poll_cq(l->cq, RAIL_POLL_BATCH, wc);
             if (n < 0) {

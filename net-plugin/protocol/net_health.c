@@ -402,6 +402,7 @@ static int renew_qps(struct rail_comm *c, int rail, char *err, size_t errlen)
         l->qps[q].qp = qp;
         l->qps[q].sq_out = l->qps[q].rq_posted = l->qps[q].rq_owed = 0;
     }
+    l->cq_work = rail_comm_is_send(c) ? 0 : 1; /* as the send and receive comms keep it */
     return 0;
 }
 

@@ -551,6 +551,8 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct ra
     for (int k = 0; k < nrails && rc == 0; k++)
         rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ,
                               RAIL_RECV_RQ + RAIL_REPOST_BATCH, 0, err, errlen);
+    for (int k = 0; k < nrails; k++)
+        r->base.link[k].cq_work = 1; /* always polled (net_data.c) */
     if (rc == 0)
         rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
     if (rc == 0)

@@ -402,6 +402,7 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
         q = NULL;
 
     l->qps[rail_wrid_qp(wc->wr_id)].sq_out--;
+    l->cq_work--;
     if (kind != RAIL_WR_DATA && kind != RAIL_WR_LAST) {
         rail_comm_fail(&s->base, -EIO, "send comm got a completion of kind %d", kind);
         return;

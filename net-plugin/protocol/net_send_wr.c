@@ -31,6 +31,7 @@ int rail_send_post_wr(struct rail_send_comm *s, int rail, int qp, struct ibv_sen
         return rc;
     }
     l->qps[qp].sq_out += nwr;
+    l->cq_work += nwr;
     return 0;
 }
 

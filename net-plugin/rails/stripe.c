@@ -46,9 +46,21 @@ static unsigned up_mask(const struct rail_stripe *s)
     return s->up_mask; /* kept by rail_stripe_init and rail_stripe_set_rail_state */
 }
 
+/* Inline, without a call: the build targets plain x86-64, where __builtin_popcount is a libgcc
+ * call (~20 instructions); masks have at most RAIL_STRIPE_MAX_RAILS bits. */
 static int popcount(unsigned m)
 {
-    return __builtin_popcount(m);
+    int n = 0;
+    for (; m; m &= m - 1)
+        n++;
+    return n;
+}
+
+/* The rails of a mask in increasing order: for (unsigned m = mask; m; m &= m - 1) { r = lowest(m) }
+ */
+static int lowest(unsigned m)
+{
+    return __builtin_ctz(m);
 }
 
 /* Starting decayed sums for a rail of speed_mbps (bytes per ns = Mb/s / 8000). */
@@ -106,61 +118,66 @@ static uint64_t raw_weight(const struct rail_stripe *s, int r, unsigned mask)
 }
 
 /* Weights over the rails in mask: sum RAIL_STRIPE_WEIGHT_ONE, each at least the floor share,
- * the rest proportional to raw_weight (largest remainder, ties to the lower rail). */
+ * the rest proportional to raw_weight (largest remainder, ties to the lower rail). Runs once per
+ * striped message under the adaptive policy (every completion moves the estimates), so the loops
+ * visit only the rails of the mask, in increasing order (test_stripe_weights checks the result
+ * against the plain formulation over random states). */
 static void compute_weights(const struct rail_stripe *s, unsigned mask,
                             uint16_t w[RAIL_STRIPE_MAX_RAILS])
 {
-    uint64_t raw[RAIL_STRIPE_MAX_RAILS] = {0};
-    int nup = popcount(mask);
+    uint64_t raw[RAIL_STRIPE_MAX_RAILS], rem[RAIL_STRIPE_MAX_RAILS];
     memset(w, 0, sizeof(uint16_t) * RAIL_STRIPE_MAX_RAILS);
-    if (nup == 0)
+    if (mask == 0)
         return;
-    for (int r = 0; r < s->nrails; r++)
-        if (mask >> r & 1)
-            raw[r] = raw_weight(s, r, mask);
+    for (unsigned m = mask; m; m &= m - 1) {
+        int r = lowest(m);
+        raw[r] = s->policy == RAIL_STRIPE_ADAPTIVE ? measured(&s->rail[r]) : raw_weight(s, r, mask);
+    }
 
     /* Pin the rails whose proportional share falls below the floor, until none does. */
-    const uint64_t floor = RAIL_STRIPE_WEIGHT_ONE / (unsigned)nup / RAIL_STRIPE_FLOOR_DIV;
+    const uint64_t floor =
+        RAIL_STRIPE_WEIGHT_ONE / (unsigned)popcount(mask) / RAIL_STRIPE_FLOOR_DIV;
     unsigned free_mask = mask;
-    uint64_t remaining, sum;
+    uint64_t remaining = RAIL_STRIPE_WEIGHT_ONE, sum;
     for (;;) {
-        remaining = RAIL_STRIPE_WEIGHT_ONE - (uint64_t)popcount(mask & ~free_mask) * floor;
         sum = 0;
-        for (int r = 0; r < s->nrails; r++)
-            if (free_mask >> r & 1)
-                sum += raw[r];
+        for (unsigned m = free_mask; m; m &= m - 1)
+            sum += raw[lowest(m)];
         if (sum == 0) { /* nothing measured: share the rest equally */
-            for (int r = 0; r < s->nrails; r++)
-                if (free_mask >> r & 1)
-                    raw[r] = 1;
+            for (unsigned m = free_mask; m; m &= m - 1)
+                raw[lowest(m)] = 1;
             sum = (uint64_t)popcount(free_mask);
         }
+        const uint64_t below = floor * sum;
         unsigned pin = 0;
-        for (int r = 0; r < s->nrails; r++)
-            if ((free_mask >> r & 1) && remaining * raw[r] < floor * sum)
+        for (unsigned m = free_mask; m; m &= m - 1) {
+            int r = lowest(m);
+            if (remaining * raw[r] < below)
                 pin |= 1u << r;
+        }
         if (!pin)
             break;
         free_mask &= ~pin; /* never empties: the floors sum to at most 1/8 of the total */
+        remaining -= (uint64_t)popcount(pin) * floor;
     }
 
-    uint64_t rem[RAIL_STRIPE_MAX_RAILS] = {0}, given = 0;
-    for (int r = 0; r < s->nrails; r++) {
-        if (!(mask >> r & 1))
-            continue;
-        if (!(free_mask >> r & 1)) {
-            w[r] = (uint16_t)floor;
-            continue;
-        }
-        w[r] = (uint16_t)(remaining * raw[r] / sum);
-        rem[r] = remaining * raw[r] % sum;
+    uint64_t given = 0;
+    for (unsigned m = mask & ~free_mask; m; m &= m - 1)
+        w[lowest(m)] = (uint16_t)floor;
+    for (unsigned m = free_mask; m; m &= m - 1) {
+        int r = lowest(m);
+        uint64_t share = remaining * raw[r];
+        w[r] = (uint16_t)(share / sum);
+        rem[r] = share % sum;
         given += w[r];
     }
     for (uint64_t left = remaining - given; left > 0; left--) {
         int best = -1;
-        for (int r = 0; r < s->nrails; r++)
-            if ((free_mask >> r & 1) && (best < 0 || rem[r] > rem[best]))
+        for (unsigned m = free_mask; m; m &= m - 1) {
+            int r = lowest(m);
+            if (best < 0 || rem[r] > rem[best])
                 best = r;
+        }
         w[best]++;
         free_mask &= ~(1u << best); /* each rail gets at most one extra unit */
     }
