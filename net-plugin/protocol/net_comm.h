@@ -238,8 +238,8 @@ struct rail_recv_req_block;
 struct rail_recv_req {
     struct rail_req_head h;
     uint8_t idx;                           /* index in the comm (work request ids) */
-    uint8_t *stage;                        /* its CTS entries, RAIL_MAX_RECVS * RAIL_CTS_BYTES of
-                                            * its block's region */
+    uint8_t *stage;                        /* its CTS entries, RAIL_RECV_STAGE(cts_bytes) of its
+                                            * block's region */
     const struct rail_recv_req_block *blk; /* its block: the region's lkey per rail */
     int n, left;                           /* entries, entries whose data has not arrived */
     bool cts_pending;                      /* the CTS write has not completed locally yet */
@@ -256,7 +256,7 @@ struct rail_recv_req {
  * 32 NCCL may ask for. Each block has its own registered region for its requests' CTS entries. */
 #define RAIL_RECV_REQ_BLOCK  8
 #define RAIL_RECV_REQ_BLOCKS (RAIL_RECV_REQS / RAIL_RECV_REQ_BLOCK)
-#define RAIL_RECV_STAGE      ((size_t)RAIL_MAX_RECVS * RAIL_CTS_BYTES) /* per request */
+#define RAIL_RECV_STAGE(b)   ((size_t)RAIL_MAX_RECVS * (b)) /* per request, entries of b bytes */
 struct rail_recv_req_block {
     struct rail_recv_req req[RAIL_RECV_REQ_BLOCK];
     uint8_t *stage; /* RAIL_RECV_REQ_BLOCK * RAIL_RECV_STAGE bytes, registered on every rail */
@@ -276,7 +276,9 @@ struct rail_recv_comm {
     bool repoll; /* a message came by completion: images behind it may be found now */
     /* Bytes of the largest image seen in image slot b: zeroed at each delivery from b. */
     uint16_t image_hw[RAIL_EAGER_SLOTS];
-    uint8_t *staging;            /* mr[2]: the credit word, then the query answers (sources) */
+    uint8_t *staging; /* mr[2]: the credit word, then the query answers (sources) */
+    unsigned
+        cts_bytes; /* the sender's FIFO entries (wire/cts_layout.h), settled in the handshake */
     struct rail_cts_tail fifo;   /* FIFO slots taken, and by which receive (cts_fifo.c) */
     struct rail_tagmap posted;   /* receive entries posted per tag */
     struct rail_eager_ring ring; /* bounce slot states, credit (eager_ring.c) */
