@@ -7,8 +7,10 @@
 # in both directions (--recv-plugin: the receiving process loads the other .so; the latency test
 # connects back the other way), every byte compared (--verify-all), then this build with itself.
 # Asserted from the plugins' INFO lines: a connection with the other release uses 128-byte
-# clear-to-send entries on both ends (its META frames are version 5 or older), one between two
-# builds of this tree 64-byte entries (version 6). Exit 1 on any failure.
+# clear-to-send entries on both ends (its META frames are version 5 or older) and this tree's
+# receive comms keep 320 receive WRs per QP (no send queue depth announced); one between two
+# builds of this tree uses 64-byte entries and receive queues sized by the sender's send queue
+# (126 + 32 spare, NCCL_RAIL_SEND_QUEUE_DEPTH's default). Exit 1 on any failure.
 set -uo pipefail
 other=${1:?usage: check_interop.sh OTHER.so [BUILD]}
 build=${2:-${RAIL_BUILD_DIR:-build}}
@@ -20,8 +22,8 @@ export NCCL_RAIL_VERBS_PROVIDER=shm NCCL_RAIL_SHM_FABRIC=interop-$$
 export NCCL_RAIL_RAILS=shm0,shm1 NCCL_SOCKET_IFNAME=lo
 trap 'find /dev/shm -maxdepth 1 -user "$(id -u)" -name "nccl-rail-shm-$(id -u)-interop-$$*" -delete' EXIT
 fail=0
-run() { # label, sender .so, receiver .so, expected entry bytes of this tree's comms
-  local label=$1 snd=$2 rcv=$3 want=$4 out
+run() { # label, sender .so, receiver .so, expected entry bytes and receive WRs of this tree's comms
+  local label=$1 snd=$2 rcv=$3 want=$4 wrs=$5 out
   out=$("$nb" "$snd" --recv-plugin "$rcv" --send-dev shm0 --recv-dev shm1 --verify-all \
     --size 4194304 --iters 16 --warmup 2 --lat-iters 200 --lat-warmup 20 --timeout 60 \
     --verbose 2>&1)
@@ -38,9 +40,15 @@ run() { # label, sender .so, receiver .so, expected entry bytes of this tree's c
   if [ -z "$sizes" ] || echo "$out" | grep -o '[0-9]*-byte clear-to-send entries' | grep -vq "^$want-byte"; then
     echo "$label: FAILED: entry sizes [$sizes], want only $want-byte"; fail=1; return
   fi
-  echo "$label: ok, verified, $bw $lat, this tree's comms: $sizes"
+  local rq
+  rq=$(echo "$out" | grep -o 'of [0-9]* receive WRs' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+  if [ -z "$rq" ] || echo "$out" | grep -o 'of [0-9]* receive WRs' | grep -vq "^of $wrs "; then
+    echo "$label: FAILED: receive queues [$rq], want only $wrs WRs"; fail=1; return
+  fi
+  echo "$label: ok, verified, $bw $lat, this tree's comms: $sizes $rq"
 }
-run "this tree -> other (other listens)" "$mine" "$other" 128
-run "other -> this tree (this listens)" "$other" "$mine" 128
-run "this tree -> this tree" "$mine" "$mine" 64
+# Both runs with the other release connect both ways (the latency test connects back).
+run "this tree -> other (other listens)" "$mine" "$other" 128 320
+run "other -> this tree (this listens)" "$other" "$mine" 128 320
+run "this tree -> this tree" "$mine" "$mine" 64 158
 exit $fail

@@ -181,6 +181,13 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     m->tc = st->tc;
     m->addr1 = (uintptr_t)s->fifo;
     m->cts_bytes = cts_bytes;
+    /* What one of its QPs keeps in flight: sizes the receiver's receive queues (version 6). */
+    for (int r = 0; r < s->base.nrails; r++)
+        for (int q = 0; q < s->base.nqps; q++)
+            if (s->base.link[r].qps[q].sq_max > m->send_depth)
+                m->send_depth = s->base.link[r].qps[q].sq_max;
+    if (m->send_depth > 65535)
+        m->send_depth = 65535;
     /* The receiver defers the clear-to-send of receives this small: they come eagerly. */
     long long eager = eager_max(s);
     m->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
@@ -421,7 +428,14 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     /* Rail i pairs with the peer's rail i; extra rails of either side stay unused. */
     int nrails = m->nrails < lc->dev->nrails ? m->nrails : lc->dev->nrails;
     unsigned cts_bytes = m->cts_bytes; /* RAIL_CTS_BYTES from a sender older than version 6 */
-    rc = rail_recv_comm_create(lc->dev, nrails, m->nqps, cts_bytes, &r, err, errlen);
+    /* Receive WRs per QP (docs/scale.md §1): a version 6 sender says how many work requests one
+     * of its QPs keeps in flight, which bounds the writes with immediate landing on one QP of
+     * this side while it keeps polling; what may land before it polls is what it allowed (its
+     * clear-to-send entries, 64 for NCCL's 8 receives of up to 8, and its eager slots). An
+     * older sender (send_depth 0) gets the full RAIL_RECV_RQ. A write that finds the queue
+     * empty is retried by the sender's NIC (RNR, rnr_retry 7: no limit): a delay, not an error. */
+    int rq = m->send_depth > 0 && m->send_depth < RAIL_RECV_RQ ? m->send_depth : RAIL_RECV_RQ;
+    rc = rail_recv_comm_create(lc->dev, nrails, m->nqps, cts_bytes, rq, &r, err, errlen);
     if (rc < 0)
         return rc;
     st->comm = &r->base;
@@ -467,7 +481,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     m->eager_bytes = r->eager_bytes;
     m->addr1 = (uintptr_t)r->records;
     m->addr2 = (uintptr_t)r->bounce;
-    m->cts_bytes = cts_bytes; /* echoed: the layout this side writes */
+    m->cts_bytes = cts_bytes; /* echoed: the layout this side writes (send_depth stays 0) */
     for (int rl = 0; rl < r->base.nrails; rl++) {
         rail_link_describe(&r->base, rl, &m->rails[rl]);
         m->rails[rl].rkey1 = r->base.link[rl].mr[0]->rkey;
@@ -566,9 +580,9 @@ int rail_net_accept(void *listen_comm, void **recv_comm)
     st->comm = NULL;
     rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
     RAIL_INFO(NCCL_NET,
-              "recv comm %p: %s <- %s, %d rail(s) x %d QP(s), %d eager slots of %u bytes, "
-              "%u-byte clear-to-send entries%s",
-              (void *)c, lc->dev->name, c->peer, c->nrails, c->nqps,
+              "recv comm %p: %s <- %s, %d rail(s) x %d QP(s) of %d receive WRs, %d eager slots "
+              "of %u bytes, %u-byte clear-to-send entries%s",
+              (void *)c, lc->dev->name, c->peer, c->nrails, c->nqps, c->link[0].rq_depth,
               ((struct rail_recv_comm *)c)->ring.slots, ((struct rail_recv_comm *)c)->eager_bytes,
               ((struct rail_recv_comm *)c)->cts_bytes, c->failover ? ", failover on" : "");
     state_free(st);

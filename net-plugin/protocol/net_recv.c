@@ -528,7 +528,7 @@ static const struct rail_req_ops recv_req_ops = {.test = recv_test, .ticks_healt
 
 /* ---- construction ---- */
 
-int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned cts_bytes,
+int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned cts_bytes, int rq,
                           struct rail_recv_comm **out, char *err, size_t errlen)
 {
     struct rail_recv_comm *r = calloc(1, sizeof(*r));
@@ -552,8 +552,8 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned 
     r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
     init_state(r);
     for (int k = 0; k < nrails && rc == 0; k++)
-        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ,
-                              RAIL_RECV_RQ + RAIL_REPOST_BATCH, 0, err, errlen);
+        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ, rq + RAIL_REPOST_BATCH,
+                              0, err, errlen);
     if (rc == 0)
         rc = rail_region_alloc(RAIL_RECORDS_SIZE, &r->records);
     if (rc == 0)

@@ -211,8 +211,10 @@ int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap)
     int version = m->version ? m->version : RAIL_WIRE_VERSION;
     if (!meta_version_ok(version))
         return -EINVAL;
-    if (version >= RAIL_WIRE_VERSION_FIFO && m->cts_bytes != RAIL_CTS_BYTES &&
-        m->cts_bytes != RAIL_CTS_COMPACT_BYTES)
+    if (version >= RAIL_WIRE_VERSION_FIFO &&
+        ((m->cts_bytes != RAIL_CTS_BYTES && m->cts_bytes != RAIL_CTS_COMPACT_BYTES) ||
+         (type == RAIL_FRAME_META_S ? m->send_depth < 1 || m->send_depth > 65535
+                                    : m->send_depth != 0)))
         return -EINVAL;
     if (m->nrails < 1 || m->nrails > RAIL_MAX_RAILS || m->nqps < 1 || m->nqps > RAIL_MAX_QPS)
         return -EINVAL;
@@ -248,8 +250,10 @@ int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap)
         if (version >= RAIL_WIRE_VERSION_ECE)
             ece_encode(b + base + (size_t)r * RAIL_ECE_BYTES, &mr->ece);
     }
-    if (version >= RAIL_WIRE_VERSION_FIFO)
+    if (version >= RAIL_WIRE_VERSION_FIFO) {
         put16(b + base + ece_len(version, m->nrails), (uint16_t)m->cts_bytes);
+        put16(b + base + ece_len(version, m->nrails) + 2, (uint16_t)m->send_depth);
+    }
     frame_header(p, type, version, (uint32_t)len, rail_wire_checksum(b, len));
     return (int)(RAIL_FRAME_HDR + len);
 }
@@ -456,12 +460,19 @@ int rail_meta_decode_version(int type, int version, const void *body, size_t len
     if (version >= RAIL_WIRE_VERSION_FIFO) {
         const uint8_t *x = b + base + ece_len(version, m->nrails);
         m->cts_bytes = get16(x);
+        m->send_depth = get16(x + 2);
         if ((m->cts_bytes != RAIL_CTS_BYTES && m->cts_bytes != RAIL_CTS_COMPACT_BYTES) ||
-            get16(x + 2) != 0 || get32(x + 4) != 0) {
+            get32(x + 4) != 0) {
             snprintf(err, errlen,
                      "%s announces %u-byte clear-to-send entries (%d or %d) or sets reserved "
                      "bytes",
                      frame_name(type), m->cts_bytes, RAIL_CTS_COMPACT_BYTES, RAIL_CTS_BYTES);
+            return -EPROTO;
+        }
+        if (type == RAIL_FRAME_META_S ? m->send_depth == 0 : m->send_depth != 0) {
+            snprintf(err, errlen, "%s announces a send queue depth of %d (%s)", frame_name(type),
+                     m->send_depth,
+                     type == RAIL_FRAME_META_S ? "1..65535" : "only the sender announces one");
             return -EPROTO;
         }
     }

@@ -21,7 +21,9 @@
  * sent, so a plugin of either version connects to the other (without ECE). */
 #define RAIL_WIRE_VERSION_ECE 5
 /* 6: the sender's clear-to-send FIFO may have compact entries (RAIL_CTS_COMPACT_BYTES, half the
- * memory): its META_S says which (cts_bytes, after the ECE block) and META_R echoes it. Offered
+ * memory): its META_S says which (cts_bytes, after the ECE block) and META_R echoes it; META_S
+ * also says how many work requests each of its QPs keeps in flight (send_depth), which sizes the
+ * receiver's receive queues. Offered
  * the same way (the handle's meta_version): a connector sends version 6 only to a listener that
  * announces it and uses compact entries only then; a version 5 listener (which reads any newer
  * handle as 5) gets version 5 frames and the 128-byte entries. */
@@ -123,11 +125,15 @@ struct rail_meta {
      * RAIL_CTS_COMPACT_BYTES. Version 6 frames carry it (S: its FIFO's, R: echoed); older ones
      * decode as RAIL_CTS_BYTES and encode nothing. */
     unsigned cts_bytes;
+    /* S, version 6: work requests one send QP keeps in flight at most (its send queue depth,
+     * 1..65535), so at most as many writes with immediate can arrive at a time on one of the
+     * receiver's QPs while it keeps polling; R: 0. Older frames: 0 (not known). */
+    int send_depth;
     struct rail_meta_rail rails[RAIL_MAX_RAILS];
 };
 
 /* Body bytes of a version RAIL_WIRE_VERSION frame; version _ECE adds RAIL_ECE_BYTES a rail, and
- * version _FIFO RAIL_META_FIFO_BYTES more (u16 cts_bytes, then 6 zero bytes). */
+ * version _FIFO RAIL_META_FIFO_BYTES more (u16 cts_bytes, u16 send_depth, 4 zero bytes). */
 size_t rail_meta_body_len(int nrails, int nqps);
 #define RAIL_META_FIFO_BYTES 8
 #define RAIL_META_MAX_BODY                                                                         \
@@ -155,8 +161,8 @@ int rail_meta_decode(int type, const void *body, size_t len, uint32_t checksum, 
                      char *err, size_t errlen);
 /* The same for a frame of `version` (its header's): RAIL_WIRE_VERSION_ECE adds the ECE block
  * (flags and reserved bytes zero, QP bits only below nqps, no values without a QP);
- * RAIL_WIRE_VERSION_FIFO adds cts_bytes (RAIL_CTS_BYTES or RAIL_CTS_COMPACT_BYTES, the rest of
- * its 8 bytes zero). */
+ * RAIL_WIRE_VERSION_FIFO adds cts_bytes (RAIL_CTS_BYTES or RAIL_CTS_COMPACT_BYTES) and
+ * send_depth (META_S: 1..65535, META_R: 0), the rest of its 8 bytes zero. */
 int rail_meta_decode_version(int type, int version, const void *body, size_t len, uint32_t checksum,
                              struct rail_meta *m, char *err, size_t errlen);
 uint32_t rail_wire_checksum(const void *buf, size_t len);

@@ -2,7 +2,8 @@
 /* Wire version 6 (wire/net_wire.h): metadata frames carry the clear-to-send entry size of the
  * sender's FIFO (rail_meta.cts_bytes) after the ECE blocks, so that a sender whose listener takes
  * version 6 keeps a FIFO of compact 64-byte entries (wire/cts_layout.h) and an older pair keeps
- * the 128-byte layout:
+ * the 128-byte layout, and the sender's send queue depth (rail_meta.send_depth), which sizes the
+ * receiver's receive queues (an older sender's, 0, keeps the full size):
  *   - a handle announces version 6; version 5 and 6 frames are told apart by their length;
  *   - version 6 frames round-trip cts_bytes (64 and 128) and every ECE field, up to 8 rails x
  *     128 QPs within RAIL_META_MAX_BODY; version 4 and 5 frames decode as 128-byte entries;
@@ -29,6 +30,7 @@ static void sample(struct rail_meta *m, int type, int version, int nrails, int n
     m->nqps = nqps;
     m->addr1 = 0x1000;
     m->cts_bytes = cts;
+    m->send_depth = type == RAIL_FRAME_META_S && version >= RAIL_WIRE_VERSION_FIFO ? 126 : 0;
     if (type == RAIL_FRAME_META_R) {
         m->eager_slots = 8;
         m->eager_bytes = 8192;
@@ -100,6 +102,7 @@ static void test_roundtrip(void)
                 CHECK(body <= RAIL_META_MAX_BODY);
                 CHECK_EQ_INT(d.version, RAIL_WIRE_VERSION_FIFO);
                 CHECK_EQ_INT((int)d.cts_bytes, (int)cts);
+                CHECK_EQ_INT(d.send_depth, types[t] == RAIL_FRAME_META_S ? 126 : 0);
                 for (int r = 0; r < nrails; r++)
                     CHECK(memcmp(&d.rails[r].ece, &m.rails[r].ece, sizeof(m.rails[r].ece)) == 0);
             }
@@ -107,8 +110,10 @@ static void test_roundtrip(void)
              * the struct said, and are as long as before. */
             for (int v = RAIL_WIRE_VERSION; v <= RAIL_WIRE_VERSION_ECE; v++) {
                 sample(&m, types[t], v, nrails, nqps, RAIL_CTS_COMPACT_BYTES);
+                m.send_depth = 126; /* not on the wire before version 6 */
                 CHECK_EQ_INT(roundtrip(types[t], &m, &d, &body), 0);
                 CHECK_EQ_INT((int)d.cts_bytes, RAIL_CTS_BYTES);
+                CHECK_EQ_INT(d.send_depth, 0);
                 CHECK(body ==
                       rail_meta_body_len(nrails, nqps) +
                           (v == RAIL_WIRE_VERSION_ECE ? (size_t)nrails * RAIL_ECE_BYTES : 0));
@@ -140,15 +145,41 @@ static void test_rejects(void)
     x[0] = RAIL_CTS_COMPACT_BYTES;
     x[1] = 0;
     CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_FIFO, len6, &d), 0);
-    for (int i = 2; i < RAIL_META_FIFO_BYTES; i++) {
+    for (int i = 4; i < RAIL_META_FIFO_BYTES; i++) {
         x[i] = 1;
         CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_FIFO, len6, &d), -EPROTO);
         x[i] = 0;
     }
+    /* The send queue depth: the sender's, 1..65535 (little-endian at +2), none from the
+     * receiver. */
+    x[2] = 0xff;
+    x[3] = 0xff;
+    CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_FIFO, len6, &d), 0);
+    CHECK_EQ_INT(d.send_depth, 65535);
+    x[2] = x[3] = 0;
+    CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_FIFO, len6, &d), -EPROTO);
+    CHECK(strstr(g_err, "send queue depth of 0") != NULL);
+    x[2] = 126;
+    static struct rail_meta r;
+    sample(&r, RAIL_FRAME_META_R, RAIL_WIRE_VERSION_FIFO, nrails, nqps, RAIL_CTS_COMPACT_BYTES);
+    r.send_depth = 1; /* refused by the encoder: write the frame, then patch it */
+    CHECK_EQ_INT(rail_meta_encode(RAIL_FRAME_META_R, &r, g_frame, sizeof(g_frame)), -EINVAL);
+    r.send_depth = 0;
+    CHECK(rail_meta_encode(RAIL_FRAME_META_R, &r, g_frame, sizeof(g_frame)) > 0);
+    size_t rlen = rail_meta_body_len(nrails, nqps) + nrails * RAIL_ECE_BYTES;
+    g_frame[RAIL_FRAME_HDR + rlen + 2] = 8;
+    CHECK_EQ_INT(decode(RAIL_FRAME_META_R, RAIL_WIRE_VERSION_FIFO, rlen + RAIL_META_FIFO_BYTES, &d),
+                 -EPROTO);
+    CHECK(strstr(g_err, "only the sender") != NULL);
     /* The encoder writes only what the decoder takes. */
     m.cts_bytes = 96;
     CHECK_EQ_INT(rail_meta_encode(type, &m, g_frame, sizeof(g_frame)), -EINVAL);
     m.cts_bytes = 0;
+    CHECK_EQ_INT(rail_meta_encode(type, &m, g_frame, sizeof(g_frame)), -EINVAL);
+    m.cts_bytes = RAIL_CTS_COMPACT_BYTES;
+    m.send_depth = 0;
+    CHECK_EQ_INT(rail_meta_encode(type, &m, g_frame, sizeof(g_frame)), -EINVAL);
+    m.send_depth = 65536;
     CHECK_EQ_INT(rail_meta_encode(type, &m, g_frame, sizeof(g_frame)), -EINVAL);
     /* Control frames stay at version 4. */
     CHECK_EQ_INT(decode(RAIL_FRAME_CTL, RAIL_WIRE_VERSION_FIFO, len6, &d), -EPROTO);
