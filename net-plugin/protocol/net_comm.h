@@ -26,9 +26,13 @@
 
 #define RAIL_SEND_REQS  256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
 #define RAIL_RECV_REQS  32  /* NCCL_NET_MAX_REQUESTS irecvs per receive comm */
-#define RAIL_RECV_SQ    96  /* send WRs per QP on the receiving side (CTS + credit) */
+#define RAIL_RECV_SQ    63  /* send WRs per QP on the receiving side (CTS + credit + answers) */
 #define RAIL_RECV_RQ    288 /* receive WRs per QP on the receiving side */
 #define RAIL_POLL_BATCH 16
+/* RAIL_RECV_SQ: a clear-to-send write per receive request in flight (at most RAIL_RECV_REQS), one
+ * credit write, the rest for answers to queries; a write that finds no room waits for a
+ * completion, as it always did. 63, not 64: providers that round entries + 1 up to a power of two
+ * (rdma_rxe) keep 64 slots. */
 /* Receive WRs are posted again in batches off the completing call; the receiving side's RQs
  * have this many spare entries for what is owed (net_recv.c, repost_owed). */
 #define RAIL_REPOST_BATCH 32
@@ -294,7 +298,7 @@ struct rail_recv_comm {
         uint32_t seq; /* the queried record's seq field */
         uint8_t rail; /* the rail that carried the message: failed and drained before answering */
         bool asked;
-    } query[RAIL_FIFO_SLOTS * RAIL_MAX_RECVS];
+    } __attribute__((packed)) query[RAIL_FIFO_SLOTS * RAIL_MAX_RECVS]; /* 6 bytes, not 8, each */
     int nfree;
     uint8_t free_list[RAIL_RECV_REQS];
     struct rail_recv_req_block *blk[RAIL_RECV_REQ_BLOCKS]; /* NULL: not allocated yet */
