@@ -290,12 +290,13 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
      .recv_env = "NCCL_RAIL_FAULT=post_send:dev=rxe1,op=write,min=128,after=1"},
-    /* the receive queue of rail 0 holds 320 WRs from connect; the 321st post is the first
-     * re-post of consumed receives (batched, net_recv.c) */
+    /* each receive QP of rail 0 (data and control) holds 158 WRs from connect (the sender's send
+     * queue depth 126 + 32 spare, wire version 6); the 317th post is the first re-post of
+     * consumed receives (batched, net_recv.c) */
     {.name = "vf2_post_recv",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
-     .recv_env = "NCCL_RAIL_FAULT=post_recv:dev=rxe1,after=640"},
+     .recv_env = "NCCL_RAIL_FAULT=post_recv:dev=rxe1,after=316"},
     {.name = "vf2_wc_retry",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
