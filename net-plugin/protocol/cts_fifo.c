@@ -30,18 +30,27 @@ struct rail_recv_req *rail_cts_tail_owner(const struct rail_cts_tail *t, unsigne
     return slot < RAIL_FIFO_SLOTS ? t->by_slot[slot] : NULL;
 }
 
+int rail_cts_read_as(const uint8_t *p, unsigned bytes, uint64_t want, struct rail_cts *out)
+{
+    bool later;
+    if (!rail_cts_seq_is(rail_cts_seq_load(p, bytes), want, bytes, &later))
+        return later ? 2 : 1;
+    rail_cts_unpack(p, bytes, want, out);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (!rail_cts_seq_is(rail_cts_seq_load(p, bytes), want, bytes, &later))
+        return 2;
+    out->seq = want;
+    return 0;
+}
+
 int rail_cts_read(const uint8_t *p, uint64_t want, struct rail_cts *out)
 {
-    const struct rail_cts *e = (const struct rail_cts *)p;
-    uint64_t s1 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE), s2;
-    if (s1 != want)
-        return s1 > want && (s1 - want) % RAIL_FIFO_SLOTS == 0 ? 2 : 1;
-    memcpy(out, p, sizeof(*out));
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    s2 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-    if (s2 != want)
-        return 2;
-    return 0;
+    return rail_cts_read_as(p, RAIL_CTS_BYTES, want, out);
+}
+
+static unsigned entry_bytes(const struct rail_cts_fifo *f)
+{
+    return f->entry_bytes ? f->entry_bytes : RAIL_CTS_BYTES;
 }
 
 /* head passes every slot whose entries are all resolved (a count per slot, no scan). */
@@ -55,13 +64,14 @@ int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int n
                          const struct rail_tagmap *sent, char *err, size_t errlen)
 {
     char why[200];
+    unsigned bytes = entry_bytes(f);
     while (f->scan < f->head + RAIL_FIFO_SLOTS) {
         unsigned slot = (unsigned)(f->scan % RAIL_FIFO_SLOTS);
-        const uint8_t *base = fifo_mem + (size_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+        const uint8_t *base = fifo_mem + (size_t)slot * RAIL_MAX_RECVS * bytes;
         uint64_t want = f->scan + 1;
         struct rail_shadow *sh = f->shadow[slot];
         struct rail_cts c;
-        int st = rail_cts_read(base, want, &c), n;
+        int st = rail_cts_read_as(base, bytes, want, &c), n;
 
         if (st == 1)
             break;
@@ -74,7 +84,7 @@ int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int n
          * scan say they are there. */
         for (int e = 0; e < n && st == 0; e++) {
             if (e > 0) {
-                st = rail_cts_read(base + (size_t)e * RAIL_CTS_BYTES, want, &c);
+                st = rail_cts_read_as(base + (size_t)e * bytes, bytes, want, &c);
                 if (st == 1)
                     return 0; /* the rest of the slot is still on its way */
                 if (st == 0 &&
@@ -108,11 +118,12 @@ bool rail_cts_fifo_news(const struct rail_cts_fifo *f, const uint8_t *fifo_mem)
 {
     if (f->scan >= f->head + RAIL_FIFO_SLOTS)
         return true; /* the shadow is full: absorbing retires resolved slots first */
-    unsigned slot = (unsigned)(f->scan % RAIL_FIFO_SLOTS);
-    const struct rail_cts *e =
-        (const struct rail_cts *)(fifo_mem + (size_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES);
-    return __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != f->scan + 1 - RAIL_FIFO_SLOTS &&
-           __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != 0;
+    unsigned slot = (unsigned)(f->scan % RAIL_FIFO_SLOTS), bytes = entry_bytes(f);
+    const uint8_t *e = fifo_mem + (size_t)slot * RAIL_MAX_RECVS * bytes;
+    uint64_t s = rail_cts_seq_load(e, bytes), older = f->scan + 1 - RAIL_FIFO_SLOTS;
+    if (bytes == RAIL_CTS_COMPACT_BYTES) /* its sequence word holds the low 32 bits */
+        return (uint32_t)s != (uint32_t)older && s != 0;
+    return s != older && s != 0;
 }
 
 struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uint32_t index,
@@ -132,13 +143,14 @@ struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uin
     return NULL;
 }
 
-int rail_cts_fifo_take(const uint8_t *fifo_mem, int nrails, const struct rail_shadow *sh,
-                       uint64_t seq, unsigned e, struct rail_cts *out, char *err, size_t errlen)
+int rail_cts_fifo_take(const struct rail_cts_fifo *f, const uint8_t *fifo_mem, int nrails,
+                       const struct rail_shadow *sh, uint64_t seq, unsigned e, struct rail_cts *out,
+                       char *err, size_t errlen)
 {
-    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
-    const uint8_t *p = fifo_mem + ((size_t)slot * RAIL_MAX_RECVS + e) * RAIL_CTS_BYTES;
+    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS), bytes = entry_bytes(f);
+    const uint8_t *p = fifo_mem + ((size_t)slot * RAIL_MAX_RECVS + e) * bytes;
     char why[200];
-    int st = rail_cts_read(p, seq + 1, out);
+    int st = rail_cts_read_as(p, bytes, seq + 1, out);
     if (st != 0) {
         snprintf(err, errlen, "FIFO slot %llu entry %u was %s before its rendezvous send",
                  (unsigned long long)seq, e, st == 1 ? "torn or cleared" : "written again");

@@ -10,14 +10,14 @@
  * (by sequence q + RAIL_FIFO_SLOTS) only once the receive that held it was released.
  * Sender (struct rail_cts_fifo): head <= scan <= head + RAIL_FIFO_SLOTS. Slots [head, scan) were
  * absorbed: every entry validated once, and only what matching needs kept (tag, per-tag index,
- * resolved: 12 bytes of the 128-byte entry); a rendezvous send reads the entry it takes again in
- * place (rail_cts_fifo_take), validates it again and checks it is still the one matched, so a
- * peer rewriting a slot after the first check is refused, never used. An entry is resolved once
- * a rendezvous send took it or when a message with its
- * (tag, index) was already sent eagerly; head passes a slot only when every entry is resolved. A
- * slot the receiver already wrote again for a later round (every entry of the older round was
- * satisfied eagerly, so it never needed absorbing) is skipped as empty. test_cts_fifo checks this
- * against reordered, partial, repeated and wrapped-around slot writes. */
+ * resolved: 12 bytes of the 64- or 128-byte entry); a rendezvous send reads the entry it takes
+ * again in place (rail_cts_fifo_take), validates it again and checks it is still the one matched,
+ * so a peer rewriting a slot after the first check is refused, never used. An entry is resolved
+ * once a rendezvous send took it or when a message with its (tag, index) was already sent eagerly;
+ * head passes a slot only when every entry is resolved. A slot the receiver already wrote again for
+ * a later round (every entry of the older round was satisfied eagerly, so it never needed
+ * absorbing) is skipped as empty. test_cts_fifo checks this against reordered, partial, repeated
+ * and wrapped-around slot writes. */
 #ifndef NCCL_RAIL_CTS_FIFO_H
 #define NCCL_RAIL_CTS_FIFO_H
 
@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wire/cts_layout.h"
 #include "wire/net_tagmap.h"
 #include "wire/net_wire.h"
 
@@ -56,6 +57,9 @@ struct rail_shadow {
 };
 
 struct rail_cts_fifo {
+    /* Bytes of one entry of the FIFO memory (wire/cts_layout.h): RAIL_CTS_BYTES or
+     * RAIL_CTS_COMPACT_BYTES, as the handshake settled; 0 reads as RAIL_CTS_BYTES. */
+    unsigned entry_bytes;
     uint64_t head; /* first slot not yet fully resolved */
     uint64_t scan; /* next slot to absorb */
     struct rail_shadow shadow[RAIL_FIFO_SLOTS][RAIL_MAX_RECVS];
@@ -63,10 +67,14 @@ struct rail_cts_fifo {
     uint8_t unresolved[RAIL_FIFO_SLOTS]; /* entries of the slot not resolved yet */
 };
 
-/* Copies the FIFO entry at p if it carries sequence `want`: 0 copied, 1 not written yet, 2 already
- * overwritten by a later round (every entry of that slot was satisfied eagerly). */
+/* Copies the FIFO entry of `bytes` bytes (wire/cts_layout.h) at p into *out if it carries sequence
+ * `want`: 0 copied (out->seq = want), 1 not written yet, 2 already overwritten by a later round
+ * (every entry of that slot was satisfied eagerly). */
+int rail_cts_read_as(const uint8_t *p, unsigned bytes, uint64_t want, struct rail_cts *out);
+/* The same for a 128-byte entry (RAIL_CTS_BYTES). */
 int rail_cts_read(const uint8_t *p, uint64_t want, struct rail_cts *out);
-/* Absorbs the slots written into fifo_mem (RAIL_FIFO_BYTES) since the last call, validating every
+/* Absorbs the slots written into fifo_mem (RAIL_FIFO_BYTES_OF(f->entry_bytes)) since the last
+ * call, validating every
  * entry (rail_cts_check); an entry whose (tag, index) is below `sent`'s count for its tag is
  * resolved at once (it went eagerly). 0, or -EPROTO with the slot and the reason in err. */
 int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int nrails,
@@ -82,8 +90,9 @@ struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uin
 /* Reads entry e of slot sequence seq (found for sh) from fifo_mem into *out for a rendezvous send:
  * 0 when it is still the entry absorbed (same sequence, valid, same tag and index), -EPROTO with
  * the reason in err when the peer rewrote it meanwhile. */
-int rail_cts_fifo_take(const uint8_t *fifo_mem, int nrails, const struct rail_shadow *sh,
-                       uint64_t seq, unsigned e, struct rail_cts *out, char *err, size_t errlen);
+int rail_cts_fifo_take(const struct rail_cts_fifo *f, const uint8_t *fifo_mem, int nrails,
+                       const struct rail_shadow *sh, uint64_t seq, unsigned e, struct rail_cts *out,
+                       char *err, size_t errlen);
 /* A rendezvous send took sh: resolved, and head moves past every fully resolved slot. */
 void rail_cts_fifo_resolve(struct rail_cts_fifo *f, struct rail_shadow *sh);
 

@@ -89,7 +89,7 @@ void rail_recv_answer(struct rail_recv_comm *r)
         uint64_t *src = (uint64_t *)(r->staging + RAIL_STAGING_ANSWER_OFF) + i;
         *src = RAIL_ANSWER(r->query[i].seq, !waiting);
         if (rail_recv_write(r, rail, qp, rail_wrid(RAIL_WR_ANSWER, rail, qp, i), src, sizeof(*src),
-                            RAIL_ANSWER_OFF + (uint64_t)i * 8, "an answer") != 0)
+                            RAIL_ANSWER_OFF_OF(r->cts_bytes) + (uint64_t)i * 8, "an answer") != 0)
             return;
         r->query[i].asked = false;
         r->nquery--;

@@ -26,9 +26,13 @@
 
 #define RAIL_SEND_REQS  256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
 #define RAIL_RECV_REQS  32  /* NCCL_NET_MAX_REQUESTS irecvs per receive comm */
-#define RAIL_RECV_SQ    96  /* send WRs per QP on the receiving side (CTS + credit) */
+#define RAIL_RECV_SQ    63  /* send WRs per QP on the receiving side (CTS + credit + answers) */
 #define RAIL_RECV_RQ    288 /* receive WRs per QP on the receiving side */
 #define RAIL_POLL_BATCH 16
+/* RAIL_RECV_SQ: a clear-to-send write per receive request in flight (at most RAIL_RECV_REQS), one
+ * credit write, the rest for answers to queries; a write that finds no room waits for a
+ * completion, as it always did. 63, not 64: providers that round entries + 1 up to a power of two
+ * (rdma_rxe) keep 64 slots. */
 /* Receive WRs are posted again in batches off the completing call; the receiving side's RQs
  * have this many spare entries for what is owed (net_recv.c, repost_owed). */
 #define RAIL_REPOST_BATCH 32
@@ -242,8 +246,8 @@ struct rail_recv_req_block;
 struct rail_recv_req {
     struct rail_req_head h;
     uint8_t idx;                           /* index in the comm (work request ids) */
-    uint8_t *stage;                        /* its CTS entries, RAIL_MAX_RECVS * RAIL_CTS_BYTES of
-                                            * its block's region */
+    uint8_t *stage;                        /* its CTS entries, RAIL_RECV_STAGE(cts_bytes) of its
+                                            * block's region */
     const struct rail_recv_req_block *blk; /* its block: the region's lkey per rail */
     int n, left;                           /* entries, entries whose data has not arrived */
     bool cts_pending;                      /* the CTS write has not completed locally yet */
@@ -260,7 +264,7 @@ struct rail_recv_req {
  * 32 NCCL may ask for. Each block has its own registered region for its requests' CTS entries. */
 #define RAIL_RECV_REQ_BLOCK  8
 #define RAIL_RECV_REQ_BLOCKS (RAIL_RECV_REQS / RAIL_RECV_REQ_BLOCK)
-#define RAIL_RECV_STAGE      ((size_t)RAIL_MAX_RECVS * RAIL_CTS_BYTES) /* per request */
+#define RAIL_RECV_STAGE(b)   ((size_t)RAIL_MAX_RECVS * (b)) /* per request, entries of b bytes */
 struct rail_recv_req_block {
     struct rail_recv_req req[RAIL_RECV_REQ_BLOCK];
     uint8_t *stage; /* RAIL_RECV_REQ_BLOCK * RAIL_RECV_STAGE bytes, registered on every rail */
@@ -280,7 +284,9 @@ struct rail_recv_comm {
     bool repoll; /* a message came by completion: images behind it may be found now */
     /* Bytes of the largest image seen in image slot b: zeroed at each delivery from b. */
     uint16_t image_hw[RAIL_EAGER_SLOTS];
-    uint8_t *staging;            /* mr[2]: the credit word, then the query answers (sources) */
+    uint8_t *staging; /* mr[2]: the credit word, then the query answers (sources) */
+    unsigned
+        cts_bytes; /* the sender's FIFO entries (wire/cts_layout.h), settled in the handshake */
     struct rail_cts_tail fifo;   /* FIFO slots taken, and by which receive (cts_fifo.c) */
     struct rail_tagmap posted;   /* receive entries posted per tag */
     struct rail_eager_ring ring; /* bounce slot states, credit (eager_ring.c) */
@@ -296,7 +302,7 @@ struct rail_recv_comm {
         uint32_t seq; /* the queried record's seq field */
         uint8_t rail; /* the rail that carried the message: failed and drained before answering */
         bool asked;
-    } query[RAIL_FIFO_SLOTS * RAIL_MAX_RECVS];
+    } __attribute__((packed)) query[RAIL_FIFO_SLOTS * RAIL_MAX_RECVS]; /* 6 bytes, not 8, each */
     int nfree;
     uint8_t free_list[RAIL_RECV_REQS];
     struct rail_recv_req_block *blk[RAIL_RECV_REQ_BLOCKS]; /* NULL: not allocated yet */

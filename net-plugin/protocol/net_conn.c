@@ -156,7 +156,10 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     st->fd = -1;
     st->sl = sl >= 0 ? (int)sl : 0;
     st->tc = tc >= 0 ? (int)tc : (ctx && ctx->traffic_class >= 0 ? ctx->traffic_class & 255 : 0);
-    rc = rail_send_comm_create(d, nqps, &s, err, errlen);
+    /* Compact clear-to-send entries (half the FIFO) to a listener that reads them. */
+    unsigned cts_bytes =
+        h->meta_version >= RAIL_WIRE_VERSION_FIFO ? RAIL_CTS_COMPACT_BYTES : RAIL_CTS_BYTES;
+    rc = rail_send_comm_create(d, nqps, cts_bytes, &s, err, errlen);
     if (rc < 0) {
         free(st);
         return rc;
@@ -177,13 +180,21 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     m->sl = st->sl;
     m->tc = st->tc;
     m->addr1 = (uintptr_t)s->fifo;
+    m->cts_bytes = cts_bytes;
+    /* What one of its QPs keeps in flight: sizes the receiver's receive queues (version 6). */
+    for (int r = 0; r < s->base.nrails; r++)
+        for (int q = 0; q < s->base.nqps; q++)
+            if (s->base.link[r].qps[q].sq_max > m->send_depth)
+                m->send_depth = s->base.link[r].qps[q].sq_max;
+    if (m->send_depth > 65535)
+        m->send_depth = 65535;
     /* The receiver defers the clear-to-send of receives this small: they come eagerly. */
     long long eager = eager_max(s);
     m->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
     for (int r = 0; r < s->base.nrails; r++) {
         rail_link_describe(&s->base, r, &m->rails[r]);
         m->rails[r].rkey1 = s->base.link[r].mr[0]->rkey;
-        rail_ece_offer(&s->base, r, m->version == RAIL_WIRE_VERSION_ECE, &st->ece_offered[r]);
+        rail_ece_offer(&s->base, r, m->version >= RAIL_WIRE_VERSION_ECE, &st->ece_offered[r]);
         m->rails[r].ece = st->ece_offered[r];
     }
     rc = rail_meta_encode(RAIL_FRAME_META_S, m, st->tx.buf, sizeof(st->tx.buf));
@@ -244,8 +255,15 @@ static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
                 if (rc == 0 && st->meta.version != sent) {
                     snprintf(err, errlen,
                              "peer answered metadata version %d to version %d (this plugin "
-                             "speaks %d and %d)",
-                             st->meta.version, sent, RAIL_WIRE_VERSION, RAIL_WIRE_VERSION_ECE);
+                             "speaks %d..%d)",
+                             st->meta.version, sent, RAIL_WIRE_VERSION, RAIL_WIRE_VERSION_MAX);
+                    rc = -EPROTO;
+                }
+                if (rc == 0 && st->meta.cts_bytes != s->cts.entry_bytes) {
+                    snprintf(err, errlen,
+                             "peer answered %u-byte clear-to-send entries to a FIFO of %u-byte "
+                             "entries",
+                             st->meta.cts_bytes, s->cts.entry_bytes);
                     rc = -EPROTO;
                 }
                 if (rc == 0)
@@ -253,7 +271,7 @@ static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
                 if (rc == 0) {
                     s->base.nrails = st->meta.nrails; /* the receiver's choice: min of both */
                     for (int r = 0; r < s->base.nrails; r++) /* before RTR */
-                        rail_ece_apply(&s->base, r, sent == RAIL_WIRE_VERSION_ECE,
+                        rail_ece_apply(&s->base, r, sent >= RAIL_WIRE_VERSION_ECE,
                                        &st->ece_offered[r], &st->meta.rails[r].ece);
                     rc = rail_link_connect(&s->base, &st->meta, st->sl, st->tc, err, errlen);
                 }
@@ -376,10 +394,10 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     const struct rail_send_comm *sc = (const struct rail_send_comm *)c;
     RAIL_INFO(NCCL_NET,
               "send comm %p: %s -> %s, %d rail(s) x %d data QP(s)%s, eager <= %u bytes "
-              "(flagged images <= %u)%s%s",
+              "(flagged images <= %u), %u-byte clear-to-send entries%s%s",
               (void *)c, d->name, c->peer, c->nrails, sc->ndata,
               sc->ctl_qp >= 0 ? " + 1 control QP" : "", sc->eager_limit, sc->poll_max,
-              c->failover ? ", failover on" : "",
+              sc->cts.entry_bytes, c->failover ? ", failover on" : "",
               sc->ar ? ", adaptive routing (no data in a write with immediate above "
                        "NCCL_IB_AR_THRESHOLD)"
                      : "");
@@ -409,7 +427,15 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     }
     /* Rail i pairs with the peer's rail i; extra rails of either side stay unused. */
     int nrails = m->nrails < lc->dev->nrails ? m->nrails : lc->dev->nrails;
-    rc = rail_recv_comm_create(lc->dev, nrails, m->nqps, &r, err, errlen);
+    unsigned cts_bytes = m->cts_bytes; /* RAIL_CTS_BYTES from a sender older than version 6 */
+    /* Receive WRs per QP (docs/scale.md §1): a version 6 sender says how many work requests one
+     * of its QPs keeps in flight, which bounds the writes with immediate landing on one QP of
+     * this side while it keeps polling; what may land before it polls is what it allowed (its
+     * clear-to-send entries, 64 for NCCL's 8 receives of up to 8, and its eager slots). An
+     * older sender (send_depth 0) gets the full RAIL_RECV_RQ. A write that finds the queue
+     * empty is retried by the sender's NIC (RNR, rnr_retry 7: no limit): a delay, not an error. */
+    int rq = m->send_depth > 0 && m->send_depth < RAIL_RECV_RQ ? m->send_depth : RAIL_RECV_RQ;
+    rc = rail_recv_comm_create(lc->dev, nrails, m->nqps, cts_bytes, rq, &r, err, errlen);
     if (rc < 0)
         return rc;
     st->comm = &r->base;
@@ -417,7 +443,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     m->nrails = nrails; /* the peer's first nrails rails */
     rc = rail_link_check_peer(&r->base, m, err, errlen);
     for (int rl = 0; rc == 0 && rl < nrails; rl++) /* before RTR */
-        rail_ece_accept(&r->base, rl, version == RAIL_WIRE_VERSION_ECE, &m->rails[rl].ece,
+        rail_ece_accept(&r->base, rl, version >= RAIL_WIRE_VERSION_ECE, &m->rails[rl].ece,
                         &accepted[rl]);
     if (rc == 0)
         rc = rail_link_connect(&r->base, m, m->sl, m->tc, err, errlen);
@@ -455,6 +481,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     m->eager_bytes = r->eager_bytes;
     m->addr1 = (uintptr_t)r->records;
     m->addr2 = (uintptr_t)r->bounce;
+    m->cts_bytes = cts_bytes; /* echoed: the layout this side writes (send_depth stays 0) */
     for (int rl = 0; rl < r->base.nrails; rl++) {
         rail_link_describe(&r->base, rl, &m->rails[rl]);
         m->rails[rl].rkey1 = r->base.link[rl].mr[0]->rkey;
@@ -553,10 +580,11 @@ int rail_net_accept(void *listen_comm, void **recv_comm)
     st->comm = NULL;
     rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
     RAIL_INFO(NCCL_NET,
-              "recv comm %p: %s <- %s, %d rail(s) x %d QP(s), %d eager slots of %u bytes%s",
-              (void *)c, lc->dev->name, c->peer, c->nrails, c->nqps,
+              "recv comm %p: %s <- %s, %d rail(s) x %d QP(s) of %d receive WRs, %d eager slots "
+              "of %u bytes, %u-byte clear-to-send entries%s",
+              (void *)c, lc->dev->name, c->peer, c->nrails, c->nqps, c->link[0].rq_depth,
               ((struct rail_recv_comm *)c)->ring.slots, ((struct rail_recv_comm *)c)->eager_bytes,
-              c->failover ? ", failover on" : "");
+              ((struct rail_recv_comm *)c)->cts_bytes, c->failover ? ", failover on" : "");
     state_free(st);
     *recv_comm = c;
     return 0;

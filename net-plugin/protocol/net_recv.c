@@ -50,7 +50,7 @@ static void init_state(struct rail_recv_comm *r)
 static int block_alloc(struct rail_recv_comm *r, int b, char *err, size_t errlen)
 {
     struct rail_recv_req_block *k = calloc(1, sizeof(*k));
-    size_t len = (size_t)RAIL_RECV_REQ_BLOCK * RAIL_RECV_STAGE;
+    size_t len = (size_t)RAIL_RECV_REQ_BLOCK * RAIL_RECV_STAGE(r->cts_bytes);
     int rc = k ? rail_region_alloc(len, &k->stage) : -ENOMEM;
     for (int rl = 0; rc == 0 && rl < r->base.nrails; rl++) {
         struct rail_dev *d = r->base.link[rl].dev;
@@ -71,7 +71,7 @@ static int block_alloc(struct rail_recv_comm *r, int b, char *err, size_t errlen
     for (int i = 0; i < RAIL_RECV_REQ_BLOCK; i++) {
         k->req[i].h.comm = &r->base;
         k->req[i].idx = (uint8_t)(b * RAIL_RECV_REQ_BLOCK + i);
-        k->req[i].stage = k->stage + (size_t)i * RAIL_RECV_STAGE;
+        k->req[i].stage = k->stage + (size_t)i * RAIL_RECV_STAGE(r->cts_bytes);
         k->req[i].blk = k;
     }
     r->blk[b] = k;
@@ -382,7 +382,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     q->has_slot = false;
     for (int i = 0; i < n; i++) {
         struct rail_recv_entry *e = &q->e[i];
-        struct rail_cts *c = (struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES);
+        struct rail_cts c;
         e->data = data[i];
         e->cap = sizes[i];
         e->size = 0;
@@ -393,16 +393,18 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             rail_comm_fail(&r->base, rc, "out of memory for tag counters");
             return rc;
         }
-        /* Field by field: the rest of the entry (reserved, pad, the rkeys of rails the comm
-         * lacks) stays as rail_region_alloc zeroed it, and post_cts writes seq. */
-        c->addr = (uintptr_t)data[i];
-        c->size = sizes[i];
-        c->tag = tags[i];
-        c->tag_index = e->tag_index;
-        c->nreqs = (uint16_t)n;
-        c->entry = (uint16_t)i;
+        /* In the layout the handshake settled (wire/cts_layout.h): the rest of the entry
+         * (reserved, pad, the rkeys of rails the comm lacks) stays as rail_region_alloc zeroed
+         * it, and post_cts writes seq. */
+        c.addr = (uintptr_t)data[i];
+        c.size = sizes[i];
+        c.tag = tags[i];
+        c.tag_index = e->tag_index;
+        c.nreqs = (uint16_t)n;
+        c.entry = (uint16_t)i;
         for (int rl = 0; rl < r->base.nrails; rl++)
-            c->rkey[rl] = m[i]->rkey[rl];
+            c.rkey[rl] = m[i]->rkey[rl];
+        rail_cts_stage(stage + (size_t)i * r->cts_bytes, r->cts_bytes, &c, r->base.nrails);
     }
     if (small) {
         q->defer_ns = r->base.coarse_ns = rail_coarse_ns();
@@ -526,8 +528,8 @@ static const struct rail_req_ops recv_req_ops = {.test = recv_test, .ticks_healt
 
 /* ---- construction ---- */
 
-int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct rail_recv_comm **out,
-                          char *err, size_t errlen)
+int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned cts_bytes, int rq,
+                          struct rail_recv_comm **out, char *err, size_t errlen)
 {
     struct rail_recv_comm *r = calloc(1, sizeof(*r));
     /* GPUDirect devices: no eager bounce slots (net_gdr.c, rail_gdr_eager_ok). */
@@ -544,13 +546,14 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, struct ra
     r->base.nqps = nqps;
     r->base.fd = -1;
     r->base.group = g;
+    r->cts_bytes = cts_bytes;
     r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
     rail_eager_ring_init(&r->ring, eager > 0 ? (int)rail_param_int(RAIL_PARAM_EAGER_SLOTS) : 0);
     r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
     init_state(r);
     for (int k = 0; k < nrails && rc == 0; k++)
-        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ,
-                              RAIL_RECV_RQ + RAIL_REPOST_BATCH, 0, err, errlen);
+        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ, rq + RAIL_REPOST_BATCH,
+                              0, err, errlen);
     for (int k = 0; k < nrails; k++)
         r->base.link[k].cq_work = 1; /* always polled (net_data.c) */
     if (rc == 0)

@@ -37,8 +37,8 @@ static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t 
     if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
         return 1;
     for (int i = 0; i < q->n; i++)
-        ((struct rail_cts *)(stage + (size_t)i * RAIL_CTS_BYTES))->seq = seq + 1;
-    struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)(q->n * RAIL_CTS_BYTES),
+        rail_cts_stage_seq(stage + (size_t)i * r->cts_bytes, r->cts_bytes, seq + 1);
+    struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)((unsigned)q->n * r->cts_bytes),
                           q->blk->mr[rail]->lkey};
     struct ibv_send_wr wr;
     memset(&wr, 0, sizeof(wr));
@@ -47,7 +47,7 @@ static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t 
     wr.num_sge = 1;
     wr.opcode = IBV_WR_RDMA_WRITE;
     wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.rdma.remote_addr = r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_BYTES;
+    wr.wr.rdma.remote_addr = r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * r->cts_bytes;
     wr.wr.rdma.rkey = l->peer_rkey1;
     int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
     if (rc < 0) {

@@ -37,7 +37,7 @@ void rail_recv_send_credit(struct rail_recv_comm *r)
         return; /* retried from the next progress call */
     *word = r->ring.freed;
     if (rail_recv_write(r, rail, qp, rail_wrid(RAIL_WR_CREDIT, rail, qp, 0), word, sizeof(*word),
-                        RAIL_CREDIT_OFF, "the eager credit") != 0)
+                        RAIL_CREDIT_OFF_OF(r->cts_bytes), "the eager credit") != 0)
         return;
     (void)rail_eager_ring_credit_posted(&r->ring);
 }

@@ -156,7 +156,8 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
         return 0; /* the previous message of this FIFO slot is still in flight */
     struct rail_cts cts;
     char err[256];
-    if (rail_cts_fifo_take(s->fifo, s->base.nrails, sh, seq, e, &cts, err, sizeof(err)) != 0) {
+    if (rail_cts_fifo_take(&s->cts, s->fifo, s->base.nrails, sh, seq, e, &cts, err, sizeof(err)) !=
+        0) {
         rail_comm_fail(&s->base, -EPROTO, "%s", err);
         return -EPROTO;
     }
@@ -191,7 +192,8 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
 static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag, uint32_t index,
                       const struct rail_mr *m, void **request)
 {
-    uint64_t freed = __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE);
+    uint64_t freed = __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF_OF(s->cts.entry_bytes)),
+                                     __ATOMIC_ACQUIRE);
     int room = rail_eager_sender_room(s->eager_posted, freed, s->eager_slots);
     if (room < 0) {
         rail_comm_fail(&s->base, -EPROTO, "receiver returned %llu eager slots, only %llu were used",
@@ -428,8 +430,8 @@ int rail_send_images_alloc(struct rail_send_comm *s, char *err, size_t errlen)
     return rail_region_reg(&s->base, 1, s->local, len, false, err, errlen);
 }
 
-int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
-                          size_t errlen)
+int rail_send_comm_create(struct rail_netdev *g, int nqps, unsigned cts_bytes,
+                          struct rail_send_comm **out, char *err, size_t errlen)
 {
     struct rail_send_comm *s = calloc(1, sizeof(*s));
     int rc = 0;
@@ -450,14 +452,16 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm
     s->base.fd = -1;
     s->base.group = g;
     init_state(s);
+    s->cts.entry_bytes = cts_bytes; /* the FIFO's layout (wire/cts_layout.h) */
     int sq = (int)rail_param_int(RAIL_PARAM_SEND_QUEUE_DEPTH);
     for (int r = 0; r < g->nrails && rc == 0; r++)
         rc = rail_link_create(&s->base, r, g->rail[r], s->base.nqps, sq, 1,
                               (int)rail_param_int(RAIL_PARAM_EAGER_INLINE), err, errlen);
     if (rc == 0)
-        rc = rail_region_alloc(RAIL_SEND_REGION, &s->fifo);
+        rc = rail_region_alloc(RAIL_SEND_REGION_OF(cts_bytes), &s->fifo);
     if (rc == 0)
-        rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION, true, err, errlen);
+        rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION_OF(cts_bytes), true, err,
+                             errlen);
     if (rc == 0)
         rc = block_alloc(s, 0, err, errlen);
     if (rc < 0) {

@@ -10,10 +10,12 @@
 extern const struct rail_comm_ops rail_send_comm_ops;
 
 /* A send comm over every rail of g with nqps data QPs each (plus one control QP per rail when g
- * has several rails: base.nqps counts it) and its FIFO/credit region (mr[0], remotely writable).
- * The flagged-image sources (mr[1]) come with the receiver's answer: rail_send_images_alloc. */
-int rail_send_comm_create(struct rail_netdev *g, int nqps, struct rail_send_comm **out, char *err,
-                          size_t errlen);
+ * has several rails: base.nqps counts it) and its FIFO/credit region (mr[0], remotely writable)
+ * of cts_bytes entries (RAIL_CTS_BYTES, or RAIL_CTS_COMPACT_BYTES when the listener takes wire
+ * version 6). The flagged-image sources (mr[1]) come with the receiver's answer:
+ * rail_send_images_alloc. */
+int rail_send_comm_create(struct rail_netdev *g, int nqps, unsigned cts_bytes,
+                          struct rail_send_comm **out, char *err, size_t errlen);
 /* Once the receiver's bounce slots and the comm's poll_max are known (handshake): one image source
  * per bounce slot (mr[1]) when messages may go as flagged images, none otherwise. */
 int rail_send_images_alloc(struct rail_send_comm *s, char *err, size_t errlen);

@@ -113,7 +113,8 @@ int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q, int3
 bool rail_send_eager_returned(struct rail_send_comm *s, struct rail_send_req *q)
 {
     if (q->kind != RAIL_SREQ_EAGER ||
-        __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF), __ATOMIC_ACQUIRE) <= q->seq)
+        __atomic_load_n((uint64_t *)(s->fifo + RAIL_CREDIT_OFF_OF(s->cts.entry_bytes)),
+                        __ATOMIC_ACQUIRE) <= q->seq)
         return false;
     rail_2ph_record_settled(&q->tp);
     s->bounce_busy[q->bounce] = 0;

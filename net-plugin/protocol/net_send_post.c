@@ -310,7 +310,7 @@ static void resend_two_phase(struct rail_send_comm *s, struct rail_send_req *q)
 
 static void resolve_unsure(struct rail_send_comm *s)
 {
-    const uint64_t *answers = (const uint64_t *)(s->fifo + RAIL_ANSWER_OFF);
+    const uint64_t *answers = (const uint64_t *)(s->fifo + RAIL_ANSWER_OFF_OF(s->cts.entry_bytes));
     for (int i = 0; i < RAIL_SEND_REQS && s->nunsure; i++) {
         struct rail_send_req *q = rail_send_req_at(s, i);
         if (!q || !q->h.ops || q->kind != RAIL_SREQ_PIPE || !q->unsure)

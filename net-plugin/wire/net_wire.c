@@ -25,7 +25,7 @@ static_assert(RAIL_HANDLE_STAGE_OFF >= RAIL_HANDLE_WIRE &&
 #define HANDLE_EXT_SUM (HANDLE_EXT + 4)
 static_assert(HANDLE_EXT_SUM + 4 <= RAIL_HANDLE_STAGE_OFF, "handle extension layout");
 static_assert(RAIL_META_MAX_BODY == META_FIXED + RAIL_MAX_RAILS * (META_RAIL + 4 * RAIL_MAX_QPS) +
-                                        RAIL_MAX_RAILS * RAIL_ECE_BYTES,
+                                        RAIL_MAX_RAILS * RAIL_ECE_BYTES + RAIL_META_FIFO_BYTES,
               "largest metadata body");
 
 /* ---- little-endian byte helpers ---- */
@@ -88,7 +88,7 @@ void rail_handle_encode(const struct rail_handle *h, void *buf)
     memcpy(p + 12, h->addr, 16);
     put64(p + 32, h->nonce);
     put32(p + 40, rail_wire_checksum(p, 40));
-    put16(p + HANDLE_EXT, RAIL_WIRE_VERSION_ECE);
+    put16(p + HANDLE_EXT, RAIL_WIRE_VERSION_MAX);
     put32(p + HANDLE_EXT_SUM, rail_wire_checksum(p, HANDLE_EXT_SUM));
 }
 
@@ -108,11 +108,12 @@ static int handle_ext_decode(const uint8_t *p, int *meta_version, char *err, siz
         snprintf(err, errlen,
                  "handle announces metadata version %u (this plugin speaks %d..%d) or non-zero "
                  "reserved bytes",
-                 v, RAIL_WIRE_VERSION, RAIL_WIRE_VERSION_ECE);
+                 v, RAIL_WIRE_VERSION, RAIL_WIRE_VERSION_MAX);
         return -EINVAL;
     }
-    /* A newer listener takes this plugin's newest version too. */
-    *meta_version = RAIL_WIRE_VERSION_ECE;
+    /* A newer listener takes this plugin's newest version too (as version 5 plugins read a
+     * version 6 handle). */
+    *meta_version = v < RAIL_WIRE_VERSION_MAX ? (int)v : RAIL_WIRE_VERSION_MAX;
     return 0;
 }
 
@@ -178,9 +179,22 @@ size_t rail_meta_body_len(int nrails, int nqps)
     return META_FIXED + (size_t)nrails * (META_RAIL + 4 * (size_t)nqps);
 }
 
+/* What a version adds after the version 4 body: the ECE blocks (5 and 6), cts_bytes (6). */
 static size_t ece_len(int version, int nrails)
 {
-    return version == RAIL_WIRE_VERSION_ECE ? (size_t)nrails * RAIL_ECE_BYTES : 0;
+    return version >= RAIL_WIRE_VERSION_ECE ? (size_t)nrails * RAIL_ECE_BYTES : 0;
+}
+
+static size_t ext_len(int version, int nrails)
+{
+    return ece_len(version, nrails) +
+           (version >= RAIL_WIRE_VERSION_FIFO ? RAIL_META_FIFO_BYTES : 0);
+}
+
+static bool meta_version_ok(int version)
+{
+    return version == RAIL_WIRE_VERSION || version == RAIL_WIRE_VERSION_ECE ||
+           version == RAIL_WIRE_VERSION_FIFO;
 }
 
 static void ece_encode(uint8_t *q, const struct rail_wire_ece *e)
@@ -195,12 +209,17 @@ static void ece_encode(uint8_t *q, const struct rail_wire_ece *e)
 int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap)
 {
     int version = m->version ? m->version : RAIL_WIRE_VERSION;
-    if (version != RAIL_WIRE_VERSION && version != RAIL_WIRE_VERSION_ECE)
+    if (!meta_version_ok(version))
+        return -EINVAL;
+    if (version >= RAIL_WIRE_VERSION_FIFO &&
+        ((m->cts_bytes != RAIL_CTS_BYTES && m->cts_bytes != RAIL_CTS_COMPACT_BYTES) ||
+         (type == RAIL_FRAME_META_S ? m->send_depth < 1 || m->send_depth > 65535
+                                    : m->send_depth != 0)))
         return -EINVAL;
     if (m->nrails < 1 || m->nrails > RAIL_MAX_RAILS || m->nqps < 1 || m->nqps > RAIL_MAX_QPS)
         return -EINVAL;
     size_t base = rail_meta_body_len(m->nrails, m->nqps);
-    size_t len = base + ece_len(version, m->nrails);
+    size_t len = base + ext_len(version, m->nrails);
     uint8_t *p = buf, *b = p + RAIL_FRAME_HDR;
 
     if (cap < RAIL_FRAME_HDR + len)
@@ -228,8 +247,12 @@ int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap)
         memcpy(q + 16, mr->gid, 16);
         for (int i = 0; i < m->nqps; i++)
             put32(q + META_RAIL + 4 * (size_t)i, mr->qpn[i]);
-        if (version == RAIL_WIRE_VERSION_ECE)
+        if (version >= RAIL_WIRE_VERSION_ECE)
             ece_encode(b + base + (size_t)r * RAIL_ECE_BYTES, &mr->ece);
+    }
+    if (version >= RAIL_WIRE_VERSION_FIFO) {
+        put16(b + base + ece_len(version, m->nrails), (uint16_t)m->cts_bytes);
+        put16(b + base + ece_len(version, m->nrails) + 2, (uint16_t)m->send_depth);
     }
     frame_header(p, type, version, (uint32_t)len, rail_wire_checksum(b, len));
     return (int)(RAIL_FRAME_HDR + len);
@@ -274,11 +297,11 @@ int rail_frame_header_decode(const void *hdr, int want_type, uint32_t max_body, 
         return -EPROTO;
     }
     bool meta = want_type == RAIL_FRAME_META_S || want_type == RAIL_FRAME_META_R;
-    if (version != RAIL_WIRE_VERSION && !(meta && version == RAIL_WIRE_VERSION_ECE)) {
+    if (version != RAIL_WIRE_VERSION && !(meta && meta_version_ok((int)version))) {
         if (meta)
             snprintf(err, errlen,
-                     "peer sends %s frames of protocol version %u, this plugin speaks %u and %u",
-                     frame_name(want_type), version, RAIL_WIRE_VERSION, RAIL_WIRE_VERSION_ECE);
+                     "peer sends %s frames of protocol version %u, this plugin speaks %u..%u",
+                     frame_name(want_type), version, RAIL_WIRE_VERSION, RAIL_WIRE_VERSION_MAX);
         else
             snprintf(err, errlen, "peer speaks protocol version %u, this plugin speaks %u", version,
                      RAIL_WIRE_VERSION);
@@ -393,13 +416,13 @@ int rail_meta_decode_version(int type, int version, const void *body, size_t len
     const uint8_t *b = body;
 
     memset(m, 0, sizeof(*m));
-    if (version != RAIL_WIRE_VERSION &&
-        !(version == RAIL_WIRE_VERSION_ECE && type != RAIL_FRAME_CTL)) {
+    if (version != RAIL_WIRE_VERSION && !(meta_version_ok(version) && type != RAIL_FRAME_CTL)) {
         snprintf(err, errlen, "%s of protocol version %d is not decoded by this plugin",
                  frame_name(type), version);
         return -EPROTO;
     }
     m->version = version;
+    m->cts_bytes = RAIL_CTS_BYTES;
     if (len < META_FIXED) {
         snprintf(err, errlen, "%s is %zu bytes, shorter than its %d-byte fixed part",
                  frame_name(type), len, META_FIXED);
@@ -428,11 +451,30 @@ int rail_meta_decode_version(int type, int version, const void *body, size_t len
         return -EPROTO;
     }
     size_t base = rail_meta_body_len(m->nrails, m->nqps);
-    if (len != base + ece_len(version, m->nrails)) {
+    if (len != base + ext_len(version, m->nrails)) {
         snprintf(err, errlen, "%s (version %d) is %zu bytes, %zu expected for %d rails x %d QPs",
-                 frame_name(type), version, len, base + ece_len(version, m->nrails), m->nrails,
+                 frame_name(type), version, len, base + ext_len(version, m->nrails), m->nrails,
                  m->nqps);
         return -EPROTO;
+    }
+    if (version >= RAIL_WIRE_VERSION_FIFO) {
+        const uint8_t *x = b + base + ece_len(version, m->nrails);
+        m->cts_bytes = get16(x);
+        m->send_depth = get16(x + 2);
+        if ((m->cts_bytes != RAIL_CTS_BYTES && m->cts_bytes != RAIL_CTS_COMPACT_BYTES) ||
+            get32(x + 4) != 0) {
+            snprintf(err, errlen,
+                     "%s announces %u-byte clear-to-send entries (%d or %d) or sets reserved "
+                     "bytes",
+                     frame_name(type), m->cts_bytes, RAIL_CTS_COMPACT_BYTES, RAIL_CTS_BYTES);
+            return -EPROTO;
+        }
+        if (type == RAIL_FRAME_META_S ? m->send_depth == 0 : m->send_depth != 0) {
+            snprintf(err, errlen, "%s announces a send queue depth of %d (%s)", frame_name(type),
+                     m->send_depth,
+                     type == RAIL_FRAME_META_S ? "1..65535" : "only the sender announces one");
+            return -EPROTO;
+        }
     }
     if (b[9] != 0 || get32(b + 20) != 0 || m->sl > 15) {
         snprintf(err, errlen, "reserved bytes set or service level %d > 15", m->sl);
@@ -469,7 +511,7 @@ int rail_meta_decode_version(int type, int version, const void *body, size_t len
     for (int r = 0; r < m->nrails; r++) {
         const uint8_t *q = b + META_FIXED + (size_t)r * (META_RAIL + 4 * (size_t)m->nqps);
         int rc = check_rail(type, q, m->nqps, &m->rails[r], r, err, errlen);
-        if (rc == 0 && version == RAIL_WIRE_VERSION_ECE)
+        if (rc == 0 && version >= RAIL_WIRE_VERSION_ECE)
             rc = check_ece(b + base + (size_t)r * RAIL_ECE_BYTES, m->nqps, &m->rails[r].ece, r, err,
                            errlen);
         if (rc < 0)

@@ -20,17 +20,27 @@
  * sends version 5 only to such a listener, and the listener answers in the version it was
  * sent, so a plugin of either version connects to the other (without ECE). */
 #define RAIL_WIRE_VERSION_ECE 5
+/* 6: the sender's clear-to-send FIFO may have compact entries (RAIL_CTS_COMPACT_BYTES, half the
+ * memory): its META_S says which (cts_bytes, after the ECE block) and META_R echoes it; META_S
+ * also says how many work requests each of its QPs keeps in flight (send_depth), which sizes the
+ * receiver's receive queues. Offered
+ * the same way (the handle's meta_version): a connector sends version 6 only to a listener that
+ * announces it and uses compact entries only then; a version 5 listener (which reads any newer
+ * handle as 5) gets version 5 frames and the 128-byte entries. */
+#define RAIL_WIRE_VERSION_FIFO 6
+#define RAIL_WIRE_VERSION_MAX  RAIL_WIRE_VERSION_FIFO
 
 /* Limits shared by both ends of a connection (a peer announcing more is rejected). */
-#define RAIL_MAX_RAILS     8   /* rails (physical ports) one connection may stripe over */
-#define RAIL_MAX_QPS       128 /* NCCL_IB_QPS_PER_CONNECTION upper bound, per rail */
-#define RAIL_MAX_RECVS     8   /* largest n of a grouped irecv (props.maxRecvs) */
-#define RAIL_FIFO_SLOTS    64  /* clear-to-send slots; > receive requests in flight (32) */
-#define RAIL_CTS_BYTES     128 /* one clear-to-send entry */
-#define RAIL_RECORD_BYTES  16  /* one size record */
-#define RAIL_EAGER_HDR     64  /* header in front of each eager bounce slot */
-#define RAIL_EAGER_SLOTS   16  /* eager bounce slots per receive comm */
-#define RAIL_EAGER_MAX_CAP 65536
+#define RAIL_MAX_RAILS         8   /* rails (physical ports) one connection may stripe over */
+#define RAIL_MAX_QPS           128 /* NCCL_IB_QPS_PER_CONNECTION upper bound, per rail */
+#define RAIL_MAX_RECVS         8   /* largest n of a grouped irecv (props.maxRecvs) */
+#define RAIL_FIFO_SLOTS        64  /* clear-to-send slots; > receive requests in flight (32) */
+#define RAIL_CTS_BYTES         128 /* one clear-to-send entry (wire versions 4 and 5) */
+#define RAIL_CTS_COMPACT_BYTES 64  /* one compact entry (version 6, wire/cts_layout.h) */
+#define RAIL_RECORD_BYTES      16  /* one size record */
+#define RAIL_EAGER_HDR         64  /* header in front of each eager bounce slot */
+#define RAIL_EAGER_SLOTS       16  /* eager bounce slots per receive comm */
+#define RAIL_EAGER_MAX_CAP     65536
 
 /* ---- listen handle (fits NCCL_NET_HANDLE_MAXSIZE = 128) ---- */
 
@@ -44,7 +54,8 @@ struct rail_handle {
     uint8_t addr[16]; /* IPv4 in the first 4 bytes, or IPv6 */
     uint64_t nonce;   /* identifies the listener */
     /* Highest metadata frame version the listener takes: RAIL_WIRE_VERSION for a listener
-     * older than ECE (its handle has zeros there), else RAIL_WIRE_VERSION_ECE. */
+     * older than ECE (its handle has zeros there), RAIL_WIRE_VERSION_ECE, or
+     * RAIL_WIRE_VERSION_FIFO (a newer listener reads as the newest this plugin speaks). */
     int meta_version;
 };
 
@@ -95,7 +106,7 @@ struct rail_meta_rail {
     uint32_t rkey2; /* R: eager bounce region (0 when no eager) */
     uint8_t gid[16];
     uint32_t qpn[RAIL_MAX_QPS];
-    struct rail_wire_ece ece; /* version RAIL_WIRE_VERSION_ECE frames only */
+    struct rail_wire_ece ece; /* version RAIL_WIRE_VERSION_ECE frames and newer only */
 };
 
 /* META_S goes from the connecting (sending) side, META_R is the accepting side's answer. */
@@ -110,13 +121,24 @@ struct rail_meta {
                            * (its NCCL_RAIL_EAGER_MAX); both 0..RAIL_EAGER_MAX_CAP */
     uint64_t addr1;       /* S: FIFO+credit region; R: size-record region */
     uint64_t addr2;       /* R: bounce region (0 when no eager); S: 0 */
+    /* Bytes of one entry of the sender's clear-to-send FIFO: RAIL_CTS_BYTES or
+     * RAIL_CTS_COMPACT_BYTES. Version 6 frames carry it (S: its FIFO's, R: echoed); older ones
+     * decode as RAIL_CTS_BYTES and encode nothing. */
+    unsigned cts_bytes;
+    /* S, version 6: work requests one send QP keeps in flight at most (its send queue depth,
+     * 1..65535), so at most as many writes with immediate can arrive at a time on one of the
+     * receiver's QPs while it keeps polling; R: 0. Older frames: 0 (not known). */
+    int send_depth;
     struct rail_meta_rail rails[RAIL_MAX_RAILS];
 };
 
-/* Body bytes of a version RAIL_WIRE_VERSION frame; version _ECE adds RAIL_ECE_BYTES a rail. */
+/* Body bytes of a version RAIL_WIRE_VERSION frame; version _ECE adds RAIL_ECE_BYTES a rail, and
+ * version _FIFO RAIL_META_FIFO_BYTES more (u16 cts_bytes, u16 send_depth, 4 zero bytes). */
 size_t rail_meta_body_len(int nrails, int nqps);
+#define RAIL_META_FIFO_BYTES 8
 #define RAIL_META_MAX_BODY                                                                         \
-    (40 + RAIL_MAX_RAILS * (32 + 4 * RAIL_MAX_QPS) + RAIL_MAX_RAILS * RAIL_ECE_BYTES)
+    (40 + RAIL_MAX_RAILS * (32 + 4 * RAIL_MAX_QPS) + RAIL_MAX_RAILS * RAIL_ECE_BYTES +             \
+     RAIL_META_FIFO_BYTES)
 /* Whether QP q of a rail has ECE (bit q of qp_bits), and setting it. */
 static inline int rail_ece_has(const struct rail_wire_ece *e, int q)
 {
@@ -130,7 +152,7 @@ static inline void rail_ece_mark(struct rail_wire_ece *e, int q)
 int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap);
 int rail_ready_encode(void *buf, size_t cap);
 /* Header check: the expected type, body_len <= max_body, the version (RAIL_WIRE_VERSION; a
- * metadata frame also RAIL_WIRE_VERSION_ECE), returned in *version when not NULL. */
+ * metadata frame also RAIL_WIRE_VERSION_ECE and _FIFO), returned in *version when not NULL. */
 int rail_frame_header_decode(const void *hdr, int want_type, uint32_t max_body, uint32_t *body_len,
                              uint32_t *checksum, int *version, char *err, size_t errlen);
 /* Validates the checksum and every field (counts, MTU, link layer, QPNs, GID index, LID, sizes
@@ -138,7 +160,9 @@ int rail_frame_header_decode(const void *hdr, int want_type, uint32_t max_body, 
 int rail_meta_decode(int type, const void *body, size_t len, uint32_t checksum, struct rail_meta *m,
                      char *err, size_t errlen);
 /* The same for a frame of `version` (its header's): RAIL_WIRE_VERSION_ECE adds the ECE block
- * (flags and reserved bytes zero, QP bits only below nqps, no values without a QP). */
+ * (flags and reserved bytes zero, QP bits only below nqps, no values without a QP);
+ * RAIL_WIRE_VERSION_FIFO adds cts_bytes (RAIL_CTS_BYTES or RAIL_CTS_COMPACT_BYTES) and
+ * send_depth (META_S: 1..65535, META_R: 0), the rest of its 8 bytes zero. */
 int rail_meta_decode_version(int type, int version, const void *body, size_t len, uint32_t checksum,
                              struct rail_meta *m, char *err, size_t errlen);
 uint32_t rail_wire_checksum(const void *buf, size_t len);
@@ -146,7 +170,9 @@ uint32_t rail_wire_checksum(const void *buf, size_t len);
 /* ---- RDMA-visible layouts ---- */
 
 /* Clear-to-send entry the receiver writes into the sender's FIFO (RAIL_CTS_BYTES each,
- * RAIL_MAX_RECVS per slot). seq is written last and read first and last by the sender. */
+ * RAIL_MAX_RECVS per slot). seq is written last and read first and last by the sender. The
+ * compact layout of version 6 (RAIL_CTS_COMPACT_BYTES) is in wire/cts_layout.h; both decode to
+ * this struct. */
 struct rail_cts {
     uint64_t addr;      /* receive buffer */
     uint64_t size;      /* its capacity */
@@ -160,13 +186,19 @@ struct rail_cts {
     uint64_t seq; /* slot sequence + 1; 0 = never written */
 };
 
-#define RAIL_FIFO_BYTES ((size_t)RAIL_FIFO_SLOTS * RAIL_MAX_RECVS * RAIL_CTS_BYTES)
-#define RAIL_CREDIT_OFF RAIL_FIFO_BYTES /* u64: eager slots freed by the receiver */
+/* The sender's control region for entries of b bytes (RAIL_CTS_BYTES or _COMPACT_BYTES): the
+ * FIFO, the credit word, the answers. The unsuffixed names are the 128-byte layout's. */
+#define RAIL_FIFO_BYTES_OF(b) ((size_t)RAIL_FIFO_SLOTS * RAIL_MAX_RECVS * (b))
+#define RAIL_CREDIT_OFF_OF(b) RAIL_FIFO_BYTES_OF(b) /* u64: eager slots freed by the receiver */
 /* Answers to queries (RAIL_IMM_QUERY), one u64 per FIFO slot and entry, written by the
  * receiver: RAIL_ANSWER(seq, landed), seq = the record's seq field. */
-#define RAIL_ANSWER_OFF          (RAIL_FIFO_BYTES + 64)
+#define RAIL_ANSWER_OFF_OF(b)    (RAIL_FIFO_BYTES_OF(b) + 64)
 #define RAIL_ANSWER_BYTES        ((size_t)RAIL_FIFO_SLOTS * RAIL_MAX_RECVS * 8)
-#define RAIL_SEND_REGION         (RAIL_ANSWER_OFF + RAIL_ANSWER_BYTES)
+#define RAIL_SEND_REGION_OF(b)   (RAIL_ANSWER_OFF_OF(b) + RAIL_ANSWER_BYTES)
+#define RAIL_FIFO_BYTES          RAIL_FIFO_BYTES_OF(RAIL_CTS_BYTES)
+#define RAIL_CREDIT_OFF          RAIL_CREDIT_OFF_OF(RAIL_CTS_BYTES)
+#define RAIL_ANSWER_OFF          RAIL_ANSWER_OFF_OF(RAIL_CTS_BYTES)
+#define RAIL_SEND_REGION         RAIL_SEND_REGION_OF(RAIL_CTS_BYTES)
 #define RAIL_ANSWER(seq, landed) ((uint64_t)(seq) << 32 | ((landed) ? 2u : 1u))
 #define RAIL_ANSWER_IS(ans, seq) ((uint32_t)((ans) >> 32) == (seq) && ((ans)&3u) != 0)
 #define RAIL_ANSWER_LANDED(ans)  (((ans)&3u) == 2u)

@@ -6,6 +6,7 @@
  * included). A decoded handle re-encodes to what decodes to the same values; decoded metadata
  * re-encodes to the same bytes (every byte is a checked field), never above the largest body. */
 #include "fuzz_util.h"
+#include "wire/cts_layout.h"
 #include "wire/net_wire.h"
 
 static void copy_in(void *dst, size_t dlen, const uint8_t *src, size_t slen)
@@ -29,9 +30,9 @@ static void handle(const uint8_t *d, size_t n)
     if (h.family != h2.family || h.port != h2.port || h.nonce != h2.nonce ||
         memcmp(h.addr, h2.addr, sizeof(h.addr)) != 0)
         fuzz_fail("handle does not survive a re-encode");
-    /* An older listener's handle (4) re-encodes as this plugin's (5). */
-    if ((h.meta_version != RAIL_WIRE_VERSION && h.meta_version != RAIL_WIRE_VERSION_ECE) ||
-        h2.meta_version != RAIL_WIRE_VERSION_ECE)
+    /* An older listener's handle (4, 5) re-encodes as this plugin's (6). */
+    if (h.meta_version < RAIL_WIRE_VERSION || h.meta_version > RAIL_WIRE_VERSION_MAX ||
+        h2.meta_version != RAIL_WIRE_VERSION_MAX)
         fuzz_fail("handle metadata versions %d / %d", h.meta_version, h2.meta_version);
 }
 
@@ -103,6 +104,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (rail_cts_check(&c, want, c.entry % RAIL_MAX_RECVS, nrails, err, sizeof(err)) == 0 &&
                 (c.nreqs < 1 || c.nreqs > RAIL_MAX_RECVS))
                 fuzz_fail("clear-to-send with %u requests accepted", c.nreqs);
+        /* The same bytes as a compact entry (wire version 6): decoded, then checked alike. */
+        uint8_t k[RAIL_CTS_COMPACT_BYTES];
+        copy_in(k, sizeof(k), d, n);
+        rail_cts_unpack(k, RAIL_CTS_COMPACT_BYTES, want, &c);
+        if (rail_cts_check(&c, want, c.entry % RAIL_MAX_RECVS, 1, err, sizeof(err)) == 0 &&
+            (c.nreqs < 1 || c.nreqs > RAIL_MAX_RECVS || c.seq != want ||
+             (uint32_t)want != rail_cts_seq_load(k, RAIL_CTS_COMPACT_BYTES)))
+            fuzz_fail("compact clear-to-send (%u requests, seq %llu) accepted", c.nreqs,
+                      (unsigned long long)c.seq);
         break;
     }
     case 5: {

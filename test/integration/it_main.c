@@ -224,7 +224,7 @@ static const struct it_scenario k_scenarios[] = {
     {.name = "vf_post_send_cts",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
-     .recv_env = "NCCL_RAIL_FAULT=post_send:op=write,min=128,after=3"},
+     .recv_env = "NCCL_RAIL_FAULT=post_send:op=write,min=64,after=3"},
     {.name = "vf_wc_retry",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
@@ -232,7 +232,7 @@ static const struct it_scenario k_scenarios[] = {
     {.name = "vf_wc_rem_access",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
-     .recv_env = "NCCL_RAIL_FAULT=wc_rem_access:op=write,min=128,after=1"},
+     .recv_env = "NCCL_RAIL_FAULT=wc_rem_access:op=write,min=64,after=1"},
     {.name = "vf_cq_overrun",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
@@ -289,13 +289,14 @@ static const struct it_scenario k_scenarios[] = {
     {.name = "vf2_cts",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
-     .recv_env = "NCCL_RAIL_FAULT=post_send:dev=rxe1,op=write,min=128,after=1"},
-    /* the receive queue of rail 0 holds 320 WRs from connect; the 321st post is the first
-     * re-post of consumed receives (batched, net_recv.c) */
+     .recv_env = "NCCL_RAIL_FAULT=post_send:dev=rxe1,op=write,min=64,after=1"},
+    /* each receive QP of rail 0 (data and control) holds 158 WRs from connect (the sender's send
+     * queue depth 126 + 32 spare, wire version 6); the 317th post is the first re-post of
+     * consumed receives (batched, net_recv.c) */
     {.name = "vf2_post_recv",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
-     .recv_env = "NCCL_RAIL_FAULT=post_recv:dev=rxe1,after=640"},
+     .recv_env = "NCCL_RAIL_FAULT=post_recv:dev=rxe1,after=316"},
     {.name = "vf2_wc_retry",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
@@ -303,7 +304,7 @@ static const struct it_scenario k_scenarios[] = {
     {.name = "vf2_wc_flush",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
-     .recv_env = "NCCL_RAIL_FAULT=wc_flush:dev=rxe1,op=write,min=128,after=1"},
+     .recv_env = "NCCL_RAIL_FAULT=wc_flush:dev=rxe1,op=write,min=64,after=1"},
     {.name = "vf2_port_err",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,

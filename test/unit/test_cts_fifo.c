@@ -20,6 +20,8 @@
 
 static uint64_t g_mem[RAIL_FIFO_BYTES / 8]; /* the sender's FIFO memory */
 #define MEM ((uint8_t *)g_mem)
+/* The entry layout under test (wire/cts_layout.h): every case runs with both. */
+static unsigned g_bytes = RAIL_CTS_BYTES;
 
 static struct rail_cts mk(uint64_t seq, int n, int e, int32_t tag, uint32_t index, uint64_t addr)
 {
@@ -37,8 +39,13 @@ static struct rail_cts mk(uint64_t seq, int n, int e, int32_t tag, uint32_t inde
 
 static void put(uint64_t seq, int e, const struct rail_cts *c)
 {
-    memcpy(MEM + ((seq % RAIL_FIFO_SLOTS) * RAIL_MAX_RECVS + (unsigned)e) * RAIL_CTS_BYTES, c,
-           sizeof(*c));
+    uint8_t *p = MEM + ((seq % RAIL_FIFO_SLOTS) * RAIL_MAX_RECVS + (unsigned)e) * g_bytes;
+    if (g_bytes == RAIL_CTS_BYTES) {
+        memcpy(p, c, sizeof(*c));
+        return;
+    }
+    rail_cts_stage(p, g_bytes, c, RAIL_MAX_RAILS);
+    rail_cts_stage_seq(p, g_bytes, c->seq);
 }
 
 /* Resolves the entry for (tag, index); false (and a failed check) when it is not there. */
@@ -61,6 +68,7 @@ static void chosen(void)
     uint64_t seq;
     unsigned e;
     memset(&f, 0, sizeof(f));
+    f.entry_bytes = g_bytes;
     memset(g_mem, 0, sizeof(g_mem));
     rail_tagmap_init(&sent);
 
@@ -87,28 +95,28 @@ static void chosen(void)
     CHECK(sh && seq == 0 && e == 2);
     /* The shadow keeps 12 bytes of the 128-byte entry; the send reads the rest in place. */
     CHECK(sizeof(struct rail_shadow) <= 12);
-    CHECK(sh && rail_cts_fifo_take(MEM, 2, sh, seq, e, &got, err, sizeof(err)) == 0 &&
+    CHECK(sh && rail_cts_fifo_take(&f, MEM, 2, sh, seq, e, &got, err, sizeof(err)) == 0 &&
           got.addr == 0x3000 && got.tag == 5 && got.tag_index == 1);
     /* A peer rewriting the entry after it was absorbed is refused, never used: another (tag,
      * index) under the same sequence, another round, a torn or malformed entry. */
     struct rail_cts x = a2;
     x.tag_index = 7;
     put(0, 2, &x);
-    CHECK(sh && rail_cts_fifo_take(MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO &&
+    CHECK(sh && rail_cts_fifo_take(&f, MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO &&
           strstr(err, "changed from tag 5 #1 to tag 5 #7") != NULL);
     x = a2;
     x.seq += RAIL_FIFO_SLOTS;
     put(0, 2, &x);
-    CHECK(sh && rail_cts_fifo_take(MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO &&
+    CHECK(sh && rail_cts_fifo_take(&f, MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO &&
           strstr(err, "written again") != NULL);
     x = a2;
     x.seq = 0;
     put(0, 2, &x);
-    CHECK(sh && rail_cts_fifo_take(MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO);
+    CHECK(sh && rail_cts_fifo_take(&f, MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO);
     x = a2;
     x.entry = 1;
     put(0, 2, &x);
-    CHECK(sh && rail_cts_fifo_take(MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO &&
+    CHECK(sh && rail_cts_fifo_take(&f, MEM, 2, sh, seq, e, &got, err, sizeof(err)) == -EPROTO &&
           strstr(err, "read again") != NULL);
     put(0, 2, &a2);
     CHECK(rail_cts_fifo_find(&f, 6, 1, &seq, &e) == NULL);
@@ -144,7 +152,7 @@ static void chosen(void)
     struct rail_cts out;
     t.seq = 3 + 1 + 5;
     put(3, 0, &t);
-    CHECK_EQ_INT(rail_cts_read(MEM + 3 * RAIL_MAX_RECVS * RAIL_CTS_BYTES, 4, &out), 1);
+    CHECK_EQ_INT(rail_cts_read_as(MEM + 3 * RAIL_MAX_RECVS * g_bytes, g_bytes, 4, &out), 1);
     CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
     CHECK_EQ_INT(f.scan, 3);
 
@@ -167,6 +175,7 @@ static void chosen(void)
     /* A full window: 64 slots absorbed and unresolved; a 65th slot (sequence 64, the memory of
      * slot 0) is not read while slot 0 is still open. */
     memset(&f, 0, sizeof(f));
+    f.entry_bytes = g_bytes;
     memset(g_mem, 0, sizeof(g_mem));
     for (uint64_t q = 0; q < RAIL_FIFO_SLOTS; q++) {
         struct rail_cts w = mk(q, 1, 0, 2, (uint32_t)q, 0x1000);
@@ -373,7 +382,7 @@ static void send_one(struct sim *s)
     struct rail_shadow *sh = rail_cts_fifo_find(&s->f, tag, index, &seq, &e);
     if (sh) {
         struct rail_cts c;
-        if (rail_cts_fifo_take(MEM, 2, sh, seq, e, &c, err, sizeof(err)) != 0) {
+        if (rail_cts_fifo_take(&s->f, MEM, 2, sh, seq, e, &c, err, sizeof(err)) != 0) {
             fprintf(stderr, "take: %s\n", err);
             s->bad++;
             return;
@@ -435,6 +444,7 @@ static void stream(uint32_t seed)
     static struct sim sim; /* large: not on the stack */
     struct sim *s = &sim;
     memset(s, 0, sizeof(*s));
+    s->f.entry_bytes = g_bytes;
     memset(g_mem, 0, sizeof(g_mem));
     s->seed = seed;
     rail_tagmap_init(&s->posted);
@@ -483,8 +493,52 @@ static void stream(uint32_t seed)
     rail_tagmap_free(&s->sent);
 }
 
+/* The compact layout (wire version 6): every field and all 8 rkeys survive the round trip, the
+ * sequence word is the entry's last, and sequences compare modulo 2^32 (the slot rounds around
+ * 2^32 are told apart; never-written reads as not yet written). */
+static void compact(void)
+{
+    uint8_t p[RAIL_CTS_COMPACT_BYTES + 8];
+    memset(p, 0xEE, sizeof(p));
+    struct rail_cts c = mk(41, 3, 2, -7, 1234, 0x7f0012345678ull), out;
+    c.size = 0x123456789ull;
+    for (int rl = 0; rl < RAIL_MAX_RAILS; rl++)
+        c.rkey[rl] = 0xA0000000u + (uint32_t)rl;
+    rail_cts_stage(p, RAIL_CTS_COMPACT_BYTES, &c, RAIL_MAX_RAILS);
+    CHECK_EQ_INT(rail_cts_read_as(p, RAIL_CTS_COMPACT_BYTES, 42, &out), 1); /* seq not yet */
+    rail_cts_stage_seq(p, RAIL_CTS_COMPACT_BYTES, 42);
+    CHECK(p[RAIL_CTS_COMPACT_BYTES - 4] == 42 && p[RAIL_CTS_COMPACT_BYTES] == 0xEE);
+    CHECK_EQ_INT(rail_cts_read_as(p, RAIL_CTS_COMPACT_BYTES, 42, &out), 0);
+    CHECK(out.addr == c.addr && out.size == c.size && out.tag == -7 && out.tag_index == 1234 &&
+          out.nreqs == 3 && out.entry == 2 && out.seq == 42 &&
+          memcmp(out.rkey, c.rkey, sizeof(c.rkey)) == 0);
+    char err[128];
+    CHECK_EQ_INT(rail_cts_check(&out, 42, 2, RAIL_MAX_RAILS, err, sizeof(err)), 0);
+    /* A later round of the slot: 2 (overwritten); an older one or another slot's: 1. */
+    CHECK_EQ_INT(rail_cts_read_as(p, RAIL_CTS_COMPACT_BYTES, 42 + RAIL_FIFO_SLOTS, &out), 1);
+    CHECK_EQ_INT(rail_cts_read_as(p, RAIL_CTS_COMPACT_BYTES, 43, &out), 1);
+    rail_cts_stage_seq(p, RAIL_CTS_COMPACT_BYTES, 42 + RAIL_FIFO_SLOTS);
+    CHECK_EQ_INT(rail_cts_read_as(p, RAIL_CTS_COMPACT_BYTES, 42, &out), 2);
+    /* Around 2^32: sequence 2^32 + 5 is stored as 5 and read as the full sequence. */
+    uint64_t big = (1ull << 32) + 5;
+    rail_cts_stage_seq(p, RAIL_CTS_COMPACT_BYTES, big);
+    CHECK_EQ_INT(rail_cts_read_as(p, RAIL_CTS_COMPACT_BYTES, big, &out), 0);
+    CHECK(out.seq == big);
+    CHECK_EQ_INT(rail_cts_read_as(p, RAIL_CTS_COMPACT_BYTES, big - RAIL_FIFO_SLOTS, &out), 2);
+    CHECK_EQ_INT(rail_cts_read_as(p, RAIL_CTS_COMPACT_BYTES, big + RAIL_FIFO_SLOTS, &out), 1);
+    rail_cts_stage_seq(p, RAIL_CTS_COMPACT_BYTES, 0);
+    CHECK_EQ_INT(rail_cts_read_as(p, RAIL_CTS_COMPACT_BYTES, 1, &out), 1);
+    /* The sender's region: the FIFO is half, the credit and answers follow it. */
+    CHECK(RAIL_FIFO_BYTES_OF(RAIL_CTS_COMPACT_BYTES) * 2 == RAIL_FIFO_BYTES);
+    CHECK(RAIL_SEND_REGION - RAIL_SEND_REGION_OF(RAIL_CTS_COMPACT_BYTES) == RAIL_FIFO_BYTES / 2);
+}
+
 int main(void)
 {
+    compact();
+    chosen();
+    fuzz_seeds(stream, 10, 2654435761u);
+    g_bytes = RAIL_CTS_COMPACT_BYTES; /* the same cases over the compact layout */
     chosen();
     fuzz_seeds(stream, 10, 2654435761u);
     return check_report("test_cts_fifo");

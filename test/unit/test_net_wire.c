@@ -198,7 +198,7 @@ static void test_meta_rejects(void)
                                           sizeof(g_err)),
                  -EPROTO);
     g_frame[0] ^= 1;
-    g_frame[4] = RAIL_WIRE_VERSION_ECE + 1;
+    g_frame[4] = RAIL_WIRE_VERSION_MAX + 1;
     CHECK_EQ_INT(rail_frame_header_decode(g_frame, type, 1 << 16, &body_len, &csum, NULL, g_err,
                                           sizeof(g_err)),
                  -EPROTO);

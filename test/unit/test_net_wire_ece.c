@@ -27,7 +27,7 @@ static void test_handle_extension(void)
     uint8_t buf[RAIL_HANDLE_BYTES];
     rail_handle_encode(&h, buf);
     CHECK_EQ_INT(rail_handle_decode(buf, &d, g_err, sizeof(g_err)), 0);
-    CHECK_EQ_INT(d.meta_version, RAIL_WIRE_VERSION_ECE);
+    CHECK_EQ_INT(d.meta_version, RAIL_WIRE_VERSION_MAX);
 
     /* An older listener writes zeros after the checked part: version 4 frames for it. */
     memset(buf + 44, 0, 8);
@@ -46,8 +46,9 @@ static void test_handle_extension(void)
     CHECK_EQ_INT(undetected, 0);
 
     /* A consistent extension naming version 4 (or reserved bytes) is not something a plugin
-     * writes; a newer listener (version 6) takes this plugin's version 5. */
-    for (int v = 4; v <= 6; v++) {
+     * writes; version 5 and 6 listeners read as such, a newer one (7) takes this plugin's
+     * newest. */
+    for (int v = 4; v <= 7; v++) {
         rail_handle_encode(&h, buf);
         buf[44] = (uint8_t)v;
         uint32_t sum = rail_wire_checksum(buf, 48);
@@ -58,7 +59,7 @@ static void test_handle_extension(void)
             CHECK(strstr(g_err, "metadata version 4") != NULL);
         } else {
             CHECK_EQ_INT(rc, 0);
-            CHECK_EQ_INT(d.meta_version, RAIL_WIRE_VERSION_ECE);
+            CHECK_EQ_INT(d.meta_version, v < RAIL_WIRE_VERSION_MAX ? v : RAIL_WIRE_VERSION_MAX);
         }
     }
     rail_handle_encode(&h, buf);
@@ -155,11 +156,11 @@ static void test_versions(void)
     CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION, len5, &d), -EPROTO);
     CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_ECE, len4, &d), -EPROTO);
     /* Versions this plugin does not speak, in a metadata header: both named. */
-    g_frame[4] = RAIL_WIRE_VERSION_ECE + 1;
+    g_frame[4] = RAIL_WIRE_VERSION_MAX + 1;
     CHECK_EQ_INT(rail_frame_header_decode(g_frame, type, RAIL_META_MAX_BODY, &body_len, &csum,
                                           &version, g_err, sizeof(g_err)),
                  -EPROTO);
-    CHECK(strstr(g_err, "version 6") != NULL && strstr(g_err, "speaks 4 and 5") != NULL);
+    CHECK(strstr(g_err, "version 7") != NULL && strstr(g_err, "speaks 4..6") != NULL);
     g_frame[4] = RAIL_WIRE_VERSION - 1;
     CHECK_EQ_INT(rail_frame_header_decode(g_frame, type, RAIL_META_MAX_BODY, &body_len, &csum,
                                           &version, g_err, sizeof(g_err)),
@@ -175,7 +176,7 @@ static void test_versions(void)
     CHECK_EQ_INT(rail_ready_encode(ready, sizeof(ready)), RAIL_FRAME_HDR + 8);
     CHECK_EQ_INT(ready[4], RAIL_WIRE_VERSION);
     /* The encoder writes only the two versions. */
-    m.version = RAIL_WIRE_VERSION_ECE + 1;
+    m.version = RAIL_WIRE_VERSION_MAX + 1;
     CHECK_EQ_INT(rail_meta_encode(type, &m, g_frame, sizeof(g_frame)), -EINVAL);
 }
 
