@@ -133,7 +133,7 @@ static int child(void)
         smem[i] = pat(i);
     memset(rpool, 0, rlen);
     if (o.exhaust) {
-        open_all(&snd, &rcv, o.conns, smem, slen, rpool, rlen, NULL, NULL);
+        open_all(&snd, &rcv, o.conns, smem, slen, rpool, rlen, NULL);
         int ok = atomic_load(&g_sh->exhaust_at);
         int upto = ok ? ok - 1 : o.conns; /* connections before the failing one */
         r->nsend = snd.n;
@@ -147,12 +147,12 @@ static int child(void)
         return 0;
     }
     /* Warm-up: one connection per pair, opened, used and closed (devices, caches, first QPs). */
-    open_all(&snd, &rcv, 1, smem, slen, rpool, rlen, NULL, NULL);
+    open_all(&snd, &rcv, 1, smem, slen, rpool, rlen, NULL);
     traffic_all(&snd, &rcv, 1, smem, rpool);
     close_all(&snd, &rcv);
     barrier();
     snapshot(&r->s[S_BASE]);
-    open_all(&snd, &rcv, o.conns, smem, slen, rpool, rlen, &r->setup_s, &r->setup_cpu_s);
+    open_all(&snd, &rcv, o.conns, smem, slen, rpool, rlen, r);
     snapshot(&r->s[S_CONN]);
     r->nsend = snd.n;
     r->nrecv = rcv.n;
@@ -188,13 +188,19 @@ static void report(double wall)
 {
     struct result sum = {0};
     int pairs = 0;
-    double setup = 0, setup_cpu = 0;
+    double setup = 0, setup_cpu = 0, user = 0, sys = 0;
+    long minflt = 0, ncalls = 0, acalls = 0;
     long d[S_N][2 + RAIL_VERBS_NCOUNTS] = {{0}};
     for (int p = 0; p < o.procs; p++) {
         const struct result *r = &g_sh->res[p];
         pairs += r->nsend;
         setup = r->setup_s > setup ? r->setup_s : setup;
         setup_cpu += r->setup_cpu_s;
+        user += r->setup_user_s;
+        sys += r->setup_sys_s;
+        minflt += r->setup_minflt;
+        ncalls += r->connect_calls;
+        acalls += r->accept_calls;
         sum.warns += r->warns;
         for (int s = S_CONN; s < S_N; s++) {
             d[s][0] += r->s[s].rss_kib - r->s[S_BASE].rss_kib;
@@ -230,6 +236,10 @@ static void report(double wall)
             per(d[S_CONN][2 + RAIL_VERBS_USER_MRS], pairs));
     printf("scale per_conn setup_ms=%.3f setup_cpu_ms=%.3f (wall; CPU of all processes)\n",
            setup * 1e3 / (pairs > 0 ? pairs : 1), setup_cpu * 1e3 / (pairs > 0 ? pairs : 1));
+    printf("scale per_conn setup_user_ms=%.3f setup_sys_ms=%.3f setup_faults=%.1f "
+           "connect_calls=%.1f accept_calls=%.1f (setup, all processes: getrusage)\n",
+           user * 1e3 / (pairs > 0 ? pairs : 1), sys * 1e3 / (pairs > 0 ? pairs : 1),
+           per(minflt, pairs), per(ncalls, pairs), per(acalls, pairs));
     printf("scale idle test_ns=%.0f cycle_us=%.2f (CPU time; cycle: 8 B, median of 3 x %d)\n",
            s1->test_ns, s0->cycle_us > s1->cycle_us ? s0->cycle_us : s1->cycle_us, o.msgs);
     if (o.plugin)

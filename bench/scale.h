@@ -34,6 +34,9 @@ struct snap {
 struct result {
     struct snap s[S_N];
     double setup_s, setup_cpu_s, test_ns, cycle_us;
+    double setup_user_s, setup_sys_s; /* getrusage of the setup: user and kernel CPU */
+    long setup_minflt;                /* page faults (minor) during the setup */
+    long connect_calls, accept_calls; /* connect() / accept() calls during the setup */
     int nsend, nrecv, warns, ok;
     int fail_at;         /* --exhaust: 1-based connection whose connect/accept failed, 0: none */
     int fail_warns;      /* WARN lines while it was set up (the fault layer's own aside) */
@@ -98,9 +101,10 @@ static inline uint8_t pat(size_t i)
 void die(const char *what, int rc);
 /* All processes meet; a process that finds the run failed ends. */
 void barrier(void);
-/* Connections of channels [0, kmax): set up in windows (secs, cpu: wall and CPU time, or NULL). */
+/* Connections of channels [0, kmax): set up in windows; r (or NULL) gets the wall and CPU time,
+ * page faults and connect/accept calls of the setup. */
 void open_all(struct side *snd, struct side *rcv, int kmax, uint8_t *smem, size_t slen,
-              uint8_t *rpool, size_t rlen, double *secs, double *cpu);
+              uint8_t *rpool, size_t rlen, struct result *r);
 /* One 4 KiB and one 256 KiB message over each connection of channels [0, kmax), checked. */
 void traffic_all(struct side *snd, struct side *rcv, int kmax, uint8_t *smem, uint8_t *rpool);
 void close_all(struct side *snd, struct side *rcv);

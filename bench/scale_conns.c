@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "nccl/nccl_net.h"
@@ -77,6 +78,13 @@ static void exhausted(struct conn *c, int warns0)
     atomic_compare_exchange_strong(&g_sh->exhaust_at, &zero, c->k + 1);
 }
 
+static double tv_s(const struct timeval *t)
+{
+    return (double)t->tv_sec + (double)t->tv_usec * 1e-6;
+}
+
+static long g_connect_calls, g_accept_calls; /* during open_all */
+
 /* Sets up channels [k0, k1) of every pair: listen, then connect and accept until all are done. */
 static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, void *smem,
                          size_t slen, void *rmem, size_t rlen)
@@ -105,6 +113,7 @@ static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, voi
             if (c->k < k0 || c->k >= k1 || c->comm || c->st == 8)
                 continue;
             rc = nb_net_connect(NET, my_dev(), handle(g_me, c->peer, c->k), &c->comm);
+            g_connect_calls++;
             if (rc && o.exhaust) {
                 exhausted(c, warns0);
                 continue;
@@ -121,6 +130,7 @@ static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, voi
             if (c->k < k0 || c->k >= k1 || c->comm || c->st == 8)
                 continue;
             rc = nb_net_accept(NET, c->lc, &c->comm);
+            g_accept_calls++;
             if (rc && o.exhaust) {
                 nb_net_close_listen(NET, c->lc);
                 c->lc = NULL;
@@ -250,10 +260,13 @@ void close_all(struct side *snd, struct side *rcv)
 
 /* Connections of channels [0, kmax): set up in windows, traffic in windows of XWIN. */
 void open_all(struct side *snd, struct side *rcv, int kmax, uint8_t *smem, size_t slen,
-              uint8_t *rpool, size_t rlen, double *secs, double *cpu)
+              uint8_t *rpool, size_t rlen, struct result *r)
 {
+    struct rusage u0, u1;
     plan(snd, rcv, kmax);
     barrier();
+    g_connect_calls = g_accept_calls = 0;
+    getrusage(RUSAGE_SELF, &u0);
     double t0 = now(), c0 = cpu_now();
     for (int k = 0; k < kmax; k += o.window) {
         setup_window(snd, rcv, k, k + o.window < kmax ? k + o.window : kmax, smem, slen, rpool,
@@ -265,10 +278,16 @@ void open_all(struct side *snd, struct side *rcv, int kmax, uint8_t *smem, size_
         }
     }
     barrier();
-    if (secs)
-        *secs = now() - t0;
-    if (cpu)
-        *cpu = cpu_now() - c0;
+    if (!r)
+        return;
+    r->setup_s = now() - t0;
+    r->setup_cpu_s = cpu_now() - c0;
+    getrusage(RUSAGE_SELF, &u1);
+    r->setup_user_s = tv_s(&u1.ru_utime) - tv_s(&u0.ru_utime);
+    r->setup_sys_s = tv_s(&u1.ru_stime) - tv_s(&u0.ru_stime);
+    r->setup_minflt = u1.ru_minflt - u0.ru_minflt;
+    r->connect_calls = g_connect_calls;
+    r->accept_calls = g_accept_calls;
 }
 
 void traffic_all(struct side *snd, struct side *rcv, int kmax, uint8_t *smem, uint8_t *rpool)
