@@ -8,7 +8,8 @@
 # Rows: two processes, N connections from one to the other, one or two rails, 1 or 4 QPs per
 # connection; then an all-to-all among 8 processes with 64 connections per ordered pair.
 # Columns: resident memory after setup and after one 4 KiB + one 256 KiB message on each,
-# registered memory (the plugin's own regions), QPs and CQs, setup wall and CPU time, one
+# registered memory (the plugin's own regions), QPs and CQs, setup wall and CPU time (both
+# processes, their polling included) and page faults during the setup, one
 # test() with every comm idle, one 8-byte isend/irecv/test cycle (CPU time), heap in use, and
 # heap left after closing everything (all processes; the shm provider keeps a 12 KiB receive
 # ring per QP slot it ever used). Figures only (bench/README.md, "Scale"); exit status 1 when a
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
   --build) build=$2; shift ;;
   --max) max=$2; shift ;;
   --quick) quick=1 ;;
-  *) sed -n "2,16p" "$0"; exit 2 ;;
+  *) sed -n "2,17p" "$0"; exit 2 ;;
   esac
   shift
 done
@@ -30,8 +31,8 @@ bin=$build/bench/scale
 ns="1 64 512 4096"
 [ "$quick" = 1 ] && ns="1 64"
 fail=0
-printf '%-26s %8s %8s %8s %6s %6s %8s %8s %8s %8s %8s %9s\n' run "rss KiB" "+traffic" "reg KiB" QPs CQs \
-  "setup ms" "cpu ms" "test ns" "cycle us" "heap KiB" "closed KiB"
+printf '%-26s %8s %8s %8s %6s %6s %8s %8s %7s %8s %8s %8s %9s\n' run "rss KiB" "+traffic" "reg KiB" QPs CQs \
+  "setup ms" "cpu ms" faults "test ns" "cycle us" "heap KiB" "closed KiB"
 row() { # label, then scale's arguments
   local label=$1 out
   shift
@@ -43,9 +44,10 @@ row() { # label, then scale's arguments
     /per_conn rss_kib=/ { rss = v("rss_kib"); rt = v("rss_traffic_kib"); heap = v("heap_traffic_kib") }
     /per_conn qps=/ { qps = v("qps"); cqs = v("cqs"); reg = v("reg_kib") }
     /per_conn setup_ms=/ { setup = v("setup_ms"); cpu = v("setup_cpu_ms") }
+    /per_conn setup_user_ms=/ { flt = v("setup_faults") }
     /idle test_ns=/ { tns = v("test_ns"); cyc = v("cycle_us") }
     /closed heap_kib=/ { closed = v("heap_kib") }
-    END { printf "%-26s %8s %8s %8s %6s %6s %8s %8s %8s %8s %8s %9s\n", l, rss, rt, reg, qps, cqs, setup, cpu, tns, cyc, heap, closed }'
+    END { printf "%-26s %8s %8s %8s %6s %6s %8s %8s %7s %8s %8s %8s %9s\n", l, rss, rt, reg, qps, cqs, setup, cpu, flt, tns, cyc, heap, closed }'
   rm -f /tmp/scale-$$.err
 }
 for rails in 1 2; do

@@ -27,13 +27,14 @@ void rail_accept_pool_free(struct rail_accept_pool *p);
 /* Connections dropped so far (strays). */
 unsigned rail_accept_pool_dropped(const struct rail_accept_pool *p);
 
-/* One step: takes the connections waiting on lfd, reads from every candidate. 1: a candidate
- * delivered a valid frame for `nonce`; *fd and *rx (the whole frame) are handed over and the
- * candidate leaves the pool. 0: none yet (call again). -errno: the listen socket itself failed
- * (err says why). `where` names the device in the INFO lines. now_ns is the clock (tests pass
- * their own). */
+/* One step: reads from every candidate, then takes the connections waiting on lfd (each read
+ * as it is taken). 1: a candidate delivered a valid frame for `nonce`; *fd, its address (peer,
+ * "a.b.c.d:port") and *rx (the whole frame) are handed over and the candidate leaves the pool;
+ * connections still in the backlog wait for the next step. 0: none yet (call again). -errno:
+ * the listen socket itself failed (err says why). `where` names the device in the INFO lines.
+ * now_ns is the clock (tests pass their own). */
 int rail_accept_pool_step(struct rail_accept_pool *p, int lfd, uint64_t nonce, const char *where,
-                          uint64_t now_ns, int *fd, struct rail_oob_rx *rx, char *err,
-                          size_t errlen);
+                          uint64_t now_ns, int *fd, char *peer, size_t peerlen,
+                          struct rail_oob_rx *rx, char *err, size_t errlen);
 
 #endif

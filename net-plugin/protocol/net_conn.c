@@ -33,6 +33,7 @@ struct rail_conn_state {
     struct rail_conn_state *next;
     int stage;
     int fd;
+    char peer[64]; /* "a.b.c.d:port" of the other end */
     int sl, tc;
     uint64_t deadline_ns;   /* the peer must finish the handshake by then (both sides) */
     struct rail_comm *comm; /* send comm (connect) or receive comm (accept, after META_S) */
@@ -166,6 +167,7 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     }
     st->comm = &s->base;
     ar_setup(s, d);
+    rail_oob_handle_name(h, st->peer, sizeof(st->peer));
     rc = rail_oob_connect_start(h, &st->fd, err, errlen);
     if (rc < 0) {
         state_free(st);
@@ -234,7 +236,12 @@ static int connect_step(struct rail_conn_state *st, char *err, size_t errlen)
     while (rc == 1) {
         switch (st->stage) {
         case ST_CONNECTING:
-            rc = rail_oob_connect_check(st->fd, err, errlen);
+            /* No poll for the TCP connection: send() says EAGAIN while it is being set up and
+             * the connect's own error (refused, unreachable) when it failed, and on loopback or
+             * a LAN the metadata goes out in the same call as the connect. */
+            rc = rail_oob_send(st->fd, &st->tx, err, errlen);
+            if (rc < 0 && st->tx.off == 0)
+                snprintf(err, errlen, "connect: %s", strerror(-rc));
             break;
         case ST_SEND_META:
         case ST_SEND_READY:
@@ -373,9 +380,7 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     }
     rc = connect_step(st, err, sizeof(err));
     if (rc < 0) {
-        char peer[64];
-        rail_oob_peer_name(st->fd, peer, sizeof(peer));
-        RAIL_WARN(NCCL_NET, "connect on %s to %s: %s", d->name, peer, err);
+        RAIL_WARN(NCCL_NET, "connect on %s to %s: %s", d->name, st->peer, err);
         rail_handle_stage_set(handle, 0);
         state_free(st);
         return rc;
@@ -389,7 +394,7 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     c->fd = st->fd;
     st->fd = -1;
     st->comm = NULL;
-    rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
+    snprintf(c->peer, sizeof(c->peer), "%s", st->peer);
     rail_comm_stats_open(c);
     const struct rail_send_comm *sc = (const struct rail_send_comm *)c;
     RAIL_INFO(NCCL_NET,
@@ -505,8 +510,9 @@ static int accept_step(struct rail_listen_comm *lc, struct rail_conn_state *st, 
         case ST_CONNECTING:
             /* Strays (a scanner, a health check, junk, a wrong nonce, silence) are dropped
              * there; only the peer's valid metadata frame comes out. */
-            rc = rail_accept_pool_step(lc->pool, lc->fd, lc->nonce, lc->dev->name,
-                                       rail_oob_now_ns(), &st->fd, &st->rx, err, errlen);
+            rc =
+                rail_accept_pool_step(lc->pool, lc->fd, lc->nonce, lc->dev->name, rail_oob_now_ns(),
+                                      &st->fd, st->peer, sizeof(st->peer), &st->rx, err, errlen);
             if (rc == 1) {
                 st->deadline_ns = rail_oob_now_ns() + RAIL_OOB_HANDSHAKE_NS;
                 rc = accept_meta(lc, st, err, errlen);
@@ -567,10 +573,8 @@ int rail_net_accept(void *listen_comm, void **recv_comm)
         return 0;
     lc->pending = NULL;
     if (rc < 0) {
-        char peer[64] = "?";
-        if (st->fd >= 0)
-            rail_oob_peer_name(st->fd, peer, sizeof(peer));
-        RAIL_WARN(NCCL_NET, "accept on %s from %s: %s", lc->dev->name, peer, err);
+        RAIL_WARN(NCCL_NET, "accept on %s from %s: %s", lc->dev->name, st->fd >= 0 ? st->peer : "?",
+                  err);
         state_free(st);
         return rc;
     }
@@ -578,7 +582,7 @@ int rail_net_accept(void *listen_comm, void **recv_comm)
     c->fd = st->fd;
     st->fd = -1;
     st->comm = NULL;
-    rail_oob_peer_name(c->fd, c->peer, sizeof(c->peer));
+    snprintf(c->peer, sizeof(c->peer), "%s", st->peer);
     RAIL_INFO(NCCL_NET,
               "recv comm %p: %s <- %s, %d rail(s) x %d QP(s) of %d receive WRs, %d eager slots "
               "of %u bytes, %u-byte clear-to-send entries%s",

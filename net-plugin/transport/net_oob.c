@@ -51,7 +51,16 @@ int rail_oob_deadline(int rc, uint64_t now_ns, uint64_t deadline_ns, const char 
     return -ETIMEDOUT;
 }
 
-uint64_t rail_random64(void)
+static pthread_mutex_t g_rand_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_rand_state;
+static bool g_rand_seeded, g_rand_atfork;
+
+static void rand_forked(void)
+{
+    g_rand_seeded = false; /* the child must not repeat its parent's nonces */
+}
+
+static uint64_t seed64(void)
 {
     uint64_t v = 0;
     if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
@@ -59,7 +68,25 @@ uint64_t rail_random64(void)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         v = ((uint64_t)ts.tv_nsec << 32) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 16);
     }
-    return v ? v : 1;
+    return v;
+}
+
+/* splitmix64 over a state seeded once: distinct values for 2^64 calls. */
+uint64_t rail_random64(void)
+{
+    pthread_mutex_lock(&g_rand_lock);
+    if (!g_rand_atfork)
+        g_rand_atfork = pthread_atfork(NULL, NULL, rand_forked) == 0;
+    if (!g_rand_seeded) {
+        g_rand_state = seed64();
+        g_rand_seeded = true;
+    }
+    uint64_t z = (g_rand_state += 0x9e3779b97f4a7c15ull);
+    pthread_mutex_unlock(&g_rand_lock);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return z ? z : 1;
 }
 
 static bool usable(const struct ifaddrs *ifa)
@@ -147,6 +174,25 @@ static int local_addr(struct sockaddr_storage *ss, char *err, size_t errlen)
     return st < 0 ? st : 0;
 }
 
+/* The listener's address in a handle, as a socket address; returns its length. */
+static socklen_t handle_addr(const struct rail_handle *h, struct sockaddr_storage *ss)
+{
+    memset(ss, 0, sizeof(*ss));
+    ss->ss_family = (sa_family_t)h->family;
+    if (h->family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)ss;
+        a->sin_port = htons(h->port);
+        memcpy(&a->sin_addr, h->addr, 4);
+        return sizeof(*a);
+    }
+    struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+    a->sin6_port = htons(h->port);
+    memcpy(&a->sin6_addr, h->addr, 16);
+    return sizeof(*a);
+}
+
+static void addr_name(const struct sockaddr_storage *ss, char *buf, size_t len);
+
 static void tune_socket(int fd)
 {
     int one = 1, idle = 10, intvl = 5, cnt = 3;
@@ -203,23 +249,8 @@ int rail_oob_listen(struct rail_handle *h, int *fd, char *err, size_t errlen)
 int rail_oob_connect_start(const struct rail_handle *h, int *fd, char *err, size_t errlen)
 {
     struct sockaddr_storage ss;
-    socklen_t len;
-    int s;
-
-    memset(&ss, 0, sizeof(ss));
-    ss.ss_family = (sa_family_t)h->family;
-    if (h->family == AF_INET) {
-        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-        a->sin_port = htons(h->port);
-        memcpy(&a->sin_addr, h->addr, 4);
-        len = sizeof(*a);
-    } else {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-        a->sin6_port = htons(h->port);
-        memcpy(&a->sin6_addr, h->addr, 16);
-        len = sizeof(*a);
-    }
-    s = socket(h->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    socklen_t len = handle_addr(h, &ss);
+    int s = socket(h->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
         return -errno;
@@ -251,9 +282,11 @@ int rail_oob_connect_check(int fd, char *err, size_t errlen)
     return 1;
 }
 
-int rail_oob_accept(int lfd, int *fd, char *err, size_t errlen)
+int rail_oob_accept(int lfd, int *fd, char *peer, size_t peerlen, char *err, size_t errlen)
 {
-    int s = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    int s = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (s < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
             return 0;
@@ -261,6 +294,7 @@ int rail_oob_accept(int lfd, int *fd, char *err, size_t errlen)
         return -errno;
     }
     tune_socket(s);
+    addr_name(&ss, peer, peerlen);
     *fd = s;
     return 1;
 }
@@ -280,11 +314,12 @@ int rail_oob_send(int fd, struct rail_oob_tx *tx, char *err, size_t errlen)
     return 1;
 }
 
-/* Reads up to `want` bytes total into rx->buf: 1 when there, 0 would block, -errno. */
-static int fill(int fd, struct rail_oob_rx *rx, size_t want, char *err, size_t errlen)
+/* Reads into rx->buf until it holds `want` bytes, taking up to `cap` in one go: 1 when there, 0
+ * would block, -errno. */
+static int fill(int fd, struct rail_oob_rx *rx, size_t want, size_t cap, char *err, size_t errlen)
 {
     while (rx->off < want) {
-        ssize_t n = recv(fd, rx->buf + rx->off, want - rx->off, MSG_DONTWAIT);
+        ssize_t n = recv(fd, rx->buf + rx->off, cap - rx->off, MSG_DONTWAIT);
         if (n == 0) {
             snprintf(err, errlen, "peer closed the connection during the handshake");
             return -ECONNRESET;
@@ -300,11 +335,22 @@ static int fill(int fd, struct rail_oob_rx *rx, size_t want, char *err, size_t e
     return 1;
 }
 
+/* How far the first read of a frame may reach. The sender of a metadata frame writes nothing
+ * more until it has the answer, so whatever is there is that frame: header and body come in one
+ * recv(). READY is read exactly (header and its 8-byte body), and a control frame header by
+ * header: control frames may follow them back to back. */
+static size_t read_ahead(int want_type)
+{
+    if (want_type == RAIL_FRAME_META_S || want_type == RAIL_FRAME_META_R)
+        return RAIL_OOB_MAX;
+    return want_type == RAIL_FRAME_READY ? RAIL_FRAME_HDR + 8 : RAIL_FRAME_HDR;
+}
+
 int rail_oob_recv(int fd, struct rail_oob_rx *rx, int want_type, char *err, size_t errlen)
 {
     int rc;
     if (!rx->have_hdr) {
-        rc = fill(fd, rx, RAIL_FRAME_HDR, err, errlen);
+        rc = fill(fd, rx, RAIL_FRAME_HDR, read_ahead(want_type), err, errlen);
         if (rc <= 0)
             return rc;
         rc = rail_frame_header_decode(rx->buf, want_type, RAIL_OOB_MAX - RAIL_FRAME_HDR,
@@ -312,8 +358,16 @@ int rail_oob_recv(int fd, struct rail_oob_rx *rx, int want_type, char *err, size
         if (rc < 0)
             return rc;
         rx->have_hdr = 1;
+        if (rx->off > RAIL_FRAME_HDR + (size_t)rx->body_len) {
+            snprintf(err, errlen,
+                     "the peer sent %zu bytes after its %u-byte frame without waiting for the "
+                     "answer",
+                     rx->off - RAIL_FRAME_HDR - rx->body_len, RAIL_FRAME_HDR + rx->body_len);
+            return -EPROTO;
+        }
     }
-    return fill(fd, rx, RAIL_FRAME_HDR + (size_t)rx->body_len, err, errlen);
+    size_t len = RAIL_FRAME_HDR + (size_t)rx->body_len;
+    return fill(fd, rx, len, len, err, errlen);
 }
 
 int rail_oob_peer_alive(int fd)
@@ -330,22 +384,34 @@ int rail_oob_peer_alive(int fd)
     return 0;
 }
 
+static void addr_name(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+    char text[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, text, sizeof(text));
+        port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
+    } else if (ss->ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, text, sizeof(text));
+        port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+    }
+    snprintf(buf, len, "%s:%d", text, port);
+}
+
 void rail_oob_peer_name(int fd, char *buf, size_t len)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
-    char text[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0) {
-        if (ss.ss_family == AF_INET) {
-            inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, text, sizeof(text));
-            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
-        } else if (ss.ss_family == AF_INET6) {
-            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, text, sizeof(text));
-            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-        }
-    }
-    snprintf(buf, len, "%s:%d", text, port);
+    if (getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+        ss.ss_family = AF_UNSPEC;
+    addr_name(&ss, buf, len);
+}
+
+void rail_oob_handle_name(const struct rail_handle *h, char *buf, size_t len)
+{
+    struct sockaddr_storage ss;
+    handle_addr(h, &ss);
+    addr_name(&ss, buf, len);
 }
 
 void rail_oob_close(int *fd)

@@ -37,6 +37,7 @@ static void capture(ncclDebugLogLevel level, unsigned long flags, const char *fi
 }
 
 static struct sockaddr_in g_addr;
+static char g_peer[64];
 
 static int stray(const void *bytes, size_t n)
 {
@@ -70,7 +71,8 @@ static int step_until(struct rail_accept_pool *p, int lfd, uint64_t nonce, uint6
 {
     char err[256];
     for (int i = 0; i < 400; i++) {
-        int rc = rail_accept_pool_step(p, lfd, nonce, "lo0", now, fd, rx, err, sizeof(err));
+        int rc = rail_accept_pool_step(p, lfd, nonce, "lo0", now, fd, g_peer, sizeof(g_peer), rx,
+                                       err, sizeof(err));
         if (rc != 0 || g_drops >= want)
             return rc;
         usleep(2000);
@@ -129,11 +131,11 @@ int main(void)
     /* ... and goes only once RAIL_ACCEPT_STRAY_NS has passed since it was taken. */
     char err[256];
     CHECK_EQ_INT(rail_accept_pool_step(p, lfd, nonce, "lo0", t0 + RAIL_ACCEPT_STRAY_NS - 1, &fd,
-                                       &rx, err, sizeof(err)),
+                                       g_peer, sizeof(g_peer), &rx, err, sizeof(err)),
                  0);
     CHECK_EQ_INT(g_drops, 5);
     CHECK_EQ_INT(rail_accept_pool_step(p, lfd, nonce, "lo0", t0 + 2 + RAIL_ACCEPT_STRAY_NS, &fd,
-                                       &rx, err, sizeof(err)),
+                                       g_peer, sizeof(g_peer), &rx, err, sizeof(err)),
                  0);
     CHECK_EQ_INT(g_drops, 6);
     close(silent);
@@ -144,8 +146,8 @@ int main(void)
     for (int i = 0; i < RAIL_ACCEPT_POOL_MAX + 4; i++) {
         flood[i] = stray(NULL, 0);
         usleep(1000);
-        CHECK_EQ_INT(rail_accept_pool_step(p, lfd, nonce, "lo0", t + (uint64_t)i, &fd, &rx, err,
-                                           sizeof(err)),
+        CHECK_EQ_INT(rail_accept_pool_step(p, lfd, nonce, "lo0", t + (uint64_t)i, &fd, g_peer,
+                                           sizeof(g_peer), &rx, err, sizeof(err)),
                      0);
     }
     CHECK_EQ_INT(g_drops, 6 + 4);
