@@ -101,17 +101,16 @@ void rail_comm_destroy_links(struct rail_comm *c)
 
 int rail_region_alloc(size_t size, uint8_t **out)
 {
-    static long page;
     size_t rounded = (size + 4095) & ~(size_t)4095;
     void *p = aligned_alloc(4096, rounded);
     if (!p)
         return -ENOMEM;
-    if (!page)
-        page = sysconf(_SC_PAGESIZE);
+    long page = sysconf(_SC_PAGESIZE); /* from the auxiliary vector: no system call */
     /* The region is whole pages of malloc's private anonymous memory: MADV_DONTNEED zeroes them
      * without touching them, so a page costs a fault only when first used (a fresh heap page
      * costs nothing now; memset faulted in every page of every region at connect, ~40 % of the
-     * setup CPU, issue 27). Pages of another size, or a failed madvise: memset. */
+     * setup CPU, issue 27). Pages of another size, or a failed madvise: memset. This assumes
+     * what every malloc does, private memory: on a shared mapping MADV_DONTNEED would not zero. */
     if (page <= 0 || (uintptr_t)p % (size_t)page != 0 || rounded % (size_t)page != 0 ||
         madvise(p, rounded, MADV_DONTNEED) != 0)
         memset(p, 0, rounded);
