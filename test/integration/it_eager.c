@@ -21,7 +21,7 @@
 static int fill_count(void)
 {
     const char *v = getenv("NCCL_RAIL_EAGER_SLOTS");
-    int n = v ? atoi(v) : 8;
+    int n = v ? atoi(v) : 4;
     return n < 1 ? 1 : n > RAIL_EAGER_SLOTS ? RAIL_EAGER_SLOTS : n;
 }
 
