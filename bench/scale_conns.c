@@ -141,6 +141,10 @@ static void setup_window(struct side *snd, struct side *rcv, int k0, int k1, voi
                 die("accept", rc);
             if (!c->comm) {
                 left = 1;
+                /* --exhaust: accept in channel order, so that the K-th resource taken on this
+                 * side is connection K's whatever order the peer's connects arrive in. */
+                if (o.exhaust)
+                    break;
                 continue;
             }
             nb_net_close_listen(NET, c->lc);
@@ -170,6 +174,13 @@ static void traffic_window(struct side *snd, struct side *rcv, int k0, int k1, u
     }
     for (int i = 0; i < snd->n; i++)
         snd->c[i].st = snd->c[i].k >= k0 && snd->c[i].k < k1 ? 0 : 9;
+    /* --exhaust: every connection before the failing one must be up on both sides. */
+    for (int i = 0; i < rcv->n; i++)
+        if (rcv->c[i].st == 0 && !rcv->c[i].comm)
+            die("receive connection not set up, channel", rcv->c[i].k);
+    for (int i = 0; i < snd->n; i++)
+        if (snd->c[i].st == 0 && !snd->c[i].comm)
+            die("send connection not set up, channel", snd->c[i].k);
     for (int left = 1; left;) {
         left = 0;
         for (int i = 0; i < snd->n; i++) {

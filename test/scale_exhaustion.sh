@@ -6,7 +6,8 @@
 # window holds both) fail from then on (count=0), as an HCA at its limit or RLIMIT_MEMLOCK
 # would. Asserts for each: that connect/accept returns an error (bench/scale --exhaust sees
 # connection K fail, no hang), with exactly ONE WARN on the failing side that names the limit and
-# the knob to change, and that the K-1 connections set up before it then carry a 4 KiB and a
+# the knob to change (scale accepts in channel order under --exhaust, so the K-th resource taken
+# is connection K's whatever order the connects arrive in), and that the K-1 connections set up before it then carry a 4 KiB and a
 # 256 KiB message each, byte-checked (scale exits non-zero on a wrong byte). The other end is not
 # judged: a listen comm whose peer failed before connecting keeps waiting for a connect (NCCL's
 # accept semantics; scale reports it as peer_hung after 30 s), one whose peer failed mid-handshake
