@@ -284,6 +284,49 @@ static void test_residuals(void)
     rail_model_table_free(&t);
 }
 
+/* PAT's residual between node counts: by size up to RAIL_PAT_PER_RANK_FROM bytes per rank (its
+ * 32 KiB bump lines up by size), at the same bytes per rank beyond (its bandwidth knee does). */
+static void test_pat_per_rank(void)
+{
+    static struct rail_topo topo;
+    static struct rail_model m;
+    struct rail_model_table t;
+    make_table(&t);
+    const int P = NCCL_ALGO_PAT, S = NCCL_PROTO_SIMPLE;
+    struct rail_table_resid rows[] = {
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AG, P, S, 1, 2, 4096, 0.3f},
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AG, P, S, 1, 2, 8192, 0.5f},
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AG, P, S, 1, 2, 262144, 0.2f},
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AG, P, S, 1, 2, 1048576, 0.6f},
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AG, P, S, 1, 8, 4096, -0.1f},
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AG, P, S, 1, 8, 8192, 0.1f},
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AG, P, S, 1, 8, 1048576, -0.4f},
+        {RAIL_FAM_EFA, NCCL_HOPPER_COMPCAP_IDX, AG, P, S, 1, 8, 4194304, 0.4f},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        CHECK_EQ_INT(rail_model_table_add_resid(&t, &rows[i]), 0);
+    rail_model_table_sort(&t);
+    topo_p5(&topo);
+    struct rail_comm_shape s = shape_of(4, 1); /* halfway between 2 and 8 nodes in log(nodes) */
+    rail_model_build_with(&m, &topo, &s, NULL, &t);
+    /* 8 KiB is 2 KiB per rank: read at 8 KiB on both node counts (0.5 and 0.1); per rank it
+     * would be 4 KiB on 2 nodes (0.3) and 16 KiB on 8. */
+    CHECK_NEAR(rail_model_residual(&m, AG, P, S, 8192), 0.5 * 0.5 + 0.5 * 0.1, 1e-6);
+    /* 1 MiB is 256 KiB per rank: 512 KiB on 2 nodes (0.4, halfway in log(bytes)), 2 MiB on 8
+     * (0.0); by size it would be 0.5 x 0.6 + 0.5 x -0.4 = 0.1. */
+    CHECK_NEAR(rail_model_residual(&m, AG, P, S, 1048576), 0.5 * 0.4 + 0.5 * 0.0, 1e-5);
+    /* Just under the threshold per rank (64 KiB - 1 per rank) still by size. */
+    size_t under = 4 * (RAIL_PAT_PER_RANK_FROM - 1);
+    float r_under = rail_model_residual(&m, AG, P, S, under);
+    double x = log((double)under / 8192.0) / log(262144.0 / 8192.0);
+    double ra = 0.5 + x * (0.2 - 0.5);
+    /* 8 nodes: between 8 KiB (0.1) and 1 MiB (-0.4) in log(bytes). */
+    double xb = log((double)under / 8192.0) / log(1048576.0 / 8192.0);
+    double rb = 0.1 + xb * (-0.4 - 0.1);
+    CHECK_NEAR(r_under, 0.5 * ra + 0.5 * rb, 1e-4);
+    rail_model_table_free(&t);
+}
+
 static void test_trust(void)
 {
     static struct rail_topo topo;
@@ -443,6 +486,7 @@ int main(void)
     test_builtin();
     test_step_structure();
     test_residuals();
+    test_pat_per_rank();
     test_trust();
     test_do_no_harm();
     return check_report("test_model_table");

@@ -91,9 +91,13 @@ float rail_model_residual(const struct rail_model *m, int coll, int algo, int pr
     const struct rail_resid_series *s = &m->resid[coll][algo * NCCL_NUM_PROTOCOLS + proto];
     /* A ring's residual follows its step size, the bytes per rank (a ring over 2,048 ranks moves
      * a 4 MiB AllGather in 2 KiB steps, as one over 16 ranks moves 32 KiB): a node count's
-     * residual is read at the size with the same bytes per rank. Trees, NVLSTree and PAT follow
-     * the size itself (NCCL picks their channels by it). */
-    bool per_rank = algo == NCCL_ALGO_RING;
+     * residual is read at the size with the same bytes per rank. Trees and NVLSTree follow the
+     * size itself (NCCL picks their channels by it); PAT follows the size up to
+     * RAIL_PAT_PER_RANK_FROM bytes per rank, the bytes per rank beyond (its bandwidth knee,
+     * docs/cost-model.md §12.3). */
+    bool per_rank =
+        algo == NCCL_ALGO_RING || (algo == NCCL_ALGO_PAT && m->shape.nranks > 0 &&
+                                   nbytes / (size_t)m->shape.nranks >= RAIL_PAT_PER_RANK_FROM);
     float fb = m->table->fade_bytes, ca = 0.0f, cb = 0.0f, ra = 0.0f, rb = 0.0f;
     if (s->na)
         ra = at_size_cov(s->a, s->na, per_rank ? same_step(nbytes, s->a, m) : nbytes, fb, &ca);
