@@ -26,7 +26,7 @@ echo "   regret = time of the pair run / fastest measured - 1"
     }
     printf "mean regret over %d sizes: NCCL %.1f%%, tuner %.1f%% (in sample: the embedded table was fitted\n", n, 100 * sn / n, 100 * st / n
     print "on these runs; held out, with a table fitted without this node count, all collectives of"
-    print "p5_8x1_efa: tuner 4.3%, NCCL 64.0%: bench/tuner_eval --lono, docs/cost-model.md §12)"
+    print "p5_8x1_efa: tuner 3.3%, NCCL 64.0%: bench/tuner_eval --lono, docs/cost-model.md §12)"
   }'
 echo
 echo "== 2. The tuner defers to NCCL: DGX H100 (InfiniBand), 2 nodes x 8 GPUs, AllReduce"
