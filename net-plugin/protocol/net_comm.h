@@ -133,6 +133,10 @@ struct rail_comm {
     char peer[64];       /* peer's out-of-band address, for messages */
     /* Rails whose QP got a fatal async event (failover only; set from any comm's thread). */
     atomic_uint qp_fatal_rails;
+    /* The memory handle that last passed rail_mr_check on this comm, and its registration
+     * generation (net_reg.h): the same handle again skips the per-rail device checks. */
+    const struct rail_mr *mr_ok;
+    uint64_t mr_ok_gen;
 };
 
 /* Request header shared by every kind: test() dispatches through ops. */
@@ -327,6 +331,8 @@ static inline struct rail_recv_req *rail_recv_req_at(struct rail_recv_comm *r, i
 struct rail_mr {
     uint32_t magic;
     int nrails;
+    uint64_t gen; /* unique per registration (never 0): a handle freed and made again at the
+                   * same address is another generation (rail_mr_check's per-comm cache) */
     int type;
     struct rail_dev *dev[RAIL_MAX_RAILS];
     struct rail_reg_entry *ent[RAIL_MAX_RAILS];

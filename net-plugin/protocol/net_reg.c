@@ -148,6 +148,9 @@ int rail_dev_reg_init(struct rail_dev *d, char *why, size_t whylen)
     return 0;
 }
 
+/* Registration generations: unique per handle made, never 0 (rail_mr_check's cache). */
+static atomic_uint_fast64_t g_mr_gen;
+
 static struct rail_comm *comm_of(void *comm)
 {
     struct rail_comm *c = comm;
@@ -188,6 +191,7 @@ static int reg_common(void *comm, void *data, size_t size, int type, int fd, uin
     if (!m)
         return -ENOMEM;
     m->magic = RAIL_MR_MAGIC;
+    m->gen = atomic_fetch_add_explicit(&g_mr_gen, 1, memory_order_relaxed) + 1;
     m->type = type;
     for (int r = 0; r < c->nrails; r++) {
         struct rail_dev *d = c->link[r].dev;
@@ -260,8 +264,8 @@ int rail_net_dereg_mr(void *comm, void *mhandle)
     return 0;
 }
 
-int rail_mr_check(const struct rail_comm *c, const void *mhandle, const void *data, size_t size,
-                  const struct rail_mr **out)
+int rail_mr_check_full(struct rail_comm *c, const void *mhandle, const void *data, size_t size,
+                       const struct rail_mr **out)
 {
     const struct rail_mr *m = mhandle;
     uintptr_t a = (uintptr_t)data;
@@ -287,6 +291,8 @@ int rail_mr_check(const struct rail_comm *c, const void *mhandle, const void *da
                   size, (unsigned long)m->start, m->len);
         return -EINVAL;
     }
+    c->mr_ok = m;
+    c->mr_ok_gen = m->gen;
     *out = m;
     return 0;
 }

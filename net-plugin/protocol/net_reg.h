@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "protocol/net_comm.h"
+
 struct rail_dev;
-struct rail_comm;
-struct rail_mr;
 
 /* Creates d->cache (registrations go to d->pd). */
 int rail_dev_reg_init(struct rail_dev *d, char *why, size_t whylen);
@@ -19,7 +19,26 @@ int rail_net_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64
 int rail_net_dereg_mr(void *comm, void *mhandle);
 /* mhandle is a live registration of c's device(s) that covers [data, data + size): 0 and *out,
  * or -EINVAL with a WARN. */
-int rail_mr_check(const struct rail_comm *c, const void *mhandle, const void *data, size_t size,
-                  const struct rail_mr **out);
+static inline int rail_mr_check(struct rail_comm *c, const void *mhandle, const void *data,
+                                size_t size, const struct rail_mr **out);
+/* The whole check (every rail's device); on success it remembers the handle in c. */
+int rail_mr_check_full(struct rail_comm *c, const void *mhandle, const void *data, size_t size,
+                       const struct rail_mr **out);
+
+/* The handle that last passed on this comm, same registration generation (not another handle
+ * made at the same address since): its devices and rail count were checked then and do not
+ * change; the buffer's range is checked every time. Everything else takes the whole check. */
+static inline int rail_mr_check(struct rail_comm *c, const void *mhandle, const void *data,
+                                size_t size, const struct rail_mr **out)
+{
+    const struct rail_mr *m = mhandle;
+    uintptr_t a = (uintptr_t)data;
+    if (m && m == c->mr_ok && m->magic == RAIL_MR_MAGIC && m->gen == c->mr_ok_gen &&
+        (!size || (a >= m->start && a + size >= a && a + size <= m->start + m->len))) {
+        *out = m;
+        return 0;
+    }
+    return rail_mr_check_full(c, mhandle, data, size, out);
+}
 
 #endif

@@ -142,8 +142,9 @@ static struct rail_send_req *req_prepare(struct rail_send_comm *s, void *data, s
     rail_2ph_plan(&q->tp, 0);
     q->striped = q->too_big = false;
     q->host = m->type == NCCL_PTR_HOST;
-    for (int r = 0; r < s->base.nrails; r++)
-        q->lkey[r] = m->lkey[r];
+    /* Every rail's slot, a fixed size (a loop to nrails is a memcpy call): the handle's keys
+     * past the comm's rails are never read. */
+    memcpy(q->lkey, m->lkey, sizeof(q->lkey));
     return q;
 }
 
@@ -166,8 +167,7 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
         return 0;
     q->too_big = size > cts.size;
     q->raddr = cts.addr;
-    for (int r = 0; r < s->base.nrails; r++)
-        q->rkey[r] = cts.rkey[r];
+    memcpy(q->rkey, cts.rkey, sizeof(q->rkey)); /* fixed size, as the lkeys (req_prepare) */
     q->seq = seq;
     q->entry = e;
     int rc = rail_send_post_rdv(s, q);

@@ -80,7 +80,9 @@ static int cut_pieces(struct rail_send_comm *s, struct rail_send_req *q,
     return n;
 }
 
-static int post_piece(struct rail_send_comm *s, struct rail_send_req *q, int k)
+/* now: the clock for a striped message's adaptive weights (one read for all its pieces), 0
+ * otherwise. */
+static int post_piece(struct rail_send_comm *s, struct rail_send_req *q, int k, uint64_t now)
 {
     struct rail_send_chunk *c = &q->ch[k];
     struct ibv_sge sge = {q->data + c->off, (uint32_t)c->len, q->lkey[c->rail]};
@@ -88,7 +90,7 @@ static int post_piece(struct rail_send_comm *s, struct rail_send_req *q, int k)
     rail_send_fill_write(
         &wr, &sge, rail_wrid(RAIL_WR_DATA, c->rail, c->qp, rail_send_req_index(s, q) | k << 16),
         q->raddr + c->off, q->rkey[c->rail]);
-    c->post_ns = q->striped ? rail_now_ns() : 0;
+    c->post_ns = now;
     int rc = rail_send_post_wr(s, c->rail, c->qp, &wr, 1);
     if (rc == 0) {
         rail_2ph_piece_posted(&q->tp, k);
@@ -254,8 +256,9 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
         record_now(s, q, sc[0].rail);
         return 0;
     }
+    uint64_t now = q->striped ? rail_now_ns() : 0; /* pieces posted back to back */
     for (int k = 0; k < n; k++) {
-        int rc = post_piece(s, q, k);
+        int rc = post_piece(s, q, k, now);
         if (rc < 0)
             return rc;
         if (rc == 1) { /* its rail failed while posting: send it elsewhere */
@@ -485,7 +488,7 @@ void rail_send_retry(struct rail_send_comm *s)
             c->rail = (uint8_t)rail;
             c->qp = (uint8_t)qp;
             q->striped = true; /* re-sent pieces feed the adaptive weights */
-            if (post_piece(s, q, k) < 0)
+            if (post_piece(s, q, k, rail_now_ns()) < 0) /* q->striped, set above */
                 return;
             if (q->tp.piece[k] == RAIL_CH_POSTED)
                 s->npending--;
