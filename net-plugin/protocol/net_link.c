@@ -39,8 +39,11 @@ int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev,
         snprintf(err, errlen, "%s: %d QPs do not fit a %d-entry CQ", dev->name, nqps, dev->max_cqe);
         return cqe;
     }
-    if (cqe < 0)
+    if (cqe < 0) {
+        snprintf(err, errlen, "%s: no queue sizes for %d QP(s)%s", dev->name, nqps,
+                 s.has_ctl ? " with a control QP" : "");
         return cqe;
+    }
     int rc = rail_verbs_create_cq(dev->ctx, cqe, c, &l->cq, dev->name, err, errlen);
     if (rc < 0)
         return rc;
