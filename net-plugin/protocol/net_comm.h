@@ -16,6 +16,7 @@
 
 #include "protocol/cts_fifo.h"
 #include "protocol/eager_ring.h"
+#include "protocol/net_qsize.h"
 #include "protocol/rejoin.h"
 #include "protocol/twophase.h"
 #include "wire/net_tagmap.h"
@@ -27,15 +28,12 @@
 #define RAIL_SEND_REQS  256 /* NCCL_NET_MAX_REQUESTS x maxRecvs isends per send comm */
 #define RAIL_RECV_REQS  32  /* NCCL_NET_MAX_REQUESTS irecvs per receive comm */
 #define RAIL_RECV_SQ    63  /* send WRs per QP on the receiving side (CTS + credit + answers) */
-#define RAIL_RECV_RQ    288 /* receive WRs per QP on the receiving side */
 #define RAIL_POLL_BATCH 16
 /* RAIL_RECV_SQ: a clear-to-send write per receive request in flight (at most RAIL_RECV_REQS), one
  * credit write, the rest for answers to queries; a write that finds no room waits for a
  * completion, as it always did. 63, not 64: providers that round entries + 1 up to a power of two
  * (rdma_rxe) keep 64 slots. */
-/* Receive WRs are posted again in batches off the completing call; the receiving side's RQs
- * have this many spare entries for what is owed (net_recv.c, repost_owed). */
-#define RAIL_REPOST_BATCH 32
+/* RAIL_RECV_RQ, RAIL_REPOST_BATCH: protocol/net_qsize.h. */
 
 /* ---- connections ---- */
 
@@ -50,10 +48,12 @@ struct rail_stats_conn;
 
 struct rail_qp {
     struct ibv_qp *qp;
-    int sq_out; /* signalled send WRs not yet completed */
-    int sq_max;
-    int rq_posted; /* receive WRs posted and not yet completed */
-    int rq_owed;   /* receive WRs consumed and not yet posted again (net_recv.c) */
+    int sq_out;      /* signalled send WRs not yet completed */
+    int sq_max;      /* send WRs it holds */
+    int rq_max;      /* receive WRs it holds: a receive comm posts that many at connect */
+    int inline_want; /* inline bytes asked for it (0: it carries no eager writes) */
+    int rq_posted;   /* receive WRs posted and not yet completed */
+    int rq_owed;     /* receive WRs consumed and not yet posted again (net_recv.c) */
 };
 
 /* One rail (physical port) of a connection. */
@@ -63,9 +63,8 @@ struct rail_link {
     struct rail_qp *qps;  /* nqps */
     struct ibv_mr *mr[3]; /* this end's registered control regions (see the comm types) */
     uint32_t peer_rkey1, peer_rkey2;
-    int rq_depth;
-    int inline_want;       /* inline send bytes asked for this rail's QPs (0: none) */
-    int max_inline;        /* what every QP of this rail got (net_verbs.c) */
+    int rq_depth;          /* receive WRs of each data QP (the control QP's: its rq_max) */
+    int max_inline;        /* what every QP of this rail that carries eager writes got */
     struct rail_rejoin rj; /* up / ready / rejoin stage (rejoin.c, driven by net_health.c) */
     unsigned rr;           /* rotation over this rail's QPs */
     int sl, tc;

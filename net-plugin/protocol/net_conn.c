@@ -21,6 +21,7 @@
 #include "protocol/net_ece.h"
 #include "protocol/net_flush.h"
 #include "protocol/net_link.h"
+#include "protocol/net_qsize.h"
 #include "protocol/net_recv.h"
 #include "protocol/net_send.h"
 #include "protocol/net_telemetry.h"
@@ -183,13 +184,20 @@ static int connect_begin(const struct rail_net_ctx *ctx, struct rail_netdev *d,
     m->tc = st->tc;
     m->addr1 = (uintptr_t)s->fifo;
     m->cts_bytes = cts_bytes;
-    /* What one of its QPs keeps in flight: sizes the receiver's receive queues (version 6). */
+    /* What one of its QPs keeps in flight: sizes the receiver's receive queues (version 6);
+     * the control QP, the last of each rail, apart (the receiver sizes its peer QP by it). */
     for (int r = 0; r < s->base.nrails; r++)
-        for (int q = 0; q < s->base.nqps; q++)
-            if (s->base.link[r].qps[q].sq_max > m->send_depth)
-                m->send_depth = s->base.link[r].qps[q].sq_max;
+        for (int q = 0; q < s->base.nqps; q++) {
+            int *depth = q == s->ctl_qp ? &m->ctl_depth : &m->send_depth;
+            if (s->base.link[r].qps[q].sq_max > *depth)
+                *depth = s->base.link[r].qps[q].sq_max;
+        }
     if (m->send_depth > 65535)
         m->send_depth = 65535;
+    if (m->ctl_depth > 65535)
+        m->ctl_depth = 65535;
+    if (m->version < RAIL_WIRE_VERSION_FIFO)
+        m->ctl_depth = 0; /* an older listener has no field for it: serves every QP alike */
     /* The receiver defers the clear-to-send of receives this small: they come eagerly. */
     long long eager = eager_max(s);
     m->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
@@ -397,12 +405,16 @@ int rail_net_connect(const struct rail_net_ctx *ctx, int dev, void *handle, void
     snprintf(c->peer, sizeof(c->peer), "%s", st->peer);
     rail_comm_stats_open(c);
     const struct rail_send_comm *sc = (const struct rail_send_comm *)c;
+    char ctl[48] = "";
+    if (sc->ctl_qp >= 0)
+        snprintf(ctl, sizeof(ctl), " + 1 control QP of %d send WRs",
+                 c->link[0].qps[sc->ctl_qp].sq_max);
     RAIL_INFO(NCCL_NET,
-              "send comm %p: %s -> %s, %d rail(s) x %d data QP(s)%s, eager <= %u bytes "
-              "(flagged images <= %u), %u-byte clear-to-send entries%s%s",
-              (void *)c, d->name, c->peer, c->nrails, sc->ndata,
-              sc->ctl_qp >= 0 ? " + 1 control QP" : "", sc->eager_limit, sc->poll_max,
-              sc->cts.entry_bytes, c->failover ? ", failover on" : "",
+              "send comm %p: %s -> %s, %d rail(s) x %d data QP(s) of %d send WRs%s, eager <= %u "
+              "bytes (flagged images <= %u), %u-byte clear-to-send entries%s%s",
+              (void *)c, d->name, c->peer, c->nrails, sc->ndata, c->link[0].qps[0].sq_max, ctl,
+              sc->eager_limit, sc->poll_max, sc->cts.entry_bytes,
+              c->failover ? ", failover on" : "",
               sc->ar ? ", adaptive routing (no data in a write with immediate above "
                        "NCCL_IB_AR_THRESHOLD)"
                      : "");
@@ -438,9 +450,12 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
      * this side while it keeps polling; what may land before it polls is what it allowed (its
      * clear-to-send entries, 64 for NCCL's 8 receives of up to 8, and its eager slots). An
      * older sender (send_depth 0) gets the full RAIL_RECV_RQ. A write that finds the queue
-     * empty is retried by the sender's NIC (RNR, rnr_retry 7: no limit): a delay, not an error. */
-    int rq = m->send_depth > 0 && m->send_depth < RAIL_RECV_RQ ? m->send_depth : RAIL_RECV_RQ;
-    rc = rail_recv_comm_create(lc->dev, nrails, m->nqps, cts_bytes, rq, &r, err, errlen);
+     * empty is retried by the sender's NIC (RNR, rnr_retry 7: no limit): a delay, not an error.
+     * The QP facing the sender's control QP (the last one, when it announces ctl_depth) is
+     * sized by that QP's depth the same way (net_qsize.h). */
+    int rq = rail_qsize_recv_rq(m->send_depth);
+    int ctl_rq = m->ctl_depth > 0 ? rail_qsize_recv_rq(m->ctl_depth) : 0;
+    rc = rail_recv_comm_create(lc->dev, nrails, m->nqps, cts_bytes, rq, ctl_rq, &r, err, errlen);
     if (rc < 0)
         return rc;
     st->comm = &r->base;
@@ -459,7 +474,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
                   peer_rails, lc->dev->nrails, nrails);
     for (int rl = 0; rc == 0 && rl < r->base.nrails; rl++)
         for (int q = 0; rc == 0 && q < r->base.nqps; q++)
-            rc = rail_post_recvs(&r->base, rl, q, r->base.link[rl].rq_depth);
+            rc = rail_post_recvs(&r->base, rl, q, r->base.link[rl].qps[q].rq_max);
     if (rc == 0)
         rc = rail_flush_setup(r, err, errlen); /* GPUDirect flush QPs: net_flush.c */
     if (rc < 0) {
@@ -486,7 +501,7 @@ static int accept_meta(struct rail_listen_comm *lc, struct rail_conn_state *st, 
     m->eager_bytes = r->eager_bytes;
     m->addr1 = (uintptr_t)r->records;
     m->addr2 = (uintptr_t)r->bounce;
-    m->cts_bytes = cts_bytes; /* echoed: the layout this side writes (send_depth stays 0) */
+    m->cts_bytes = cts_bytes; /* echoed: the layout this side writes (send_depth, ctl_depth 0) */
     for (int rl = 0; rl < r->base.nrails; rl++) {
         rail_link_describe(&r->base, rl, &m->rails[rl]);
         m->rails[rl].rkey1 = r->base.link[rl].mr[0]->rkey;
@@ -583,10 +598,14 @@ int rail_net_accept(void *listen_comm, void **recv_comm)
     st->fd = -1;
     st->comm = NULL;
     snprintf(c->peer, sizeof(c->peer), "%s", st->peer);
+    char ctl[64] = "";
+    if (c->link[0].qps[c->nqps - 1].rq_max != c->link[0].rq_depth)
+        snprintf(ctl, sizeof(ctl), " (the last, facing a control QP, of %d)",
+                 c->link[0].qps[c->nqps - 1].rq_max);
     RAIL_INFO(NCCL_NET,
-              "recv comm %p: %s <- %s, %d rail(s) x %d QP(s) of %d receive WRs, %d eager slots "
+              "recv comm %p: %s <- %s, %d rail(s) x %d QP(s) of %d receive WRs%s, %d eager slots "
               "of %u bytes, %u-byte clear-to-send entries%s",
-              (void *)c, lc->dev->name, c->peer, c->nrails, c->nqps, c->link[0].rq_depth,
+              (void *)c, lc->dev->name, c->peer, c->nrails, c->nqps, c->link[0].rq_depth, ctl,
               ((struct rail_recv_comm *)c)->ring.slots, ((struct rail_recv_comm *)c)->eager_bytes,
               ((struct rail_recv_comm *)c)->cts_bytes, c->failover ? ", failover on" : "");
     state_free(st);

@@ -391,13 +391,13 @@ static int renew_qps(struct rail_comm *c, int rail, char *err, size_t errlen)
     int sge = d->max_sge > 0 && d->max_sge < 2 ? d->max_sge : 2;
     for (int q = 0; q < c->nqps; q++) {
         struct ibv_qp *qp = NULL;
-        int got = l->inline_want;
-        int rc = rail_verbs_create_qp(d->pd, l->cq, l->qps[q].sq_max, l->rq_depth, sge, &got, c,
-                                      &qp, d->name, err, errlen);
+        int got = l->qps[q].inline_want;
+        int rc = rail_verbs_create_qp(d->pd, l->cq, l->qps[q].sq_max, l->qps[q].rq_max, sge, &got,
+                                      c, &qp, d->name, err, errlen);
         if (rc < 0)
             return rc;
-        if (got < l->max_inline)
-            l->max_inline = got; /* what every QP of the rail has */
+        if (l->qps[q].inline_want > 0 && got < l->max_inline)
+            l->max_inline = got; /* what every QP of the rail that carries eager writes has */
         rail_verbs_destroy_qp(l->qps[q].qp);
         l->qps[q].qp = qp;
         l->qps[q].sq_out = l->qps[q].rq_posted = l->qps[q].rq_owed = 0;
@@ -455,7 +455,7 @@ static void on_rejoin_req(struct rail_comm *c, int rail, const struct rail_meta_
     if (rc == 0)
         rc = rail_link_connect_one(c, rail, pr, l->sl, l->tc, err, sizeof(err));
     for (int q = 0; rc == 0 && q < c->nqps; q++)
-        rc = rail_post_recvs(c, rail, q, l->rq_depth);
+        rc = rail_post_recvs(c, rail, q, l->qps[q].rq_max);
     rail_rejoin_answered(&l->rj, rc == 0); /* ready: our own writes wait for REJOIN_DONE */
     if (rc < 0) {
         RAIL_WARN(NCCL_NET, "rail %d (%s): rejoin refused: %s", rail, l->dev->name,

@@ -15,6 +15,7 @@
 #include "params.h"
 #include "protocol/net_ctl.h"
 #include "protocol/net_pieces.h"
+#include "protocol/net_qsize.h"
 #include "telemetry/rail_stats.h"
 #include "transport/net_oob.h"
 #include "transport/net_verbs.h"
@@ -24,59 +25,60 @@ int rail_wire_ll(int verbs_ll)
     return verbs_ll == IBV_LINK_LAYER_ETHERNET ? RAIL_LL_ETH : RAIL_LL_IB;
 }
 
-static int min_int(int a, int b)
-{
-    return a < b ? a : b;
-}
-
-int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,
-                     int inline_want, char *err, size_t errlen)
+int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev,
+                     const struct rail_qshape *want, char *err, size_t errlen)
 {
     struct rail_link *l = &c->link[rail];
-    int rc, cqe;
+    struct rail_qshape s = *want;
+    int nqps = s.nqps;
 
     l->dev = dev;
-    if (dev->max_qp_wr > 0) {
-        sq = min_int(sq, dev->max_qp_wr);
-        rq = min_int(rq, dev->max_qp_wr);
+    /* The CQ holds every signalled send and every posted receive of all QPs at once. */
+    int cqe = rail_qshape_fit(&s, dev->max_qp_wr, dev->max_cqe);
+    if (cqe == -E2BIG) {
+        snprintf(err, errlen, "%s: %d QPs do not fit a %d-entry CQ", dev->name, nqps, dev->max_cqe);
+        return cqe;
     }
-    /* The CQ must hold every signalled send and every posted receive of all QPs at once. */
-    if (dev->max_cqe > 0 && (long)nqps * (sq + rq) > dev->max_cqe) {
-        int per_qp = dev->max_cqe / nqps;
-        if (per_qp < 16) {
-            snprintf(err, errlen, "%s: %d QPs do not fit a %d-entry CQ", dev->name, nqps,
-                     dev->max_cqe);
-            return -E2BIG;
-        }
-        rq = min_int(rq, per_qp / 2 > 1 ? per_qp / 2 : 1);
-        sq = min_int(sq, per_qp - rq);
+    if (cqe < 0) {
+        snprintf(err, errlen, "%s: no queue sizes for %d QP(s)%s", dev->name, nqps,
+                 s.has_ctl ? " with a control QP" : "");
+        return cqe;
     }
-    cqe = nqps * (sq + rq);
-    rc = rail_verbs_create_cq(dev->ctx, cqe, c, &l->cq, dev->name, err, errlen);
+    int rc = rail_verbs_create_cq(dev->ctx, cqe, c, &l->cq, dev->name, err, errlen);
     if (rc < 0)
         return rc;
     l->qps = calloc((size_t)nqps, sizeof(*l->qps));
     if (!l->qps)
         return -ENOMEM;
-    int sge = dev->max_sge > 0 ? min_int(2, dev->max_sge) : 2;
-    l->inline_want = inline_want;
-    l->max_inline = inline_want;
+    int sge = dev->max_sge > 0 ? (dev->max_sge < 2 ? dev->max_sge : 2) : 2;
+    int inline_want = 0;
+    l->max_inline = -1;
     for (int q = 0; q < nqps; q++) {
-        int got = inline_want;
-        rc = rail_verbs_create_qp(dev->pd, l->cq, sq, rq, sge, &got, c, &l->qps[q].qp, dev->name,
-                                  err, errlen);
+        bool ctl = s.has_ctl && q == nqps - 1;
+        struct rail_qp *p = &l->qps[q];
+        p->sq_max = ctl ? s.ctl_sq : s.sq;
+        p->rq_max = ctl ? s.ctl_rq : s.rq;
+        p->inline_want = ctl ? s.ctl_inl : s.inl;
+        int got = p->inline_want;
+        rc = rail_verbs_create_qp(dev->pd, l->cq, p->sq_max, p->rq_max, sge, &got, c, &p->qp,
+                                  dev->name, err, errlen);
         if (rc < 0)
             return rc;
-        l->qps[q].sq_max = sq;
-        if (got < l->max_inline)
-            l->max_inline = got;
+        if (p->inline_want > 0) { /* only the QPs that carry eager writes ask for any */
+            if (l->max_inline < 0 || got < l->max_inline)
+                l->max_inline = got;
+            if (p->inline_want > inline_want)
+                inline_want = p->inline_want;
+        }
     }
+    if (l->max_inline < 0)
+        l->max_inline = 0;
     if (l->max_inline < inline_want)
         RAIL_INFO(NCCL_NET,
                   "%s: QPs take %d bytes of inline data, not the %d asked for "
                   "(NCCL_RAIL_EAGER_INLINE): larger eager writes are not inline",
                   dev->name, l->max_inline, inline_want);
-    l->rq_depth = rq;
+    l->rq_depth = s.rq;
     return 0;
 }
 

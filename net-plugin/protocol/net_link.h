@@ -9,9 +9,12 @@
 
 #include "protocol/net_comm.h"
 
-/* Rail `rail` of c over dev: CQ and nqps QPs (sq/rq entries each, capped by the device). */
-int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev, int nqps, int sq, int rq,
-                     int inline_want, char *err, size_t errlen);
+struct rail_qshape;
+
+/* Rail `rail` of c over dev: its CQ and the QPs of `want` (net_qsize.h), capped by the device;
+ * each QP keeps its own send and receive depth and inline size (struct rail_qp). */
+int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev,
+                     const struct rail_qshape *want, char *err, size_t errlen);
 void rail_comm_destroy_links(struct rail_comm *c);
 /* Posts count receive WRs on QP qp of rail. */
 int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count);

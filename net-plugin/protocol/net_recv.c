@@ -30,6 +30,7 @@
 #include "protocol/net_flush.h"
 #include "protocol/net_health.h"
 #include "protocol/net_link.h"
+#include "protocol/net_qsize.h"
 #include "protocol/net_recv_cts.h"
 #include "protocol/net_recv_eager.h"
 #include "protocol/net_reg.h"
@@ -548,7 +549,7 @@ static const struct rail_req_ops recv_req_ops = {.test = recv_test, .ticks_healt
 /* ---- construction ---- */
 
 int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned cts_bytes, int rq,
-                          struct rail_recv_comm **out, char *err, size_t errlen)
+                          int ctl_rq, struct rail_recv_comm **out, char *err, size_t errlen)
 {
     struct rail_recv_comm *r = calloc(1, sizeof(*r));
     /* GPUDirect devices: no eager bounce slots (net_gdr.c, rail_gdr_eager_ok). */
@@ -570,9 +571,15 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned 
     rail_eager_ring_init(&r->ring, eager > 0 ? (int)rail_param_int(RAIL_PARAM_EAGER_SLOTS) : 0);
     r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
     init_state(r);
+    /* The receive side writes no eager data: no inline room. */
+    struct rail_qshape shape = {.nqps = nqps,
+                                .sq = RAIL_RECV_SQ,
+                                .rq = rq,
+                                .has_ctl = ctl_rq > 0,
+                                .ctl_sq = RAIL_RECV_CTL_SQ,
+                                .ctl_rq = ctl_rq};
     for (int k = 0; k < nrails && rc == 0; k++)
-        rc = rail_link_create(&r->base, k, g->rail[k], nqps, RAIL_RECV_SQ, rq + RAIL_REPOST_BATCH,
-                              0, err, errlen);
+        rc = rail_link_create(&r->base, k, g->rail[k], &shape, err, errlen);
     for (int k = 0; k < nrails; k++)
         r->base.link[k].cq_work = 1; /* always polled (net_data.c) */
     if (rc == 0)

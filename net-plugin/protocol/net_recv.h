@@ -12,9 +12,10 @@ extern const struct rail_comm_ops rail_recv_comm_ops;
 /* A receive comm: size records (mr[0]) and eager bounce slots (mr[1]), both remotely
  * writable, and the CTS staging area (mr[2]); it writes clear-to-send entries of cts_bytes
  * (what the sender's metadata announced: wire/cts_layout.h), and its QPs have rq receive WRs
- * (1..RAIL_RECV_RQ) plus RAIL_REPOST_BATCH spare ones for what is owed. */
+ * each (rail_qsize_recv_rq: spare ones for what is owed included); ctl_rq > 0: the last QP of
+ * each rail faces the sender's control QP and has ctl_rq receive WRs instead. */
 int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned cts_bytes, int rq,
-                          struct rail_recv_comm **out, char *err, size_t errlen);
+                          int ctl_rq, struct rail_recv_comm **out, char *err, size_t errlen);
 /* The net API's irecv. *request is always written: a request, or NULL for "cannot post now, call
  * again". */
 int rail_net_irecv(void *recv_comm, int n, void **data, const size_t *sizes, const int *tags,

@@ -25,6 +25,7 @@
 #include "protocol/net_data.h"
 #include "protocol/net_health.h"
 #include "protocol/net_link.h"
+#include "protocol/net_qsize.h"
 #include "protocol/net_reg.h"
 #include "protocol/net_send_eager.h"
 #include "protocol/net_send_post.h"
@@ -442,9 +443,10 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, unsigned cts_bytes,
     s->base.nrails = g->nrails;
     /* Over several rails a message may be striped: its size record is written once every piece
      * has completed, and on a data QP it would queue behind the pieces of the messages posted
-     * since. Each rail then gets one QP more for records, queries and eager writes (the peer
-     * needs nothing to know: it serves every QP alike). Not at the QP limit of the wire, nor
-     * with NCCL_RAIL_CONTROL_QP=0. */
+     * since. Each rail then gets one QP more for records, queries and eager writes, sized by
+     * what it carries (net_qsize.h), not like a data QP; a wire version 6 receiver sizes its
+     * peer QP's receive queue by it (META_S ctl_depth), an older one serves every QP alike.
+     * Not at the QP limit of the wire, nor with NCCL_RAIL_CONTROL_QP=0. */
     s->ndata = nqps;
     s->ctl_qp =
         g->nrails > 1 && nqps < RAIL_MAX_QPS && rail_param_bool(RAIL_PARAM_CONTROL_QP) ? nqps : -1;
@@ -454,9 +456,19 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, unsigned cts_bytes,
     init_state(s);
     s->cts.entry_bytes = cts_bytes; /* the FIFO's layout (wire/cts_layout.h) */
     int sq = (int)rail_param_int(RAIL_PARAM_SEND_QUEUE_DEPTH);
+    int inl = (int)rail_param_int(RAIL_PARAM_EAGER_INLINE);
+    /* With a control QP the eager writes go there only: the data QPs ask for no inline room
+     * (on an HCA it widens every work-queue entry of the queue). */
+    struct rail_qshape shape = {.nqps = s->base.nqps,
+                                .sq = sq,
+                                .rq = 1,
+                                .inl = s->ctl_qp >= 0 ? 0 : inl,
+                                .has_ctl = s->ctl_qp >= 0,
+                                .ctl_sq = rail_qsize_ctl_send(sq),
+                                .ctl_rq = 1,
+                                .ctl_inl = inl};
     for (int r = 0; r < g->nrails && rc == 0; r++)
-        rc = rail_link_create(&s->base, r, g->rail[r], s->base.nqps, sq, 1,
-                              (int)rail_param_int(RAIL_PARAM_EAGER_INLINE), err, errlen);
+        rc = rail_link_create(&s->base, r, g->rail[r], &shape, err, errlen);
     if (rc == 0)
         rc = rail_region_alloc(RAIL_SEND_REGION_OF(cts_bytes), &s->fifo);
     if (rc == 0)

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "transport/net_verbs.h"
 #include "transport/shm_engine.h"
@@ -84,16 +86,37 @@ static void qp_free(struct shm_qp *qp)
     free(qp);
 }
 
+/* Zeroes len bytes at p writing only the partial pages at its ends: the whole pages inside are
+ * dropped (MADV_DONTNEED: malloc's private anonymous memory then reads as zeros and is faulted in
+ * when first written). A ring so costs resident memory where writes with immediate landed, as an
+ * HCA's receive queue holds what was posted: the rings of a send comm's QPs, which receive none,
+ * stay untouched but for their ends. A failed madvise, or other pages than 4 KiB multiples: memset.
+ */
+static void zero_lazily(void *p, size_t len)
+{
+    long page = sysconf(_SC_PAGESIZE); /* from the auxiliary vector: no system call */
+    uintptr_t a = (uintptr_t)p, end = a + len;
+    if (page > 0 && (page & (page - 1)) == 0) {
+        uintptr_t mask = (uintptr_t)page - 1, lo = (a + mask) & ~mask, hi = end & ~mask;
+        if (lo < hi && madvise((void *)lo, hi - lo, MADV_DONTNEED) == 0) {
+            memset(p, 0, lo - a);
+            memset((void *)hi, 0, end - hi);
+            return;
+        }
+    }
+    memset(p, 0, len);
+}
+
 static struct shm_ring *ring_for(struct shm_ctx *c, int slot)
 {
     if (!c->rings[slot]) {
-        c->rings[slot] = calloc(1, sizeof(struct shm_ring));
+        c->rings[slot] = malloc(sizeof(struct shm_ring));
         if (c->rings[slot])
             rail_verbs_count(RAIL_VERBS_SHM_RINGS, (long)sizeof(struct shm_ring));
     }
     struct shm_ring *r = c->rings[slot];
     if (r) {
-        memset(r, 0, sizeof(*r));
+        zero_lazily(r, sizeof(*r));
         __atomic_thread_fence(__ATOMIC_RELEASE);
     }
     return r;

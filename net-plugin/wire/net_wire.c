@@ -213,8 +213,10 @@ int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap)
         return -EINVAL;
     if (version >= RAIL_WIRE_VERSION_FIFO &&
         ((m->cts_bytes != RAIL_CTS_BYTES && m->cts_bytes != RAIL_CTS_COMPACT_BYTES) ||
-         (type == RAIL_FRAME_META_S ? m->send_depth < 1 || m->send_depth > 65535
-                                    : m->send_depth != 0)))
+         (type == RAIL_FRAME_META_S
+              ? m->send_depth < 1 || m->send_depth > 65535 || m->ctl_depth < 0 ||
+                    m->ctl_depth > 65535 || (m->ctl_depth > 0 && m->nqps < 2)
+              : m->send_depth != 0 || m->ctl_depth != 0)))
         return -EINVAL;
     if (m->nrails < 1 || m->nrails > RAIL_MAX_RAILS || m->nqps < 1 || m->nqps > RAIL_MAX_QPS)
         return -EINVAL;
@@ -253,6 +255,7 @@ int rail_meta_encode(int type, const struct rail_meta *m, void *buf, size_t cap)
     if (version >= RAIL_WIRE_VERSION_FIFO) {
         put16(b + base + ece_len(version, m->nrails), (uint16_t)m->cts_bytes);
         put16(b + base + ece_len(version, m->nrails) + 2, (uint16_t)m->send_depth);
+        put16(b + base + ece_len(version, m->nrails) + 4, (uint16_t)m->ctl_depth);
     }
     frame_header(p, type, version, (uint32_t)len, rail_wire_checksum(b, len));
     return (int)(RAIL_FRAME_HDR + len);
@@ -461,8 +464,9 @@ int rail_meta_decode_version(int type, int version, const void *body, size_t len
         const uint8_t *x = b + base + ece_len(version, m->nrails);
         m->cts_bytes = get16(x);
         m->send_depth = get16(x + 2);
+        m->ctl_depth = get16(x + 4);
         if ((m->cts_bytes != RAIL_CTS_BYTES && m->cts_bytes != RAIL_CTS_COMPACT_BYTES) ||
-            get32(x + 4) != 0) {
+            get16(x + 6) != 0) {
             snprintf(err, errlen,
                      "%s announces %u-byte clear-to-send entries (%d or %d) or sets reserved "
                      "bytes",
@@ -473,6 +477,13 @@ int rail_meta_decode_version(int type, int version, const void *body, size_t len
             snprintf(err, errlen, "%s announces a send queue depth of %d (%s)", frame_name(type),
                      m->send_depth,
                      type == RAIL_FRAME_META_S ? "1..65535" : "only the sender announces one");
+            return -EPROTO;
+        }
+        if (m->ctl_depth != 0 && (type != RAIL_FRAME_META_S || m->nqps < 2)) {
+            snprintf(err, errlen, "%s announces a control QP of depth %d (%s)", frame_name(type),
+                     m->ctl_depth,
+                     type == RAIL_FRAME_META_S ? "a control QP needs a data QP beside it"
+                                               : "only the sender announces one");
             return -EPROTO;
         }
     }

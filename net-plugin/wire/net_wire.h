@@ -129,11 +129,16 @@ struct rail_meta {
      * 1..65535), so at most as many writes with immediate can arrive at a time on one of the
      * receiver's QPs while it keeps polling; R: 0. Older frames: 0 (not known). */
     int send_depth;
+    /* S, version 6: send WRs of the sender's control QP, the last of each rail's nqps QPs, which
+     * carries size records, queries and eager writes and keeps fewer WRs in flight than a data
+     * QP (0..65535; 0: no control QP, every QP is a data QP); R: 0. Older frames: 0. */
+    int ctl_depth;
     struct rail_meta_rail rails[RAIL_MAX_RAILS];
 };
 
 /* Body bytes of a version RAIL_WIRE_VERSION frame; version _ECE adds RAIL_ECE_BYTES a rail, and
- * version _FIFO RAIL_META_FIFO_BYTES more (u16 cts_bytes, u16 send_depth, 4 zero bytes). */
+ * version _FIFO RAIL_META_FIFO_BYTES more (u16 cts_bytes, u16 send_depth, u16 ctl_depth, 2 zero
+ * bytes). */
 size_t rail_meta_body_len(int nrails, int nqps);
 #define RAIL_META_FIFO_BYTES 8
 #define RAIL_META_MAX_BODY                                                                         \

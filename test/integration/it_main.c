@@ -91,6 +91,15 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_inflight_a,
      .send_side = it_inflight_b,
      .env = "NCCL_RAIL_SEND_QUEUE_DEPTH=32"},
+    /* On two rails every message striped (NCCL_RAIL_STRIPE_MIN=0: its size record on the rail's
+     * control QP) or eager (16 bounce slots, written on the control QP too): 32 of them in flight
+     * each way, more than the control QP's 31 send WRs; records and eager writes that find it
+     * full wait for completions, none is lost, every byte checked (net_qsize.h). */
+    {.name = "inflight32_ctl",
+     .recv_side = it_inflight_a,
+     .send_side = it_inflight_b,
+     .env = "NCCL_RAIL_STRIPE_MIN=0",
+     .env2 = "NCCL_RAIL_EAGER_SLOTS=16"},
     {.name = "inflight32_4qps",
      .recv_side = it_inflight_a,
      .send_side = it_inflight_b,
@@ -290,13 +299,13 @@ static const struct it_scenario k_scenarios[] = {
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
      .recv_env = "NCCL_RAIL_FAULT=post_send:dev=rxe1,op=write,min=64,after=1"},
-    /* each receive QP of rail 0 (data and control) holds 158 WRs from connect (the sender's send
-     * queue depth 126 + 32 spare, wire version 6); the 317th post is the first re-post of
-     * consumed receives (batched, net_recv.c) */
+    /* rail 0's data receive QP holds 158 WRs from connect (the sender's send queue depth 126 + 32
+     * spare, wire version 6), the QP facing the control QP 63 (its 31 + 32: net_qsize.h); the
+     * 222nd post is the first re-post of consumed receives (batched, net_recv.c) */
     {.name = "vf2_post_recv",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,
-     .recv_env = "NCCL_RAIL_FAULT=post_recv:dev=rxe1,after=316"},
+     .recv_env = "NCCL_RAIL_FAULT=post_recv:dev=rxe1,after=221"},
     {.name = "vf2_wc_retry",
      .recv_side = it_vf_recv,
      .send_side = it_vf_send,

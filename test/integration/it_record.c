@@ -7,10 +7,12 @@
  * pieces posted before it on that QP, the large message's piece of that rail among them; on the
  * rail's control QP it goes right after the small message's own pieces completed, while the
  * large one has only begun. Every message must also arrive byte-exact, and the send comm's INFO
- * line must name the control QP. mr_record_ahead_off: NCCL_RAIL_CONTROL_QP=0, no control QP in
- * that line, the share printed but not asserted (so on the shm provider: there data moves only in
- * the sender's own calls, and the share follows the scheduler). Runs only on rail groups, in the
- * fabric VM as root or on the shm fabric (passes with a note otherwise). */
+ * line must name the control QP and its send queue (31 WRs, sized by what it carries: net_qsize.h)
+ * and the receive comm's the receive queue of the QP facing it (31 + 32 spare).
+ * mr_record_ahead_off: NCCL_RAIL_CONTROL_QP=0, no control QP in that line, the share printed but
+ * not asserted (so on the shm provider: there data moves only in the sender's own calls, and the
+ * share follows the scheduler). Runs only on rail groups, in the fabric VM as root or on the shm
+ * fabric (passes with a note otherwise). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,13 +63,28 @@ static int control_qp_on(void)
     return !v || strcmp(v, "0") != 0;
 }
 
-/* The send comm's INFO line ("... x 1 data QP(s) + 1 control QP ..."): 1 with, 0 without, -1 not
- * seen. */
-static int g_ctl_seen = -1;
+/* The send comm's INFO line ("... x 1 data QP(s) of 126 send WRs + 1 control QP of 31 send WRs
+ * ..."): 1 with, 0 without, -1 not seen; the control QP's send WRs (-1: not named). The receive
+ * comm's ("... of 158 receive WRs (the last, facing a control QP, of 63) ..."): the receive WRs
+ * of the QP facing the control QP, 0 when the line names none, -1 not seen. */
+static int g_ctl_seen = -1, g_ctl_sq = -1, g_ctl_rq = -1;
 static void send_comm_line(ncclDebugLogLevel level, const char *msg)
 {
-    if (level == NCCL_LOG_INFO && strstr(msg, "send comm ") && strstr(msg, " data QP(s)"))
-        g_ctl_seen = strstr(msg, "+ 1 control QP") != NULL;
+    if (level == NCCL_LOG_INFO && strstr(msg, "send comm ") && strstr(msg, " data QP(s)")) {
+        const char *c = strstr(msg, "+ 1 control QP");
+        g_ctl_seen = c != NULL;
+        if (!c || sscanf(c, "+ 1 control QP of %d send WRs", &g_ctl_sq) != 1)
+            g_ctl_sq = -1;
+    }
+}
+
+static void recv_comm_line(ncclDebugLogLevel level, const char *msg)
+{
+    if (level == NCCL_LOG_INFO && strstr(msg, "recv comm ") && strstr(msg, " receive WRs")) {
+        const char *c = strstr(msg, "(the last, facing a control QP, of ");
+        if (!c || sscanf(c, "(the last, facing a control QP, of %d)", &g_ctl_rq) != 1)
+            g_ctl_rq = 0;
+    }
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -84,8 +101,17 @@ int it_mr_record_recv(struct it_side *s)
     if (!it_mr_applicable(s))
         return 0;
     memset(b, 0, sizeof(b));
-    if (it_accept(p, s->dev, s->ctl, NULL, &rc))
+    g_it_log_hook = recv_comm_line;
+    int arc = it_accept(p, s->dev, s->ctl, NULL, &rc);
+    g_it_log_hook = NULL;
+    if (arc)
         return 1;
+    int line_err = 0; /* reported at the end: the sender waits for the batches */
+    if (g_ctl_rq != (control_qp_on() ? 63 : 0))
+        line_err =
+            it_fail("the receive comm's INFO line names %d receive WRs for the QP facing the "
+                    "control QP, want %d",
+                    g_ctl_rq, control_qp_on() ? 63 : 0);
     for (int i = 0; i < NP && !err; i++)
         err = it_buf_alloc(p, rc, &b[i], size_of(i));
     for (int batch = 0; batch < BATCHES && !err; batch++) {
@@ -147,7 +173,7 @@ int it_mr_record_recv(struct it_side *s)
     }
     for (int i = 0; i < NP; i++)
         it_buf_free(p, NULL, &b[i]);
-    return (p->net->closeRecv(rc) != ncclSuccess) || err;
+    return (p->net->closeRecv(rc) != ncclSuccess) || err || line_err;
 }
 
 int it_mr_record_send(struct it_side *s)
@@ -171,6 +197,9 @@ int it_mr_record_send(struct it_side *s)
                       : g_ctl_seen > 0 ? "names a control QP"
                                        : "names no control QP",
                       control_qp_on() ? "one" : "none", knob ? knob : "unset");
+    if (!err && control_qp_on() && g_ctl_sq != 31)
+        err =
+            it_fail("the send comm's control QP has %d send WRs, want 31 (net_qsize.h)", g_ctl_sq);
     for (int i = 0; i < NP && !err; i++)
         err = it_buf_alloc(p, sc, &b[i], size_of(i));
     for (int batch = 0; batch < BATCHES && !err; batch++) {

@@ -3,7 +3,9 @@
  * sender's FIFO (rail_meta.cts_bytes) after the ECE blocks, so that a sender whose listener takes
  * version 6 keeps a FIFO of compact 64-byte entries (wire/cts_layout.h) and an older pair keeps
  * the 128-byte layout, and the sender's send queue depth (rail_meta.send_depth), which sizes the
- * receiver's receive queues (an older sender's, 0, keeps the full size):
+ * receiver's receive queues (an older sender's, 0, keeps the full size), and the depth of its
+ * control QP (rail_meta.ctl_depth, the last QP of each rail: 0 none), which sizes the receiver's
+ * QP facing it:
  *   - a handle announces version 6; version 5 and 6 frames are told apart by their length;
  *   - version 6 frames round-trip cts_bytes (64 and 128) and every ECE field, up to 8 rails x
  *     128 QPs within RAIL_META_MAX_BODY; version 4 and 5 frames decode as 128-byte entries;
@@ -31,6 +33,7 @@ static void sample(struct rail_meta *m, int type, int version, int nrails, int n
     m->addr1 = 0x1000;
     m->cts_bytes = cts;
     m->send_depth = type == RAIL_FRAME_META_S && version >= RAIL_WIRE_VERSION_FIFO ? 126 : 0;
+    m->ctl_depth = m->send_depth && nqps > 1 ? 31 : 0;
     if (type == RAIL_FRAME_META_R) {
         m->eager_slots = 8;
         m->eager_bytes = 8192;
@@ -103,6 +106,7 @@ static void test_roundtrip(void)
                 CHECK_EQ_INT(d.version, RAIL_WIRE_VERSION_FIFO);
                 CHECK_EQ_INT((int)d.cts_bytes, (int)cts);
                 CHECK_EQ_INT(d.send_depth, types[t] == RAIL_FRAME_META_S ? 126 : 0);
+                CHECK_EQ_INT(d.ctl_depth, types[t] == RAIL_FRAME_META_S && nqps > 1 ? 31 : 0);
                 for (int r = 0; r < nrails; r++)
                     CHECK(memcmp(&d.rails[r].ece, &m.rails[r].ece, sizeof(m.rails[r].ece)) == 0);
             }
@@ -111,9 +115,11 @@ static void test_roundtrip(void)
             for (int v = RAIL_WIRE_VERSION; v <= RAIL_WIRE_VERSION_ECE; v++) {
                 sample(&m, types[t], v, nrails, nqps, RAIL_CTS_COMPACT_BYTES);
                 m.send_depth = 126; /* not on the wire before version 6 */
+                m.ctl_depth = nqps > 1 ? 31 : 0;
                 CHECK_EQ_INT(roundtrip(types[t], &m, &d, &body), 0);
                 CHECK_EQ_INT((int)d.cts_bytes, RAIL_CTS_BYTES);
                 CHECK_EQ_INT(d.send_depth, 0);
+                CHECK_EQ_INT(d.ctl_depth, 0);
                 CHECK(body ==
                       rail_meta_body_len(nrails, nqps) +
                           (v == RAIL_WIRE_VERSION_ECE ? (size_t)nrails * RAIL_ECE_BYTES : 0));
@@ -145,7 +151,7 @@ static void test_rejects(void)
     x[0] = RAIL_CTS_COMPACT_BYTES;
     x[1] = 0;
     CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_FIFO, len6, &d), 0);
-    for (int i = 4; i < RAIL_META_FIFO_BYTES; i++) {
+    for (int i = 6; i < RAIL_META_FIFO_BYTES; i++) {
         x[i] = 1;
         CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_FIFO, len6, &d), -EPROTO);
         x[i] = 0;
@@ -171,6 +177,40 @@ static void test_rejects(void)
     CHECK_EQ_INT(decode(RAIL_FRAME_META_R, RAIL_WIRE_VERSION_FIFO, rlen + RAIL_META_FIFO_BYTES, &d),
                  -EPROTO);
     CHECK(strstr(g_err, "only the sender") != NULL);
+    /* The control QP's depth (little-endian at +4): from a sender with a data QP beside it. */
+    CHECK(rail_meta_encode(type, &m, g_frame, sizeof(g_frame)) > 0);
+    CHECK_EQ_INT(x[4], 31);
+    x[4] = 31;
+    x[5] = 0;
+    CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_FIFO, len6, &d), 0);
+    CHECK_EQ_INT(d.ctl_depth, 31);
+    x[4] = x[5] = 0xff;
+    CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_FIFO, len6, &d), 0);
+    CHECK_EQ_INT(d.ctl_depth, 65535);
+    x[4] = x[5] = 0;
+    CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_FIFO, len6, &d), 0);
+    CHECK_EQ_INT(d.ctl_depth, 0);
+    static struct rail_meta one;
+    sample(&one, type, RAIL_WIRE_VERSION_FIFO, nrails, 1, RAIL_CTS_COMPACT_BYTES);
+    CHECK(rail_meta_encode(type, &one, g_frame, sizeof(g_frame)) > 0);
+    size_t len1 = rail_meta_body_len(nrails, 1) + nrails * RAIL_ECE_BYTES;
+    g_frame[RAIL_FRAME_HDR + len1 + 4] = 31; /* one QP: no data QP beside a control QP */
+    CHECK_EQ_INT(decode(type, RAIL_WIRE_VERSION_FIFO, len1 + RAIL_META_FIFO_BYTES, &d), -EPROTO);
+    CHECK(strstr(g_err, "control QP") != NULL);
+    one.ctl_depth = 31;
+    CHECK_EQ_INT(rail_meta_encode(type, &one, g_frame, sizeof(g_frame)), -EINVAL);
+    r.ctl_depth = 31;
+    CHECK_EQ_INT(rail_meta_encode(RAIL_FRAME_META_R, &r, g_frame, sizeof(g_frame)), -EINVAL);
+    r.ctl_depth = 0;
+    CHECK(rail_meta_encode(RAIL_FRAME_META_R, &r, g_frame, sizeof(g_frame)) > 0);
+    g_frame[RAIL_FRAME_HDR + rlen + 4] = 31;
+    CHECK_EQ_INT(decode(RAIL_FRAME_META_R, RAIL_WIRE_VERSION_FIFO, rlen + RAIL_META_FIFO_BYTES, &d),
+                 -EPROTO);
+    CHECK(strstr(g_err, "only the sender") != NULL);
+    sample(&m, type, RAIL_WIRE_VERSION_FIFO, nrails, nqps, RAIL_CTS_COMPACT_BYTES);
+    m.ctl_depth = 65536;
+    CHECK_EQ_INT(rail_meta_encode(type, &m, g_frame, sizeof(g_frame)), -EINVAL);
+    m.ctl_depth = 31;
     /* The encoder writes only what the decoder takes. */
     m.cts_bytes = 96;
     CHECK_EQ_INT(rail_meta_encode(type, &m, g_frame, sizeof(g_frame)), -EINVAL);
