@@ -139,7 +139,7 @@ int rail_calib_prof_parse(const char *buf, size_t len, const char *name, struct 
             header = 1;
         } else if (strncmp(line, "comm ", 5) == 0 || strcmp(line, "comm") == 0) {
             uint64_t comm;
-            int nranks, nnodes;
+            int nranks = 0, nnodes = 0;
             if (run >= 0) {
                 rc = rail_fail(why, sizeof(why), "a second 'comm' line (one file per rank)");
                 break;
