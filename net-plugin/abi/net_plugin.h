@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "nccl/nccl_common.h"
+#include "protocol/net_accept.h"
 #include "protocol/net_conn.h"
 #include "protocol/net_data.h"
 #include "protocol/net_recv.h"
