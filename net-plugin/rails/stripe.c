@@ -122,6 +122,33 @@ static uint64_t raw_weight(const struct rail_stripe *s, int r, unsigned mask)
  * striped message under the adaptive policy (every completion moves the estimates), so the loops
  * visit only the rails of the mask, in increasing order (test_stripe_weights checks the result
  * against the plain formulation over random states). */
+/* compute_weights over exactly two rails a < b, in closed form (the same result; a dual-rail
+ * NIC's every striped message runs it): at most one rail falls below the floor, since the two
+ * floors sum to 1/8; that one gets the floor and the other the rest. Otherwise each gets its
+ * proportional share, and the one unit the rounding may leave goes to the larger remainder, ties
+ * to a. */
+static void weights_of_two(int a, int b, uint64_t ra, uint64_t rb,
+                           uint16_t w[RAIL_STRIPE_MAX_RAILS])
+{
+    const uint64_t one = RAIL_STRIPE_WEIGHT_ONE, floor = one / 2 / RAIL_STRIPE_FLOOR_DIV;
+    uint64_t sum = ra + rb;
+    if (sum == 0) { /* nothing measured: equal shares */
+        ra = rb = 1;
+        sum = 2;
+    }
+    const uint64_t sa = one * ra, sb = one * rb, below = floor * sum;
+    if (sa < below || sb < below) {
+        int pinned = sa < below ? a : b;
+        w[pinned] = (uint16_t)floor;
+        w[pinned == a ? b : a] = (uint16_t)(one - floor);
+        return;
+    }
+    w[a] = (uint16_t)(sa / sum);
+    w[b] = (uint16_t)(sb / sum);
+    if (w[a] + w[b] < one)
+        w[sb % sum > sa % sum ? b : a]++;
+}
+
 static void compute_weights(const struct rail_stripe *s, unsigned mask,
                             uint16_t w[RAIL_STRIPE_MAX_RAILS])
 {
@@ -132,6 +159,11 @@ static void compute_weights(const struct rail_stripe *s, unsigned mask,
     for (unsigned m = mask; m; m &= m - 1) {
         int r = lowest(m);
         raw[r] = s->policy == RAIL_STRIPE_ADAPTIVE ? measured(&s->rail[r]) : raw_weight(s, r, mask);
+    }
+    unsigned rest = mask & (mask - 1);
+    if (rest && !(rest & (rest - 1))) {
+        weights_of_two(lowest(mask), lowest(rest), raw[lowest(mask)], raw[lowest(rest)], w);
+        return;
     }
 
     /* Pin the rails whose proportional share falls below the floor, until none does. */

@@ -152,8 +152,43 @@ static void compare(uint32_t seed)
                   seed, nrails, (int)cfg.policy, s.up_mask, r, got[r], want[r]);
 }
 
+/* Two rails up (weights_of_two's closed form) with rates chosen for its branches: a remainder
+ * tie with a unit left over (1023:1025), either rail below the floor, one or both measured 0,
+ * equal rates; rails 0+1 of 2, and 1+3 of 4 with the others down. */
+static void two_rails(void)
+{
+    static const uint64_t rates[][2] = {{1023, 1025}, {1025, 1023}, {1, 4000}, {4000, 1},
+                                        {0, 5},       {5, 0},       {0, 0},    {7, 7},
+                                        {3, 5},       {1000, 1}};
+    for (int shape = 0; shape < 2; shape++)
+        for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+            struct rail_stripe_config cfg;
+            struct rail_stripe s;
+            char err[128] = "";
+            int n = shape ? 4 : 2, a = shape ? 1 : 0, b = shape ? 3 : 1;
+            rail_stripe_config_default(&cfg, n);
+            cfg.policy = RAIL_STRIPE_ADAPTIVE;
+            CHECK_MSG(rail_stripe_init(&s, &cfg, err, sizeof(err)) == 0, "init: %s", err);
+            for (int r = 0; r < n; r++)
+                if (r != a && r != b)
+                    CHECK_EQ_INT(rail_stripe_set_rail_state(&s, r, false), 0);
+            s.rail[a].avg_bytes = rates[i][0];
+            s.rail[b].avg_bytes = rates[i][1];
+            s.rail[a].avg_ns = s.rail[b].avg_ns = 1024; /* measured() = the rate above */
+            uint16_t got[RAIL_STRIPE_MAX_RAILS], want[RAIL_STRIPE_MAX_RAILS];
+            CHECK_EQ_INT(rail_stripe_weights(&s, got), 2);
+            ref_weights(&s, s.up_mask, want);
+            for (int r = 0; r < RAIL_STRIPE_MAX_RAILS; r++)
+                CHECK_MSG(got[r] == want[r],
+                          "rates %llu:%llu on rails %d+%d: rail %d weight %u, the reference %u",
+                          (unsigned long long)rates[i][0], (unsigned long long)rates[i][1], a, b, r,
+                          got[r], want[r]);
+        }
+}
+
 int main(void)
 {
+    two_rails();
     uint32_t seed = 27;
     for (int i = 0; i < 200000; i++)
         compare(fuzz_step(&seed));
