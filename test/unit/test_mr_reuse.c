@@ -7,7 +7,6 @@
  * where a cache keyed by the address alone would take it for the handle it checked before. The
  * remembered handle's buffer range is checked on every call. */
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,24 +16,7 @@
 
 #include "check.h"
 #include "nccl/nccl_net.h"
-
-static int g_warns;
-static char g_last_warn[1024];
-
-static void logger(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
-                   const char *fmt, ...)
-{
-    (void)flags;
-    (void)file;
-    (void)line;
-    if (level == NCCL_LOG_WARN) {
-        va_list ap;
-        g_warns++;
-        va_start(ap, fmt);
-        vsnprintf(g_last_warn, sizeof(g_last_warn), fmt, ap);
-        va_end(ap);
-    }
-}
+#include "warn_capture.h"
 
 static double now_s(void)
 {
@@ -100,7 +82,7 @@ int main(int argc, char **argv)
     ncclNetCommConfig_v11_t cfg = {-1};
     void *ctx = NULL;
     int ndev = 0;
-    CHECK(n && n->init(&ctx, 1, &cfg, logger, NULL) == ncclSuccess);
+    CHECK(n && n->init(&ctx, 1, &cfg, capture, NULL) == ncclSuccess);
     CHECK(n && n->devices(&ndev) == ncclSuccess);
     int sdev = n ? dev_of(n, ndev, "shm0") : -1, rdev = n ? dev_of(n, ndev, "shm1") : -1;
     CHECK(sdev >= 0 && rdev >= 0);
@@ -139,7 +121,7 @@ int main(int argc, char **argv)
     int tag = 7, w = g_warns;
     CHECK(n->irecv(rc, 1, &past, &sz, &tag, &rmh, NULL, &req) != ncclSuccess);
     CHECK(req == NULL);
-    CHECK(g_warns == w + 1 && strstr(g_last_warn, "outside its registration"));
+    CHECK(g_warns == w + 1 && strstr(g_warn, "outside its registration"));
 
     /* The receive comm's handle freed, a handle of the send comm's device made: usually at the
      * same address (the allocator hands the freed block back). */
@@ -160,8 +142,8 @@ int main(int argc, char **argv)
     void *data = rbuf;
     CHECK(n->irecv(rc, 1, &data, &sz, &tag, &xmh, NULL, &req) != ncclSuccess);
     CHECK(req == NULL);
-    CHECK_MSG(g_warns == w + 1 && strstr(g_last_warn, "registered on shm0"),
-              "want one WARN naming the handle's device, got %d: %s", g_warns - w, g_last_warn);
+    CHECK_MSG(g_warns == w + 1 && strstr(g_warn, "registered on shm0"),
+              "want one WARN naming the handle's device, got %d: %s", g_warns - w, g_warn);
 
     /* A handle registered through the right comm again: accepted. */
     CHECK(n->regMr(rc, rbuf, 4096, NCCL_PTR_HOST, &rmh) == ncclSuccess);
