@@ -62,10 +62,11 @@ int eval_loso(struct eval_opts *e, const struct fit_opts *fo, bool check)
     if (mask != all_mask(e->d))
         return 1;
     /* Held out (ctest tuner_loso): no system more than half a point worse than NCCL, and the
-     * per-system, pooled and p90 ratios within 0.13x, 0.13x, 0.08x (0.126x, 0.121x, 0.063x today;
-     * issue 30's targets are 0.12x, 0.15x, 0.10x; the tree before PAT's residual was read per
-     * rank past its knee gave 0.137x, 0.132x, 0.091x: docs/cost-model.md §12.4). */
-    return check ? eval_check_bounds(e, mask, 0.13, 0.13, 0.08) : 0;
+     * per-system, pooled and p90 ratios within 0.12x, 0.12x, 0.05x (0.116x, 0.109x, 0.018x today;
+     * issue 30's targets are 0.12x, 0.15x, 0.10x; the tree before the ring protocols were read
+     * at the same bytes per rank beyond the trained node range gave 0.126x, 0.121x, 0.063x:
+     * docs/cost-model.md §12.4, §12.6). */
+    return check ? eval_check_bounds(e, mask, 0.12, 0.12, 0.05) : 0;
 }
 
 int eval_loso_dump(struct eval_opts *e, const struct fit_opts *fo)

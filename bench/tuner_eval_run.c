@@ -171,7 +171,7 @@ void eval_print(const struct eval_opts *e, uint64_t mask, const char *title)
            100 * pp, 100 * np);
     printf("%-16s %6d %11.1f%% %11.1f%%\n", "per-system mean", ns, 100 * sum_p / (ns ? ns : 1),
            100 * sum_n / (ns ? ns : 1));
-    printf("ratios to NCCL: per-system mean %.2f, pooled mean %.2f, p90 %.2f\n\n",
+    printf("ratios to NCCL: per-system mean %.3f, pooled mean %.3f, p90 %.3f\n\n",
            sum_n > 0 ? sum_p / sum_n : 0.0, nm > 0 ? pm / nm : 0.0, np > 0 ? pp / np : 0.0);
 }
 

@@ -59,7 +59,8 @@ static void explain_usage(FILE *f)
             "(no opinion). At a measured size, the CSV column rule and a note under the table\n"
             "say whether a pair nobody measured was held back (docs/calibration.md). Where a\n"
             "strict do-no-harm rule decided, the rule column (class-unseen, class-unseen-gain,\n"
-            "extrapolated) and a note under the table say which (docs/cost-model.md §12).\n");
+            "extrapolated, ring-step) and a note under the table say which (docs/cost-model.md\n"
+            "§12).\n");
 }
 
 static int parse_coll(const char *s)
@@ -308,7 +309,7 @@ static void print_coll(struct rail_tuner *t, const struct explain_opts *o, int c
     if (notes[0])
         printf("calibrated at measured sizes:\n%s", notes);
     if (whynotes[0])
-        printf("decided by a strict do-no-harm rule (docs/cost-model.md §12.1, §12.5):\n%s",
+        printf("decided by a strict do-no-harm rule (docs/cost-model.md §12.1, §12.5, §12.6):\n%s",
                whynotes);
 }
 

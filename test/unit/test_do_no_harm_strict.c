@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The strict do-no-harm rules on the tuner's real path (docs/cost-model.md §12.1, §12.5):
+/* The strict do-no-harm rules on the tuner's real path (docs/cost-model.md §12.1, §12.5, §12.6):
  *  - a platform class the embedded table holds no measurement of (one Blackwell node) keeps
  *    NCCL's choice unless the prior predicts a twice-as-fast pair, and says which rule decided;
  *  - beyond the trained node range, a ranking the last two trained node counts agree on is
  *    carried at most two octaves further, with "extrapolated from N-M nodes"; a ranking they
- *    disagree on, or a node count farther out, keeps NCCL's choice. */
+ *    disagree on, or a node count farther out, keeps NCCL's choice;
+ *  - beyond the trained node range, a ring protocol measured ahead of NCCL's ring protocol at
+ *    the same bytes per rank on the nearest trained node counts replaces it (§12.6). */
 #include <stdio.h>
 #include <string.h>
 
@@ -157,10 +159,58 @@ static void test_not_carried(void)
     rail_tuner_destroy(t);
 }
 
+/* P5, 8 GPUs per node, AllGather trained on 2 and 256 nodes. On 512 nodes a 64 MiB AllGather
+ * moves 16 KiB per rank, what 256 nodes move at 32 MiB (Ring/LL 19.7 ms, Ring/LL128 24.0 ms) and 2
+ * nodes at 256 KiB (161 vs 183 us): NCCL picks Ring/LL128, the tuner Ring/LL although its step
+ * model ranks LL128 first. At 128 MiB (32 KiB per rank: 256 nodes at 64 MiB LL ahead, 2 nodes at
+ * 512 KiB-1 MiB LL128 ahead across the bucket) nothing changes; between 2 and 256 nodes the rule
+ * does not apply (the residuals read there by bytes per rank already). */
+static void test_ring_step(void)
+{
+    char err[256], txt[96];
+    int why, a, p;
+    const int ll = NCCL_ALGO_RING * NCCL_NUM_PROTOCOLS + NCCL_PROTO_LL;
+    CHECK_EQ_INT(rail_topo_load_nccl_xml(RAIL_FIXTURES "/tuner-data/topo/p5_256x8_efa.xml", &g_topo,
+                                         err, sizeof(err)),
+                 0);
+    struct rail_tuner *t = tuner(4096, 512);
+    CHECK(rail_model_nccl_pick(&t->model, AG, 64ull << 20, 1, &a, &p) >= 0);
+    CHECK_EQ_INT(a, NCCL_ALGO_RING);
+    CHECK_EQ_INT(p, NCCL_PROTO_LL128);
+    int c = decide(t, AG, 64ull << 20, &why, txt, sizeof(txt));
+    CHECK_EQ_INT(c, ll);
+    CHECK_EQ_INT(why, RAIL_DT_WHY_RING_STEP);
+    CHECK_MSG(strcmp(txt, "ring protocol measured at the same bytes per rank on 2 and 256 nodes") ==
+                  0,
+              "'%s'", txt);
+    c = decide(t, AG, 128ull << 20, &why, txt, sizeof(txt));
+    CHECK(why != RAIL_DT_WHY_RING_STEP);
+    /* Every ring-step cell replaces a ring protocol of NCCL's by another ring protocol. */
+    for (int coll = 0; coll < RAIL_NUM_COLLS; coll++)
+        for (int l = 3; l <= 36; l++) {
+            c = decide(t, coll, (size_t)1 << l, &why, txt, sizeof(txt));
+            if (why != RAIL_DT_WHY_RING_STEP)
+                continue;
+            CHECK(c >= 0 && c / NCCL_NUM_PROTOCOLS == NCCL_ALGO_RING);
+            CHECK(rail_model_nccl_pick(&t->model, coll, (size_t)1 << l, 1, &a, &p) >= 0);
+            CHECK_EQ_INT(a, NCCL_ALGO_RING);
+        }
+    rail_tuner_destroy(t);
+
+    t = tuner(128, 16); /* between the trained node counts */
+    for (int coll = 0; coll < RAIL_NUM_COLLS; coll++)
+        for (int l = 3; l <= 36; l++) {
+            (void)decide(t, coll, (size_t)1 << l, &why, txt, sizeof(txt));
+            CHECK(why != RAIL_DT_WHY_RING_STEP);
+        }
+    rail_tuner_destroy(t);
+}
+
 int main(void)
 {
     test_unseen_single_node();
     test_extrapolated();
     test_not_carried();
+    test_ring_step();
     return check_report("test_do_no_harm_strict");
 }

@@ -312,12 +312,17 @@ int rail_tuner_create(struct rail_tuner **out, uint64_t comm_id, size_t nranks, 
      * only (docs/cost-model.md §12.5). */
     struct rail_extrap *x = malloc(sizeof(*x));
     if (x && rail_extrap_init(x, &t->model, topo, opts ? opts->constants : NULL) > 0)
-        for (int c = 0; c < RAIL_NUM_COLLS; c++)
+        for (int c = 0; c < RAIL_NUM_COLLS; c++) {
+            if (x->coll[c].ring) {
+                t->ring_from[c][0] = x->coll[c].ring_from[0];
+                t->ring_from[c][1] = x->coll[c].ring_from[1];
+            }
             if (x->coll[c].active) {
                 bool above = t->shape.nnodes > x->coll[c].edge;
                 t->extrap_from[c][0] = above ? x->coll[c].next : x->coll[c].edge;
                 t->extrap_from[c][1] = above ? x->coll[c].edge : x->coll[c].next;
             }
+        }
     build_table(t, opts, x);
     if (x)
         rail_extrap_fini(x);
@@ -494,6 +499,12 @@ int rail_tuner_why(const struct rail_tuner *t, int coll, size_t nbytes, int num_
     if (why == RAIL_DT_WHY_EXTRAPOLATED)
         snprintf(buf, len, "extrapolated from %d–%d nodes", t->extrap_from[coll][0],
                  t->extrap_from[coll][1]);
+    else if (why == RAIL_DT_WHY_RING_STEP && t->ring_from[coll][1] > 0)
+        snprintf(buf, len, "ring protocol measured at the same bytes per rank on %d and %d nodes",
+                 t->ring_from[coll][0], t->ring_from[coll][1]);
+    else if (why == RAIL_DT_WHY_RING_STEP)
+        snprintf(buf, len, "ring protocol measured at the same bytes per rank on %d nodes",
+                 t->ring_from[coll][0]);
     else
         snprintf(buf, len, "%s", rail_dt_why_name(why));
     return why;

@@ -43,6 +43,9 @@ struct rail_tuner {
     /* Per collective, the trained node counts a ranking was carried from past the trained
      * range (extrapolate.h; 0 when nothing is carried), for explain. */
     int extrap_from[RAIL_NUM_COLLS][2];
+    /* The trained node counts whose ring protocols were read at the same bytes per rank
+     * (docs/cost-model.md §12.6), ascending; 0 for none. */
+    int ring_from[RAIL_NUM_COLLS][2];
 };
 
 struct rail_tuner_opts {

@@ -155,6 +155,43 @@ static bool carried(const struct cell_ctx *x, const struct rail_extrap_coll *xc,
     return true;
 }
 
+/* docs/cost-model.md §12.6: beyond the trained node range, ring candidate c replaces NCCL's ring
+ * protocol(s). At the same ranks per node every ring has the same mix of NVLink and network
+ * steps (nn / n = 1 / r), and at the same bytes per rank the same step size, so two protocols'
+ * ring times differ by their per-step costs whatever the node count. c must have been measured
+ * at the nearest trained node count (and the next, when there is one) at the same bytes per rank
+ * ahead of each of NCCL's picks by RAIL_SAME_STEP_MARGIN, at every sample size of the bucket, and
+ * no other ring protocol measured faster than c there. */
+static bool ring_step(const struct cell_ctx *x, const struct rail_extrap_coll *xr, int c)
+{
+    const struct rail_model *edges[2] = {xr->r_edge, xr->r_next};
+    if (c / NCCL_NUM_PROTOCOLS != NCCL_ALGO_RING)
+        return false;
+    for (int k = 0; k < x->npicks; k++)
+        if (x->picks[k] / NCCL_NUM_PROTOCOLS != NCCL_ALGO_RING || x->picks[k] == c)
+            return false;
+    for (int e = 0; e < 2 && edges[e]; e++)
+        for (int i = 0; i < x->npts; i++) {
+            float tc = edge_measured(edges[e], x->m, x->coll, c, x->sizes[i], x->pipe_ops);
+            if (!(tc > 0.0f))
+                return false;
+            for (int p = 0; p < NCCL_NUM_PROTOCOLS; p++) {
+                int k = NCCL_ALGO_RING * NCCL_NUM_PROTOCOLS + p;
+                bool pick = false;
+                for (int j = 0; j < x->npicks; j++)
+                    pick |= x->picks[j] == k;
+                if (k == c)
+                    continue;
+                float tk = edge_measured(edges[e], x->m, x->coll, k, x->sizes[i], x->pipe_ops);
+                if (pick && !(tk > 0.0f && tc * (1.0f + RAIL_SAME_STEP_MARGIN) < tk))
+                    return false;
+                if (tk > 0.0f && tk < tc)
+                    return false;
+            }
+        }
+    return true;
+}
+
 /* Do no harm (docs/cost-model.md §12): NCCL's own pick (its model, at each of the bucket's
  * sample sizes) stands unless a candidate is predicted faster than it by the risk margin. The
  * cell keeps only the candidates that clear it against every pick NCCL makes inside the bucket,
@@ -178,10 +215,10 @@ static void keep_what_beats_nccl(struct ranked *cell, uint8_t *why, const struct
                          .sizes = sizes,
                          .mid = sizes[npts / 2],
                          .score = score};
-    int keep = 0, why0 = RAIL_DT_WHY_NONE;
+    int keep = 0, why0 = RAIL_DT_WHY_NONE, ring_at = -1;
     float margin = 0.0f, dist = 0.0f;
     bool inside = true, unseen = false, held = false;
-    const struct rail_extrap_coll *xc = NULL;
+    const struct rail_extrap_coll *xc = NULL, *xr = NULL;
 
     for (int i = 0; i < npts; i++) {
         int a, p, c, found = 0;
@@ -206,6 +243,8 @@ static void keep_what_beats_nccl(struct ranked *cell, uint8_t *why, const struct
         unseen = !rail_model_class_seen(m);
         if (!inside && xp && xp->coll[coll].active)
             xc = &xp->coll[coll];
+        if (xp && xp->coll[coll].ring)
+            xr = &xp->coll[coll];
     } else if (calib_distance > 0.0f) /* measured at other node counts: the margin grows with
                                        * the distance, twice as fast when extrapolating */
         margin = m->table->margin0 + m->table->margin_slope * calib_distance *
@@ -226,21 +265,35 @@ static void keep_what_beats_nccl(struct ranked *cell, uint8_t *why, const struct
             held |= !ok && !(is_pick && x.npicks == 1) && beats(&x, c, margin, true);
         } else
             ok = beats(&x, c, margin, !inside);
+        if (!ok && xr && !is_pick && ring_step(&x, xr, c)) {
+            ok = true;
+            w = RAIL_DT_WHY_RING_STEP;
+        }
         /* Across nodes without a trained step model (the prior's numbers), only a pair measured
          * near this shape (a residual of the table) or at it (a published set) is backed by a
          * measurement. */
-        if (ok && w != RAIL_DT_WHY_EXTRAPOLATED && !m->trained && m->family != RAIL_FAM_NODE &&
-            kind == RAIL_DT_TIMES_MODEL &&
+        if (ok && w != RAIL_DT_WHY_EXTRAPOLATED && w != RAIL_DT_WHY_RING_STEP && !m->trained &&
+            m->family != RAIL_FAM_NODE && kind == RAIL_DT_TIMES_MODEL &&
             !rail_model_pair_measured(m, coll, c / NCCL_NUM_PROTOCOLS, c % NCCL_NUM_PROTOCOLS,
                                       x.mid))
             ok = false;
         if (ok) {
             if (keep == 0)
                 why0 = is_pick ? RAIL_DT_WHY_NONE : w;
+            if (w == RAIL_DT_WHY_RING_STEP && ring_at < 0)
+                ring_at = keep;
             cell->cand[keep++] = (uint8_t)c;
-        } else if (!is_pick && !xc)
+        } else if (!is_pick && !xc && !xr)
             break; /* sorted: nothing after this beats NCCL's picks by the margin (a carried
                     * ranking has a margin of its own) */
+    }
+    /* The ring protocol measured ahead at the same bytes per rank goes first: the model ranked it
+     * behind NCCL's pick, the measurements ahead of it (§12.6). */
+    if (ring_at > 0) {
+        uint8_t c = cell->cand[ring_at];
+        memmove(&cell->cand[1], &cell->cand[0], (size_t)ring_at);
+        cell->cand[0] = c;
+        why0 = RAIL_DT_WHY_RING_STEP;
     }
     /* NCCL's single pick all over the bucket, first: nothing to change. */
     if (keep > 0 && x.npicks == 1 && cell->cand[0] == x.picks[0])
@@ -375,7 +428,11 @@ static void model_unless_contradicted(struct rail_dt_cell *cell, uint8_t *source
     if (rail_model_nccl_pick(m, coll, sizes[npts / 2], rail_dt_pipe_value(pipe), &a, &p) < 0.0f)
         return;
     int pick = a * NCCL_NUM_PROTOCOLS + p, c = mc.cand[0];
-    if (cal_score[c] < 0.0 || cal_score[pick] < 0.0 || cal_score[c] >= cal_score[pick])
+    /* A ring protocol the table measured ahead at the same bytes per rank (§12.6) stands against
+     * a calibration extrapolated from other node counts: that calibration scales its times by
+     * size, the rule reads the measurements where the ring's step is the same. */
+    if (mwhy != RAIL_DT_WHY_RING_STEP &&
+        (cal_score[c] < 0.0 || cal_score[pick] < 0.0 || cal_score[c] >= cal_score[pick]))
         return;
     *cell = mc;
     *source = RAIL_DT_SRC_MODEL;
@@ -418,6 +475,8 @@ const char *rail_dt_why_name(int why)
         return "platform class not in training: the prior predicts a 2x gain";
     case RAIL_DT_WHY_EXTRAPOLATED:
         return "extrapolated";
+    case RAIL_DT_WHY_RING_STEP:
+        return "ring protocol measured at the same bytes per rank";
     default:
         return "";
     }
@@ -426,7 +485,7 @@ const char *rail_dt_why_name(int why)
 const char *rail_dt_why_code(int why)
 {
     static const char *const codes[RAIL_DT_WHY_COUNT] = {"", "class-unseen", "class-unseen-gain",
-                                                         "extrapolated"};
+                                                         "extrapolated", "ring-step"};
     return why > 0 && why < RAIL_DT_WHY_COUNT ? codes[why] : "";
 }
 

@@ -30,6 +30,7 @@ enum rail_dt_why {
     RAIL_DT_WHY_UNSEEN_KEPT,  /* class not in the table: the model's gain is below the margin */
     RAIL_DT_WHY_UNSEEN_GAIN,  /* class not in the table: a gain the prior explains, >= margin */
     RAIL_DT_WHY_EXTRAPOLATED, /* a ranking carried past the trained node range */
+    RAIL_DT_WHY_RING_STEP,    /* a ring protocol measured at the same bytes per rank (§12.6) */
     RAIL_DT_WHY_COUNT
 };
 /* "platform class not in training: NCCL's choice kept", ...; "" for RAIL_DT_WHY_NONE. */

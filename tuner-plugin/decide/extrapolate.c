@@ -15,14 +15,15 @@ static int comm_rpn(const struct rail_model *m)
     return s->min_rpn == s->max_rpn && s->nranks % s->nnodes == 0 ? s->nranks / s->nnodes : 0;
 }
 
-int rail_extrap_edges(const struct rail_model *m, int coll, int *edge, int *next, float *dist)
+/* The node counts of the training systems (records naming no pair) of m's family, generation
+ * and ranks per node for coll, sorted; their number. */
+static int trained_nodes(const struct rail_model *m, int coll, int nodes[MAX_NODECNT])
 {
     const struct rail_model_table *t = m ? m->table : NULL;
-    int rpn = m ? comm_rpn(m) : 0, nodes[MAX_NODECNT], nc = 0, nn = m ? m->shape.nnodes : 0;
+    int rpn = m ? comm_rpn(m) : 0, nc = 0;
 
-    if (!t || rpn < 1 || nn < 2 || m->family == RAIL_FAM_NODE)
+    if (!t || rpn < 1 || m->shape.nnodes < 2 || m->family == RAIL_FAM_NODE)
         return 0;
-    /* The node counts of the training systems (records naming no pair), sorted. */
     for (int i = 0; i < t->ncover; i++) {
         const struct rail_table_cover *c = &t->cover[i];
         int k = 0;
@@ -37,12 +38,31 @@ int rail_extrap_edges(const struct rail_model *m, int coll, int *edge, int *next
         nodes[k] = c->nnodes;
         nc++;
     }
+    return nc;
+}
+
+int rail_extrap_edges(const struct rail_model *m, int coll, int *edge, int *next, float *dist)
+{
+    int nodes[MAX_NODECNT], nc = trained_nodes(m, coll, nodes), nn = m ? m->shape.nnodes : 0;
+
     if (nc < 2 || (nn >= nodes[0] && nn <= nodes[nc - 1]))
         return 0;
     bool above = nn > nodes[nc - 1];
     *edge = above ? nodes[nc - 1] : nodes[0];
     *next = above ? nodes[nc - 2] : nodes[1];
     *dist = (float)fabs(log2((double)nn / (double)*edge));
+    return 1;
+}
+
+int rail_extrap_ring_edges(const struct rail_model *m, int coll, int *edge, int *next)
+{
+    int nodes[MAX_NODECNT], nc = trained_nodes(m, coll, nodes), nn = m ? m->shape.nnodes : 0;
+
+    if (nc < 1 || (nn >= nodes[0] && nn <= nodes[nc - 1]))
+        return 0;
+    bool above = nn > nodes[nc - 1];
+    *edge = above ? nodes[nc - 1] : nodes[0];
+    *next = nc < 2 ? 0 : above ? nodes[nc - 2] : nodes[1];
     return 1;
 }
 
@@ -94,8 +114,20 @@ int rail_extrap_init(struct rail_extrap *x, const struct rail_model *m,
         /* No model there (out of memory, or the topology builds another class at that node
          * count): nothing is carried for this collective. */
         xc->active = xc->m_edge && xc->m_next;
-        n += xc->active;
     }
+    for (int c = 0; c < RAIL_NUM_COLLS; c++) {
+        struct rail_extrap_coll *xc = &x->coll[c];
+        int edge, next;
+        if (!rail_extrap_ring_edges(m, c, &edge, &next))
+            continue;
+        xc->r_edge = edge_model(x, m, topo, constants, edge);
+        xc->r_next = next ? edge_model(x, m, topo, constants, next) : NULL;
+        xc->ring = xc->r_edge && (!next || xc->r_next);
+        xc->ring_from[0] = next && next < edge ? next : edge;
+        xc->ring_from[1] = next && next < edge ? edge : next;
+    }
+    for (int c = 0; c < RAIL_NUM_COLLS; c++)
+        n += x->coll[c].active || x->coll[c].ring;
     return n;
 }
 

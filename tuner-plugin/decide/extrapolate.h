@@ -21,7 +21,14 @@
 
 /* Farthest a ranking is carried: two octaves of nodes beyond the last trained node count. */
 #define RAIL_EXTRAP_MAX_OCTAVES 2.0f
-#define RAIL_EXTRAP_MAX_MODELS  4 /* distinct edge node counts over the collectives */
+#define RAIL_EXTRAP_MAX_MODELS  6 /* distinct edge node counts over the collectives */
+
+/* docs/cost-model.md §12.6: beyond the trained node range, a ring protocol replaces NCCL's ring
+ * protocol when the trained node counts nearest to the communicator (the same family, generation,
+ * collective and ranks per node) measured it faster at the same bytes per rank by this margin:
+ * the median disagreement (10.6%) of two P5 node counts' measured ring-protocol ratios at the
+ * same bytes per rank, over the 902 pairs of the fixtures. */
+#define RAIL_SAME_STEP_MARGIN 0.10f
 
 struct rail_topo;
 
@@ -30,6 +37,11 @@ struct rail_extrap_coll {
     int edge, next; /* the nearest trained node count and the one after it (away from us) */
     float dist;     /* octaves of nodes from the communicator to edge */
     const struct rail_model *m_edge, *m_next;
+    /* §12.6: the models at the nearest trained node count and the next one (NULL when the table
+     * trained only one), whose measured ring protocols are read at the same bytes per rank. */
+    bool ring;
+    int ring_from[2]; /* their node counts, ascending; 0 for none */
+    const struct rail_model *r_edge, *r_next;
 };
 
 struct rail_extrap {
@@ -44,10 +56,15 @@ struct rail_extrap {
  * least two trained node counts, 0 otherwise (inside the range, or fewer than two). */
 int rail_extrap_edges(const struct rail_model *m, int coll, int *edge, int *next, float *dist);
 
+/* The same for the ring rule of §12.6: 1 when m is beyond the range of at least one trained node
+ * count; *next is 0 when only one was trained. */
+int rail_extrap_ring_edges(const struct rail_model *m, int coll, int *edge, int *next);
+
 /* Fill x for m (built from topo with constants, which may be NULL): the edge models of each
- * collective whose communicator lies at most RAIL_EXTRAP_MAX_OCTAVES beyond its trained range.
- * A collective whose edge models cannot be built (out of memory) carries nothing. Returns the
- * number of collectives carried. */
+ * collective whose communicator lies at most RAIL_EXTRAP_MAX_OCTAVES beyond its trained range,
+ * and those of the ring rule (§12.6) at any distance beyond it. A collective whose edge models
+ * cannot be built (out of memory) carries nothing. Returns the number of collectives carried
+ * by either rule. */
 int rail_extrap_init(struct rail_extrap *x, const struct rail_model *m,
                      const struct rail_topo *topo, const ncclTunerConstants_v5_t *constants);
 void rail_extrap_fini(struct rail_extrap *x);
