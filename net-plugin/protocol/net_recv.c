@@ -425,7 +425,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         e->size = 0;
         e->tag = tags[i];
         e->done = false;
-        rc = rail_tagmap_next(&r->posted, tags[i], &e->tag_index);
+        rc = rail_tagmap_next_inl(&r->posted, tags[i], &e->tag_index);
         if (rc < 0) {
             rail_comm_fail(&r->base, rc, "out of memory for tag counters");
             return rc;
@@ -464,7 +464,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
     /* A message that came as a flagged image completes the receive without a completion poll:
      * the CQs are left to the next call, like the work below. */
     if (q->left > 0)
-        rail_recv_poll_images(r);
+        rail_recv_poll_images(r, q);
     if (q->left > 0 || q->cts_pending)
         rail_comm_progress_cqs(&r->base);
     /* Done first: the held-back receives (rail_recv_flush_deferred) are the business of the calls
@@ -505,13 +505,13 @@ static struct rail_stripe *recv_sched(struct rail_comm *c)
 
 static void recv_poll(struct rail_comm *c)
 {
-    rail_recv_poll_images(recv_of(c));
+    rail_recv_poll_images(recv_of(c), NULL);
 }
 
 static __attribute__((noinline)) void recv_retry_work(struct rail_recv_comm *r)
 {
     if (r->repoll) /* the cursor may have waited for a message that just came */
-        rail_recv_poll_images(r);
+        rail_recv_poll_images(r, NULL);
     if (r->nretry)
         rail_recv_retry_cts(r);
     if (r->nquery && !atomic_load(&r->base.error))
