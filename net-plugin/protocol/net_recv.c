@@ -254,12 +254,7 @@ static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
 /* Receive WRs consumed by completions are posted again here, from calls that complete nothing
  * (a test that is not done, irecv), not on the way to reporting a completion: under a
  * ping-pong that call is on the critical path. The RQs were sized with RAIL_REPOST_BATCH spare
- * entries for what is owed, and on_wc posts a full batch itself. These calls post only once a
- * QP owes RAIL_REPOST_IDLE (r->owes is set then): one message consumes one receive WR, and
- * posting each again on the next call cost a walk over the rails and QPs per message; at most
- * RAIL_REPOST_BATCH - 1 stay owed, as between two of on_wc's batches. */
-#define RAIL_REPOST_IDLE (RAIL_REPOST_BATCH / 2)
-
+ * entries for what is owed, and on_wc posts a full batch itself. */
 static void repost_owed(struct rail_recv_comm *r)
 {
     if (!r->owes)
@@ -311,11 +306,10 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
         return;
     }
     if (l->rj.up || l->rj.ready) {
-        int owed = ++l->qps[qp].rq_owed;
-        if (owed >= RAIL_REPOST_IDLE)
-            r->owes = true;
+        l->qps[qp].rq_owed++;
+        r->owes = true;
         /* Only a comm whose every call completes something gets here with a full batch. */
-        if (owed >= RAIL_REPOST_BATCH && repost_qp(r, rail, qp) < 0)
+        if (l->qps[qp].rq_owed >= RAIL_REPOST_BATCH && repost_qp(r, rail, qp) < 0)
             return;
     }
     struct rail_imm imm;
