@@ -233,13 +233,21 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
     }
 }
 
-/* Posts the receive WRs owed on one QP. 0 when posted or when the failure failed only the rail
- * (failover: its QPs are made again with full receive queues when it rejoins), -errno after
- * failing the comm. */
+/* Posts the receive WRs owed on one QP, each a post of the same WR, built once (a receive WR
+ * takes no buffer here: what consumes it is a write with immediate; a provider does not change
+ * a posted WR): the per-message repost, without rail_post_recvs' clearing of a WR for each.
+ * 0 when posted or when the failure failed only the rail (failover: its QPs are made again
+ * with full receive queues when it rejoins), -errno after failing the comm. */
 static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
 {
     struct rail_link *l = &r->base.link[rail];
-    int rc = rail_post_recvs(&r->base, rail, qp, l->qps[qp].rq_owed);
+    struct rail_qp *p = &l->qps[qp];
+    struct ibv_recv_wr wr = {.wr_id = rail_wrid(RAIL_WR_RECV, rail, qp, 0)};
+    int rc = 0;
+    while (p->rq_owed > 0 && (rc = rail_verbs_post_recv(p->qp, &wr)) == 0) {
+        p->rq_posted++;
+        p->rq_owed--;
+    }
     if (rc < 0) {
         if (rail_link_fail(&r->base, rail, "reposting a receive failed"))
             return 0;
@@ -247,7 +255,6 @@ static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
                        strerror(-rc));
         return rc;
     }
-    l->qps[qp].rq_owed = 0;
     return 0;
 }
 
