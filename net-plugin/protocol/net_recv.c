@@ -233,13 +233,21 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
     }
 }
 
-/* Posts the receive WRs owed on one QP. 0 when posted or when the failure failed only the rail
- * (failover: its QPs are made again with full receive queues when it rejoins), -errno after
- * failing the comm. */
+/* Posts the receive WRs owed on one QP, each a post of the same WR, built once (a receive WR
+ * takes no buffer here: what consumes it is a write with immediate; a provider does not change
+ * a posted WR): the per-message repost, without rail_post_recvs' clearing of a WR for each.
+ * 0 when posted or when the failure failed only the rail (failover: its QPs are made again
+ * with full receive queues when it rejoins), -errno after failing the comm. */
 static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
 {
     struct rail_link *l = &r->base.link[rail];
-    int rc = rail_post_recvs(&r->base, rail, qp, l->qps[qp].rq_owed);
+    struct rail_qp *p = &l->qps[qp];
+    struct ibv_recv_wr wr = {.wr_id = rail_wrid(RAIL_WR_RECV, rail, qp, 0)};
+    int rc = 0;
+    while (p->rq_owed > 0 && (rc = rail_verbs_post_recv(p->qp, &wr)) == 0) {
+        p->rq_posted++;
+        p->rq_owed--;
+    }
     if (rc < 0) {
         if (rail_link_fail(&r->base, rail, "reposting a receive failed"))
             return 0;
@@ -247,7 +255,6 @@ static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
                        strerror(-rc));
         return rc;
     }
-    l->qps[qp].rq_owed = 0;
     return 0;
 }
 
@@ -419,7 +426,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         e->size = 0;
         e->tag = tags[i];
         e->done = false;
-        rc = rail_tagmap_next(&r->posted, tags[i], &e->tag_index);
+        rc = rail_tagmap_next_inl(&r->posted, tags[i], &e->tag_index);
         if (rc < 0) {
             rail_comm_fail(&r->base, rc, "out of memory for tag counters");
             return rc;
@@ -458,7 +465,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
     /* A message that came as a flagged image completes the receive without a completion poll:
      * the CQs are left to the next call, like the work below. */
     if (q->left > 0)
-        rail_recv_poll_images(r);
+        rail_recv_poll_images(r, q);
     if (q->left > 0 || q->cts_pending)
         rail_comm_progress_cqs(&r->base);
     /* Done first: the held-back receives (rail_recv_flush_deferred) are the business of the calls
@@ -499,13 +506,13 @@ static struct rail_stripe *recv_sched(struct rail_comm *c)
 
 static void recv_poll(struct rail_comm *c)
 {
-    rail_recv_poll_images(recv_of(c));
+    rail_recv_poll_images(recv_of(c), NULL);
 }
 
 static __attribute__((noinline)) void recv_retry_work(struct rail_recv_comm *r)
 {
     if (r->repoll) /* the cursor may have waited for a message that just came */
-        rail_recv_poll_images(r);
+        rail_recv_poll_images(r, NULL);
     if (r->nretry)
         rail_recv_retry_cts(r);
     if (r->nquery && !atomic_load(&r->base.error))

@@ -178,7 +178,7 @@ static int send_rdv(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t s
     }
     rail_cts_fifo_resolve(&s->cts, sh);
     uint32_t ignored;
-    rc = rail_tagmap_next(&s->sent, tag, &ignored);
+    rc = rail_tagmap_next_inl(&s->sent, tag, &ignored);
     if (q->too_big) {
         /* The record tells the receiver; this side reports the misuse too. */
         RAIL_WARN(NCCL_NET,
@@ -218,7 +218,7 @@ static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag
     }
     s->eager_posted++;
     uint32_t ignored;
-    rc = rail_tagmap_next(&s->sent, tag, &ignored);
+    rc = rail_tagmap_next_inl(&s->sent, tag, &ignored);
     *request = q;
     return rc;
 }
@@ -258,7 +258,7 @@ static int try_send(struct rail_send_comm *s, void *data, size_t size, int tag,
     absorb(s);
     if (atomic_load(&s->base.error))
         return rail_comm_error(&s->base);
-    uint32_t index = rail_tagmap_get(&s->sent, tag);
+    uint32_t index = rail_tagmap_get_inl(&s->sent, tag);
     sh = rail_cts_fifo_find(&s->cts, tag, index, &seq, &e);
     if (sh)
         return send_rdv(s, sh, seq, e, data, size, tag, m, request);

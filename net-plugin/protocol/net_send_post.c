@@ -60,11 +60,23 @@ static int cut_pieces(struct rail_send_comm *s, struct rail_send_req *q,
                       const struct rail_stripe_chunk *sc, int nsc)
 {
     const struct rail_piece_cfg cfg = {s->ndata, s->split_qps, s->max_chunk};
+    const bool one_qp = !s->split_qps || s->ndata == 1;
     struct rail_piece pc[RAIL_REQ_CHUNKS];
     int n = 0;
     for (int i = 0; i < nsc; i++) {
         struct rail_link *l = &s->base.link[sc[i].rail];
         unsigned qp0 = l->rr++ % (unsigned)s->ndata;
+        if (one_qp && sc[i].length <= s->max_chunk) {
+            /* The chunk is one piece on QP qp0, as rail_pieces_cut would cut it: no call. */
+            if (n == RAIL_REQ_CHUNKS)
+                return -E2BIG;
+            struct rail_send_chunk *c = &q->ch[n++];
+            c->off = sc[i].offset;
+            c->len = sc[i].length;
+            c->rail = (uint8_t)sc[i].rail;
+            c->qp = (uint8_t)qp0;
+            continue;
+        }
         int m = rail_pieces_cut(&cfg, &sc[i], qp0, pc, RAIL_REQ_CHUNKS - n);
         if (m < 0)
             return m;
@@ -200,6 +212,31 @@ static int post_pipelined(struct rail_send_comm *s, struct rail_send_req *q)
     return rc;
 }
 
+/* Whether every QP has room for its pieces of q (n pieces cut from nsc chunks) and, without a
+ * control QP, for the record after them. n == nsc: each chunk is one piece, and the scheduler
+ * gives each rail at most one chunk, so each piece is alone on its QP: one compare each. Else
+ * the pieces are counted per QP. */
+static bool room_for_pieces(const struct rail_send_comm *s, const struct rail_send_req *q, int n,
+                            int nsc)
+{
+    const int rec = s->ctl_qp < 0;
+    if (n == nsc) {
+        for (int k = 0; k < n; k++)
+            if (rail_send_sq_room(&s->base.link[q->ch[k].rail], q->ch[k].qp) < 1 + rec)
+                return false;
+        return true;
+    }
+    int need[RAIL_MAX_RAILS][8] = {{0}};
+    for (int k = 0; k < n; k++)
+        if (q->ch[k].qp < 8)
+            need[q->ch[k].rail][q->ch[k].qp]++;
+    for (int r = 0; r < s->base.nrails; r++)
+        for (int p = 0; p < 8 && p < s->ndata; p++)
+            if (need[r][p] && rail_send_sq_room(&s->base.link[r], p) < need[r][p] + rec)
+                return false;
+    return true;
+}
+
 /* 0 posted, 1 no room (nothing posted: call again), -errno. */
 int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
 {
@@ -234,14 +271,8 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
         return rc;
     }
     /* Two-phase: every QP must take its pieces now, or nothing is posted. */
-    int need[RAIL_MAX_RAILS][8] = {{0}};
-    for (int k = 0; k < n; k++)
-        if (q->ch[k].qp < 8)
-            need[q->ch[k].rail][q->ch[k].qp]++;
-    for (int r = 0; r < s->base.nrails; r++)
-        for (int p = 0; p < 8 && p < s->ndata; p++)
-            if (need[r][p] && rail_send_sq_room(&s->base.link[r], p) < need[r][p] + (s->ctl_qp < 0))
-                return 1;
+    if (!room_for_pieces(s, q, n, nsc))
+        return 1;
     q->kind = RAIL_SREQ_2PH;
     if (q->striped)
         rail_tel_striped_msg(&s->base);

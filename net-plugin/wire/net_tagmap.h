@@ -29,4 +29,22 @@ uint32_t rail_tagmap_get(const struct rail_tagmap *m, int32_t tag);
 /* Returns the current counter in *index and increments it; -ENOMEM when the table cannot grow. */
 int rail_tagmap_next(struct rail_tagmap *m, int32_t tag, uint32_t *index);
 
+/* The same two, inline when tag is the last one counted (the usual case: no call, no look-up);
+ * otherwise the calls above. */
+static inline uint32_t rail_tagmap_get_inl(const struct rail_tagmap *m, int32_t tag)
+{
+    if (m->last && m->last->tag == tag)
+        return m->last->count;
+    return rail_tagmap_get(m, tag);
+}
+
+static inline int rail_tagmap_next_inl(struct rail_tagmap *m, int32_t tag, uint32_t *index)
+{
+    if (m->last && m->last->tag == tag) {
+        *index = m->last->count++;
+        return 0;
+    }
+    return rail_tagmap_next(m, tag, index);
+}
+
 #endif

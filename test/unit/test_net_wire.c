@@ -458,6 +458,31 @@ static void test_tagmap(void)
     CHECK_EQ_INT(rail_tagmap_get(&m, -4000), 1);
     rail_tagmap_free(&m);
     CHECK_EQ_INT(rail_tagmap_get(&m, 5), 0);
+
+    /* The inline forms (the last tag's slot without a call) against the calls on a second map:
+     * the same tag again and again (the inline case), another tag (the call), a new tag when the
+     * table grows (the last slot then pointed into the old table). */
+    struct rail_tagmap a, b;
+    uint32_t ia = 0, ib = 0, seed = 12345;
+    rail_tagmap_init(&a);
+    rail_tagmap_init(&b);
+    wrong = 0;
+    for (int k = 0; k < 20000; k++) {
+        seed = seed * 1103515245u + 12345u;
+        uint32_t x = seed >> 16;
+        int32_t tag = x % 4 ? (int32_t)(x % 3) : (int32_t)(x % 3000); /* mostly 0..2 */
+        if (x & 1) {
+            wrong += rail_tagmap_get_inl(&a, tag) != rail_tagmap_get(&b, tag);
+        } else {
+            int ra = rail_tagmap_next_inl(&a, tag, &ia), rb = rail_tagmap_next(&b, tag, &ib);
+            wrong += ra != rb || ia != ib;
+        }
+    }
+    for (int32_t t = 0; t < 3000; t++)
+        wrong += rail_tagmap_get(&a, t) != rail_tagmap_get(&b, t);
+    CHECK_EQ_INT(wrong, 0);
+    rail_tagmap_free(&a);
+    rail_tagmap_free(&b);
 }
 
 /* ---- NCCL_SOCKET_IFNAME ---- */
