@@ -75,7 +75,8 @@ int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int n
 
         if (st == 1)
             break;
-        if (st == 0 && rail_cts_check(&c, want, 0, nrails, why, sizeof(why)) != 0) {
+        if (st == 0 && !rail_cts_ok(&c, want, 0) &&
+            rail_cts_check(&c, want, 0, nrails, why, sizeof(why)) != 0) {
             snprintf(err, errlen, "FIFO slot %llu: %s", (unsigned long long)f->scan, why);
             return -EPROTO;
         }
@@ -88,7 +89,8 @@ int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int n
                 if (st == 1)
                     return 0; /* the rest of the slot is still on its way */
                 if (st == 0 &&
-                    (rail_cts_check(&c, want, (unsigned)e, nrails, why, sizeof(why)) != 0 ||
+                    ((!rail_cts_ok(&c, want, (unsigned)e) &&
+                      rail_cts_check(&c, want, (unsigned)e, nrails, why, sizeof(why)) != 0) ||
                      c.nreqs != n)) {
                     snprintf(err, errlen, "FIFO slot %llu entry %d: %s",
                              (unsigned long long)f->scan, e,
@@ -156,7 +158,8 @@ int rail_cts_fifo_take(const struct rail_cts_fifo *f, const uint8_t *fifo_mem, i
                  (unsigned long long)seq, e, st == 1 ? "torn or cleared" : "written again");
         return -EPROTO;
     }
-    if (rail_cts_check(out, seq + 1, e, nrails, why, sizeof(why)) != 0) {
+    if (!rail_cts_ok(out, seq + 1, e) &&
+        rail_cts_check(out, seq + 1, e, nrails, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "FIFO slot %llu entry %u, read again: %s", (unsigned long long)seq, e,
                  why);
         return -EPROTO;

@@ -298,6 +298,7 @@ struct rail_recv_comm {
     uint32_t peer_eager_limit; /* the sender sends messages up to this size eagerly */
     int ndeferred;             /* receives whose CTS is held back (they may come eagerly) */
     bool owes;                 /* some QP has receive WRs to post again (rq_owed) */
+    int owes_at; /* with owes: the one QP that owes (rail * RAIL_MAX_QPS + qp), -1 several */
     uint8_t deferred[RAIL_RECV_REQS];
     int nretry; /* receives whose clear-to-send must be written again (rail failure) */
     int nquery; /* queries of the sender not yet answered */

@@ -262,22 +262,33 @@ static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
  * (a test that is not done, irecv), not on the way to reporting a completion: under a
  * ping-pong that call is on the critical path. The RQs were sized with RAIL_REPOST_BATCH spare
  * entries for what is owed, and on_wc posts a full batch itself. */
+static int repost_if_owed(struct rail_recv_comm *r, int rail, int qp)
+{
+    struct rail_link *l = &r->base.link[rail];
+    if (!l->qps || !l->qps[qp].rq_owed)
+        return 0;
+    if (!(l->rj.up || l->rj.ready)) {
+        l->qps[qp].rq_owed = 0; /* a rejoin posts the whole queue again */
+        return 0;
+    }
+    return repost_qp(r, rail, qp);
+}
+
+/* When one QP took every completion since the last call (owes_at, the usual case: one message
+ * in flight), only that QP is looked at; else every rail's every QP. */
 static void repost_owed(struct rail_recv_comm *r)
 {
     if (!r->owes)
         return;
     r->owes = false;
-    for (int rail = 0; rail < r->base.nrails; rail++) {
-        struct rail_link *l = &r->base.link[rail];
-        for (int qp = 0; qp < r->base.nqps; qp++) {
-            if (!l->qps || !l->qps[qp].rq_owed)
-                continue;
-            if (!(l->rj.up || l->rj.ready))
-                l->qps[qp].rq_owed = 0; /* a rejoin posts the whole queue again */
-            else if (repost_qp(r, rail, qp) < 0)
-                return;
-        }
+    if (r->owes_at >= 0) {
+        (void)repost_if_owed(r, r->owes_at / RAIL_MAX_QPS, r->owes_at % RAIL_MAX_QPS);
+        return;
     }
+    for (int rail = 0; rail < r->base.nrails; rail++)
+        for (int qp = 0; qp < r->base.nqps; qp++)
+            if (repost_if_owed(r, rail, qp) < 0)
+                return;
 }
 
 static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
@@ -314,7 +325,13 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
     }
     if (l->rj.up || l->rj.ready) {
         l->qps[qp].rq_owed++;
-        r->owes = true;
+        int at = rail * RAIL_MAX_QPS + qp;
+        if (!r->owes) {
+            r->owes = true;
+            r->owes_at = at;
+        } else if (r->owes_at != at) {
+            r->owes_at = -1; /* several QPs owe: the next repost walks them all */
+        }
         /* Only a comm whose every call completes something gets here with a full batch. */
         if (l->qps[qp].rq_owed >= RAIL_REPOST_BATCH && repost_qp(r, rail, qp) < 0)
             return;

@@ -336,6 +336,10 @@ int rail_stripe_schedule(struct rail_stripe *s, uint64_t size, struct rail_strip
         return -ENETDOWN;
     if (cap < 1)
         return -E2BIG;
+    if (s->nrails == 1) { /* what both ways below give one rail, without weights or a split */
+        out[0] = (struct rail_stripe_chunk){.rail = 0, .offset = 0, .length = size};
+        return 1;
+    }
     if (size == 0 || size < s->min_stripe) {
         int r = rr_pick(&s->rr_next, mask, s->nrails);
         out[0] = (struct rail_stripe_chunk){.rail = r, .offset = 0, .length = size};
@@ -439,9 +443,11 @@ int rail_stripe_on_completion(struct rail_stripe *s, int rail, uint64_t bytes, u
         add_sample(st, bytes, ns);
     if (!last) { /* probe, up to twice the starting rate or 16x the fastest other rail */
         uint64_t cap = 2 * st->seed_rate;
-        for (int r = 0; r < s->nrails; r++)
-            if (r != rail && s->rail[r].up && PROBE_SPAN * measured(&s->rail[r]) > cap)
-                cap = PROBE_SPAN * measured(&s->rail[r]);
+        for (unsigned m = up_mask(s) & ~(1u << rail); m; m &= m - 1) { /* the other rails up */
+            uint64_t other = PROBE_SPAN * measured(&s->rail[lowest(m)]);
+            if (other > cap)
+                cap = other;
+        }
         if (measured(st) < cap) {
             st->avg_bytes += (st->avg_bytes >> PROBE_SHIFT) + 1;
             normalise(st);

@@ -256,6 +256,14 @@ struct rail_imm {
 /* 0 with *out filled, or -EPROTO for a value no sender produces. */
 int rail_imm_decode(uint32_t imm, struct rail_imm *out);
 
+/* The checks of rail_cts_check, inline and without its message: true when the entry is well
+ * formed (the data path tests this first and calls rail_cts_check only to say why not;
+ * test_net_wire compares the two). */
+static inline bool rail_cts_ok(const struct rail_cts *c, uint64_t want_seq, unsigned entry)
+{
+    return c->seq == want_seq && c->nreqs >= 1 && c->nreqs <= RAIL_MAX_RECVS && c->entry == entry &&
+           entry < c->nreqs && (c->addr != 0 || c->size == 0) && c->addr + c->size >= c->addr;
+}
 /* Validates a CTS entry copied out of the FIFO against the slot it sits in. */
 int rail_cts_check(const struct rail_cts *c, uint64_t want_seq, unsigned entry, int nrails,
                    char *err, size_t errlen);

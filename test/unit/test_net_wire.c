@@ -407,6 +407,31 @@ static void test_cts(void)
     c.size = 0;
     CHECK_EQ_INT(rail_cts_check(&c, 5, 1, 1, g_err, sizeof(g_err)), 0);
 
+    /* The inline predicate agrees with the checking function on every field at and around its
+     * boundaries (it fails if one of its conditions is dropped or bent). */
+    const uint64_t addrs[] = {0, 1, 0x1000, UINT64_MAX - 4096, UINT64_MAX - 4095, UINT64_MAX};
+    const uint64_t sizes[] = {0, 1, 4096, UINT64_MAX};
+    int agree = 0, total = 0, ok = 0;
+    for (int a = 0; a < 6; a++)
+        for (int z = 0; z < 4; z++)
+            for (unsigned nreqs = 0; nreqs <= RAIL_MAX_RECVS + 1; nreqs++)
+                for (unsigned ent = 0; ent <= RAIL_MAX_RECVS + 1; ent++)
+                    for (unsigned want = 0; want < 3; want++)
+                        for (unsigned seq = 4; seq < 7; seq += 2) {
+                            c.addr = addrs[a];
+                            c.size = sizes[z];
+                            c.nreqs = (uint16_t)nreqs;
+                            c.entry = (uint16_t)(ent ^ (want == 2)); /* claims another index */
+                            c.seq = seq;
+                            bool fast = rail_cts_ok(&c, 4, ent);
+                            bool full = rail_cts_check(&c, 4, ent, 1, g_err, sizeof(g_err)) == 0;
+                            agree += fast == full;
+                            ok += full;
+                            total++;
+                        }
+    CHECK_EQ_INT(agree, total);
+    CHECK(ok > 0 && ok < total);
+
     struct rail_eager_hdr h;
     memset(&h, 0, sizeof(h));
     h.size = 8192;

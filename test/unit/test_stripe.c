@@ -805,11 +805,46 @@ static void test_knobs(void)
     unsetenv("NCCL_RAIL_STRIPE_MIN");
 }
 
+/* One rail (the scheduler's short cut for it): every size is one chunk on rail 0 from offset 0,
+ * under every policy and threshold, after completions too; the argument and down errors stay. */
+static void test_one_rail(void)
+{
+    struct rail_stripe_chunk c[MAXC];
+    const uint64_t sizes[] = {0,     1,     127,    128,         129,
+                              65535, 65536, 524288, 4194304 + 1, RAIL_STRIPE_MAX_SIZE};
+    const enum rail_stripe_policy pol[] = {RAIL_STRIPE_EQUAL, RAIL_STRIPE_WEIGHTED,
+                                           RAIL_STRIPE_ADAPTIVE};
+    const uint32_t speed[1] = {200000};
+    for (int p = 0; p < 3; p++) {
+        for (int t = 0; t < 2; t++) {
+            struct rail_stripe s = make(1, pol[p], t ? RAIL_STRIPE_MIN_DEFAULT : 0, speed);
+            for (int i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0])); i++) {
+                c[0] = (struct rail_stripe_chunk){.rail = 7, .offset = 1, .length = 1};
+                CHECK_EQ_INT(rail_stripe_schedule(&s, sizes[i], c, MAXC), 1);
+                CHECK_CHUNK(c[0], 0, 0, sizes[i]);
+                CHECK_EQ_INT(rail_stripe_on_completion(&s, 0, sizes[i], 1000, 2000 + i, true), 0);
+            }
+            CHECK_EQ_INT(rail_stripe_schedule(&s, RAIL_STRIPE_MAX_SIZE + 1, c, MAXC), -EINVAL);
+            CHECK_EQ_INT(rail_stripe_schedule(&s, 128, c, 0), -E2BIG);
+            CHECK_EQ_INT(rail_stripe_schedule(&s, 128, NULL, MAXC), -EINVAL);
+            CHECK_EQ_INT(rail_stripe_set_rail_state(&s, 0, false), 0);
+            CHECK_EQ_INT(rail_stripe_schedule(&s, 128, c, MAXC), -ENETDOWN);
+            CHECK_EQ_INT(rail_stripe_set_rail_state(&s, 0, true), 0);
+            CHECK_EQ_INT(rail_stripe_schedule(&s, 524288, c, MAXC), 1);
+            CHECK_CHUNK(c[0], 0, 0, 524288);
+            uint16_t w[RAIL_STRIPE_MAX_RAILS];
+            CHECK_EQ_INT(rail_stripe_weights(&s, w), 1);
+            CHECK_EQ_INT(w[0], RAIL_STRIPE_WEIGHT_ONE);
+        }
+    }
+}
+
 int main(void)
 {
     test_init_errors();
     test_fixed_schedules();
     test_edge_sizes();
+    test_one_rail();
     test_round_robin();
     test_adaptive_convergence();
     test_probe();
