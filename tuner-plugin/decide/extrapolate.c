@@ -41,19 +41,6 @@ static int trained_nodes(const struct rail_model *m, int coll, int nodes[MAX_NOD
     return nc;
 }
 
-int rail_extrap_edges(const struct rail_model *m, int coll, int *edge, int *next, float *dist)
-{
-    int nodes[MAX_NODECNT], nc = trained_nodes(m, coll, nodes), nn = m ? m->shape.nnodes : 0;
-
-    if (nc < 2 || (nn >= nodes[0] && nn <= nodes[nc - 1]))
-        return 0;
-    bool above = nn > nodes[nc - 1];
-    *edge = above ? nodes[nc - 1] : nodes[0];
-    *next = above ? nodes[nc - 2] : nodes[1];
-    *dist = (float)fabs(log2((double)nn / (double)*edge));
-    return 1;
-}
-
 int rail_extrap_ring_edges(const struct rail_model *m, int coll, int *edge, int *next)
 {
     int nodes[MAX_NODECNT], nc = trained_nodes(m, coll, nodes), nn = m ? m->shape.nnodes : 0;
@@ -63,6 +50,19 @@ int rail_extrap_ring_edges(const struct rail_model *m, int coll, int *edge, int 
     bool above = nn > nodes[nc - 1];
     *edge = above ? nodes[nc - 1] : nodes[0];
     *next = nc < 2 ? 0 : above ? nodes[nc - 2] : nodes[1];
+    return 1;
+}
+
+int rail_extrap_edges(const struct rail_model *m, int coll, int *edge, int *next, float *dist)
+{
+    int e, n;
+
+    /* The ring rule's edges, when there is a next trained node count beside the nearest. */
+    if (!rail_extrap_ring_edges(m, coll, &e, &n) || n == 0)
+        return 0;
+    *edge = e;
+    *next = n;
+    *dist = (float)fabs(log2((double)m->shape.nnodes / (double)e));
     return 1;
 }
 
