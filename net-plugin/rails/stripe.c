@@ -117,11 +117,6 @@ static uint64_t raw_weight(const struct rail_stripe *s, int r, unsigned mask)
     }
 }
 
-/* Weights over the rails in mask: sum RAIL_STRIPE_WEIGHT_ONE, each at least the floor share,
- * the rest proportional to raw_weight (largest remainder, ties to the lower rail). Runs once per
- * striped message under the adaptive policy (every completion moves the estimates), so the loops
- * visit only the rails of the mask, in increasing order (test_stripe_weights checks the result
- * against the plain formulation over random states). */
 /* compute_weights over exactly two rails a < b, in closed form (the same result; a dual-rail
  * NIC's every striped message runs it): at most one rail falls below the floor, since the two
  * floors sum to 1/8; that one gets the floor and the other the rest. Otherwise each gets its
@@ -149,6 +144,11 @@ static void weights_of_two(int a, int b, uint64_t ra, uint64_t rb,
         w[sb % sum > sa % sum ? b : a]++;
 }
 
+/* Weights over the rails in mask: sum RAIL_STRIPE_WEIGHT_ONE, each at least the floor share,
+ * the rest proportional to raw_weight (largest remainder, ties to the lower rail). Runs once per
+ * striped message under the adaptive policy (every completion moves the estimates), so the loops
+ * visit only the rails of the mask, in increasing order (test_stripe_weights checks the result
+ * against the plain formulation over random states). */
 static void compute_weights(const struct rail_stripe *s, unsigned mask,
                             uint16_t w[RAIL_STRIPE_MAX_RAILS])
 {
