@@ -248,20 +248,6 @@ int rail_link_connect(struct rail_comm *c, const struct rail_meta *peer, int sl,
     return 0;
 }
 
-int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count)
-{
-    struct ibv_recv_wr wr;
-    for (int i = 0; i < count; i++) {
-        memset(&wr, 0, sizeof(wr));
-        wr.wr_id = rail_wrid(RAIL_WR_RECV, rail, qp, 0);
-        int rc = rail_verbs_post_recv(c->link[rail].qps[qp].qp, &wr);
-        if (rc < 0)
-            return rc;
-        c->link[rail].qps[qp].rq_posted++;
-    }
-    return 0;
-}
-
 /* ---- teardown ---- */
 
 void rail_comm_free(struct rail_comm *c)

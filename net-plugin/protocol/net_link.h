@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "protocol/net_comm.h"
+#include "transport/net_verbs.h"
 
 struct rail_qshape;
 
@@ -16,8 +17,21 @@ struct rail_qshape;
 int rail_link_create(struct rail_comm *c, int rail, struct rail_dev *dev,
                      const struct rail_qshape *want, char *err, size_t errlen);
 void rail_comm_destroy_links(struct rail_comm *c);
-/* Posts count receive WRs on QP qp of rail. */
-int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count);
+/* Posts count receive WRs on QP qp of rail (inline: the receive side's per-message repost). */
+static inline int rail_post_recvs(struct rail_comm *c, int rail, int qp, int count)
+{
+    /* One WR, built once, posted count times: it takes no buffer (what consumes it is a write
+     * with immediate), and a provider does not change a posted WR. */
+    struct rail_qp *p = &c->link[rail].qps[qp];
+    struct ibv_recv_wr wr = {.wr_id = rail_wrid(RAIL_WR_RECV, rail, qp, 0)};
+    for (int i = 0; i < count; i++) {
+        int rc = rail_verbs_post_recv(p->qp, &wr);
+        if (rc < 0)
+            return rc;
+        p->rq_posted++;
+    }
+    return 0;
+}
 int rail_wire_ll(int verbs_ll);
 /* Page-aligned, zeroed. */
 int rail_region_alloc(size_t size, uint8_t **out);

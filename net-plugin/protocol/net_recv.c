@@ -233,21 +233,13 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
     }
 }
 
-/* Posts the receive WRs owed on one QP, each a post of the same WR, built once (a receive WR
- * takes no buffer here: what consumes it is a write with immediate; a provider does not change
- * a posted WR): the per-message repost, without rail_post_recvs' clearing of a WR for each.
- * 0 when posted or when the failure failed only the rail (failover: its QPs are made again
- * with full receive queues when it rejoins), -errno after failing the comm. */
+/* Posts the receive WRs owed on one QP. 0 when posted or when the failure failed only the rail
+ * (failover: its QPs are made again with full receive queues when it rejoins), -errno after failing
+ * the comm. */
 static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
 {
     struct rail_link *l = &r->base.link[rail];
-    struct rail_qp *p = &l->qps[qp];
-    struct ibv_recv_wr wr = {.wr_id = rail_wrid(RAIL_WR_RECV, rail, qp, 0)};
-    int rc = 0;
-    while (p->rq_owed > 0 && (rc = rail_verbs_post_recv(p->qp, &wr)) == 0) {
-        p->rq_posted++;
-        p->rq_owed--;
-    }
+    int rc = rail_post_recvs(&r->base, rail, qp, l->qps[qp].rq_owed);
     if (rc < 0) {
         if (rail_link_fail(&r->base, rail, "reposting a receive failed"))
             return 0;
@@ -255,13 +247,10 @@ static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
                        strerror(-rc));
         return rc;
     }
+    l->qps[qp].rq_owed = 0;
     return 0;
 }
 
-/* Receive WRs consumed by completions are posted again here, from calls that complete nothing
- * (a test that is not done, irecv), not on the way to reporting a completion: under a
- * ping-pong that call is on the critical path. The RQs were sized with RAIL_REPOST_BATCH spare
- * entries for what is owed, and on_wc posts a full batch itself. */
 static int repost_if_owed(struct rail_recv_comm *r, int rail, int qp)
 {
     struct rail_link *l = &r->base.link[rail];
@@ -274,8 +263,12 @@ static int repost_if_owed(struct rail_recv_comm *r, int rail, int qp)
     return repost_qp(r, rail, qp);
 }
 
-/* When one QP took every completion since the last call (owes_at, the usual case: one message
- * in flight), only that QP is looked at; else every rail's every QP. */
+/* Receive WRs consumed by completions are posted again here, from calls that complete nothing
+ * (a test that is not done, irecv), not on the way to reporting a completion: under a
+ * ping-pong that call is on the critical path. The RQs were sized with RAIL_REPOST_BATCH spare
+ * entries for what is owed, and on_wc posts a full batch itself. When one QP took every
+ * completion since the last call (owes_at, the usual case: one message in flight), only that QP
+ * is looked at; else every rail's every QP. */
 static void repost_owed(struct rail_recv_comm *r)
 {
     if (!r->owes)
