@@ -61,9 +61,8 @@ void rail_send_help_unlist(struct rail_send_comm *s)
 }
 
 static int poll_comm(struct rail_comm *c, bool mem);
-
 /* Polls the listed send comms nobody is inside right now. */
-static void help_others(const struct rail_comm *self)
+void rail_comm_help_others(const struct rail_comm *self)
 {
     int listed = atomic_load_explicit(&g_help_count, memory_order_relaxed);
     /* Nobody listed, or only self (its owner is polling it now): no lock to take. */
@@ -87,15 +86,26 @@ static void help_others(const struct rail_comm *self)
 int rail_comm_progress(struct rail_comm *c)
 {
     int rc = poll_comm(c, true);
-    help_others(c);
+    rail_comm_help_others(c);
     return rc;
 }
 
 int rail_comm_progress_cqs(struct rail_comm *c)
 {
     int rc = poll_comm(c, false);
-    help_others(c);
+    rail_comm_help_others(c);
     return rc;
+}
+
+void rail_comm_poll_failed(struct rail_comm *c, int r)
+{
+    rail_comm_fail(c, -EIO, "%s: ibv_poll_cq failed", c->link[r].dev->name);
+}
+
+void rail_comm_wc_foreign(struct rail_comm *c, const struct ibv_wc *wc)
+{
+    rail_comm_fail(c, -EIO, "completion with a foreign work request id %#llx",
+                   (unsigned long long)wc->wr_id);
 }
 
 /* Polls only the CQs that can hold a completion (rail_link.cq_work): a send comm's QPs take no
@@ -109,27 +119,15 @@ static int poll_comm(struct rail_comm *c, bool mem)
     if (mem && c->ops->poll)
         c->ops->poll(c);
     for (int r = 0; r < c->nrails; r++) {
-        struct rail_link *l = &c->link[r];
-        if (l->cq_work == 0)
+        if (c->link[r].cq_work == 0)
             continue;
-        for (;;) {
-            int n = rail_verbs_poll_cq(l->cq, RAIL_POLL_BATCH, wc);
-            if (n < 0) {
-                rail_comm_fail(c, -EIO, "%s: ibv_poll_cq failed", l->dev->name);
-                break;
-            }
-            for (int i = 0; i < n; i++) {
-                int q = rail_wrid_qp(wc[i].wr_id);
-                if (q >= c->nqps || rail_wrid_rail(wc[i].wr_id) != r) {
-                    rail_comm_fail(c, -EIO, "completion with a foreign work request id %#llx",
-                                   (unsigned long long)wc[i].wr_id);
-                    continue;
-                }
-                c->ops->on_wc(c, r, &wc[i]);
-            }
-            if (n < RAIL_POLL_BATCH)
-                break;
-        }
+        int n;
+        do {
+            n = rail_comm_poll_batch(c, r, wc);
+            for (int i = 0; i < n; i++)
+                if (rail_comm_wc_mine(c, r, &wc[i]))
+                    c->ops->on_wc(c, r, &wc[i]);
+        } while (n == RAIL_POLL_BATCH);
     }
     c->ops->retry(c);
     return atomic_load(&c->error);
