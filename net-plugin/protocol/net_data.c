@@ -133,36 +133,40 @@ static int poll_comm(struct rail_comm *c, bool mem)
     return atomic_load(&c->error);
 }
 
-/* The health tick of test(), for a send or receive still in flight: a multi-rail send comm may
- * be polled by other threads' progress (listed above), so its tick runs entered like the rest of
- * its calls. Returns the comm's error after the tick. */
-static int tick(struct rail_comm *c)
+/* The health tick of test(), for a send or receive still in flight, when due (the count
+ * itself is the owner's alone): a multi-rail send comm may be polled by other threads' progress
+ * (listed above), so its due work runs entered like the rest of its calls. */
+static __attribute__((noinline)) void tick_due(struct rail_comm *c)
 {
     if (rail_comm_is_send(c) && c->nrails > 1) {
         struct rail_send_comm *s = (struct rail_send_comm *)c;
         rail_send_enter(s);
-        rail_health_tick(c, true);
+        rail_health_tick_due(c, true);
         rail_send_leave(s);
     } else {
-        rail_health_tick(c, true);
+        rail_health_tick_due(c, true);
     }
-    return rail_comm_error(c);
 }
 
 int rail_net_test(void *request, int *done, int *sizes)
 {
     struct rail_req_head *h = request;
 
-    if (done)
-        *done = 0;
     if (!h || !done) {
+        if (done)
+            *done = 0;
         RAIL_WARN(NCCL_NET, "test: NULL %s", h ? "done pointer" : "request");
         return -EINVAL;
     }
+    *done = 0;
     if (h->ops) { /* send, receive or GPUDirect flush (iflush) */
         int rc = h->ops->test(h, done, sizes);
-        if (h->ops && h->ops->ticks_health) /* still in flight (a request ends freed) */
-            rc = tick(h->comm);
+        if (h->ops && h->ops->ticks_health) { /* still in flight (a request ends freed) */
+            struct rail_comm *c = h->comm;
+            if (rail_health_due(c))
+                tick_due(c);
+            rc = rail_comm_error(c); /* the comm's error after the tick */
+        }
         return rc;
     }
     RAIL_WARN(NCCL_NET, "test: %p is not a request in flight (completed or never issued)", request);
