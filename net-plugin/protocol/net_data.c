@@ -90,7 +90,7 @@ int rail_comm_progress(struct rail_comm *c)
     return rc;
 }
 
-int rail_comm_progress_cqs(struct rail_comm *c)
+int rail_comm_progress_cqs_any(struct rail_comm *c)
 {
     int rc = poll_comm(c, false);
     rail_comm_help_others(c);

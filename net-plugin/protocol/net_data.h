@@ -13,8 +13,11 @@
 /* Completion polling for either comm kind: what arrives without a completion (ops->poll), the
  * CQs, re-sends, and the listed send comms of other threads. */
 int rail_comm_progress(struct rail_comm *c);
-/* The same without ops->poll (its caller just did it). */
-int rail_comm_progress_cqs(struct rail_comm *c);
+/* The same without ops->poll (its caller just did it); a one-rail comm's in the caller's frame
+ * (a receive test's, mostly finding nothing: no rail loop, no call), any other through
+ * rail_comm_progress_cqs_any. */
+static inline int rail_comm_progress_cqs(struct rail_comm *c);
+int rail_comm_progress_cqs_any(struct rail_comm *c);
 /* The pieces of the progress for a caller that knows its comm's kind and rails (a one-rail send
  * comm's test, net_send.c): one batch of rail r's completions into wc (RAIL_POLL_BATCH entries),
  * 0 when the poll failed (the comm fails); whether a completion names a QP of c on rail r (else
@@ -56,6 +59,25 @@ static inline bool rail_comm_wc_mine(struct rail_comm *c, int r, const struct ib
         return true;
     rail_comm_wc_foreign(c, wc);
     return false;
+}
+
+static inline __attribute__((always_inline)) int rail_comm_progress_cqs(struct rail_comm *c)
+{
+    if (c->nrails != 1)
+        return rail_comm_progress_cqs_any(c);
+    struct ibv_wc wc[RAIL_POLL_BATCH];
+    if (c->link[0].cq_work) {
+        int n;
+        do {
+            n = rail_comm_poll_batch(c, 0, wc);
+            for (int i = 0; i < n; i++)
+                if (rail_comm_wc_mine(c, 0, &wc[i]))
+                    c->ops->on_wc(c, 0, &wc[i]);
+        } while (n == RAIL_POLL_BATCH);
+    }
+    c->ops->retry(c);
+    rail_comm_help_others(c);
+    return atomic_load(&c->error);
 }
 
 #endif
