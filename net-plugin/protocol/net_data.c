@@ -61,14 +61,10 @@ void rail_send_help_unlist(struct rail_send_comm *s)
 }
 
 static int poll_comm(struct rail_comm *c, bool mem);
-/* Polls the listed send comms nobody is inside right now. */
-void rail_comm_help_others(const struct rail_comm *self)
+/* Polls the listed send comms nobody is inside right now (the list's lock taken). */
+static __attribute__((noinline)) void help_pass(const struct rail_comm *self)
 {
-    int listed = atomic_load_explicit(&g_help_count, memory_order_relaxed);
-    /* Nobody listed, or only self (its owner is polling it now): no lock to take. */
-    if (listed == 0 ||
-        (listed == 1 && rail_comm_is_send(self) && ((const struct rail_send_comm *)self)->helped) ||
-        pthread_mutex_trylock(&g_help_lock) != 0)
+    if (pthread_mutex_trylock(&g_help_lock) != 0)
         return;
     for (int i = 0; i < g_nhelp; i++) {
         struct rail_send_comm *s = g_help[i];
@@ -81,6 +77,16 @@ void rail_comm_help_others(const struct rail_comm *self)
         rail_send_leave(s);
     }
     pthread_mutex_unlock(&g_help_lock);
+}
+
+void rail_comm_help_others(const struct rail_comm *self)
+{
+    int listed = atomic_load_explicit(&g_help_count, memory_order_relaxed);
+    /* Nobody listed, or only self (its owner is polling it now): no lock to take, no frame. */
+    if (listed == 0 ||
+        (listed == 1 && rail_comm_is_send(self) && ((const struct rail_send_comm *)self)->helped))
+        return;
+    help_pass(self);
 }
 
 int rail_comm_progress(struct rail_comm *c)
