@@ -61,15 +61,10 @@ void rail_send_help_unlist(struct rail_send_comm *s)
 }
 
 static int poll_comm(struct rail_comm *c, bool mem);
-
-/* Polls the listed send comms nobody is inside right now. */
-static void help_others(const struct rail_comm *self)
+/* Polls the listed send comms nobody is inside right now (the list's lock taken). */
+static __attribute__((noinline)) void help_pass(const struct rail_comm *self)
 {
-    int listed = atomic_load_explicit(&g_help_count, memory_order_relaxed);
-    /* Nobody listed, or only self (its owner is polling it now): no lock to take. */
-    if (listed == 0 ||
-        (listed == 1 && rail_comm_is_send(self) && ((const struct rail_send_comm *)self)->helped) ||
-        pthread_mutex_trylock(&g_help_lock) != 0)
+    if (pthread_mutex_trylock(&g_help_lock) != 0)
         return;
     for (int i = 0; i < g_nhelp; i++) {
         struct rail_send_comm *s = g_help[i];
@@ -84,18 +79,39 @@ static void help_others(const struct rail_comm *self)
     pthread_mutex_unlock(&g_help_lock);
 }
 
+void rail_comm_help_others(const struct rail_comm *self)
+{
+    int listed = atomic_load_explicit(&g_help_count, memory_order_relaxed);
+    /* Nobody listed, or only self (its owner is polling it now): no lock to take, no frame. */
+    if (listed == 0 ||
+        (listed == 1 && rail_comm_is_send(self) && ((const struct rail_send_comm *)self)->helped))
+        return;
+    help_pass(self);
+}
+
 int rail_comm_progress(struct rail_comm *c)
 {
     int rc = poll_comm(c, true);
-    help_others(c);
+    rail_comm_help_others(c);
     return rc;
 }
 
-int rail_comm_progress_cqs(struct rail_comm *c)
+int rail_comm_progress_cqs_any(struct rail_comm *c)
 {
     int rc = poll_comm(c, false);
-    help_others(c);
+    rail_comm_help_others(c);
     return rc;
+}
+
+void rail_comm_poll_failed(struct rail_comm *c, int r)
+{
+    rail_comm_fail(c, -EIO, "%s: ibv_poll_cq failed", c->link[r].dev->name);
+}
+
+void rail_comm_wc_foreign(struct rail_comm *c, const struct ibv_wc *wc)
+{
+    rail_comm_fail(c, -EIO, "completion with a foreign work request id %#llx",
+                   (unsigned long long)wc->wr_id);
 }
 
 /* Polls only the CQs that can hold a completion (rail_link.cq_work): a send comm's QPs take no
@@ -109,62 +125,54 @@ static int poll_comm(struct rail_comm *c, bool mem)
     if (mem && c->ops->poll)
         c->ops->poll(c);
     for (int r = 0; r < c->nrails; r++) {
-        struct rail_link *l = &c->link[r];
-        if (l->cq_work == 0)
+        if (c->link[r].cq_work == 0)
             continue;
-        for (;;) {
-            int n = rail_verbs_poll_cq(l->cq, RAIL_POLL_BATCH, wc);
-            if (n < 0) {
-                rail_comm_fail(c, -EIO, "%s: ibv_poll_cq failed", l->dev->name);
-                break;
-            }
-            for (int i = 0; i < n; i++) {
-                int q = rail_wrid_qp(wc[i].wr_id);
-                if (q >= c->nqps || rail_wrid_rail(wc[i].wr_id) != r) {
-                    rail_comm_fail(c, -EIO, "completion with a foreign work request id %#llx",
-                                   (unsigned long long)wc[i].wr_id);
-                    continue;
-                }
-                c->ops->on_wc(c, r, &wc[i]);
-            }
-            if (n < RAIL_POLL_BATCH)
-                break;
-        }
+        int n;
+        do {
+            n = rail_comm_poll_batch(c, r, wc);
+            for (int i = 0; i < n; i++)
+                if (rail_comm_wc_mine(c, r, &wc[i]))
+                    c->ops->on_wc(c, r, &wc[i]);
+        } while (n == RAIL_POLL_BATCH);
     }
     c->ops->retry(c);
     return atomic_load(&c->error);
 }
 
-/* The health tick of test(), for a send or receive still in flight: a multi-rail send comm may
- * be polled by other threads' progress (listed above), so its tick runs entered like the rest of
- * its calls. Returns the comm's error after the tick. */
-static int tick(struct rail_comm *c)
+/* The health tick of test(), for a send or receive still in flight, when due (the count
+ * itself is the owner's alone): a multi-rail send comm may be polled by other threads' progress
+ * (listed above), so its due work runs entered like the rest of its calls. */
+static __attribute__((noinline)) void tick_due(struct rail_comm *c)
 {
     if (rail_comm_is_send(c) && c->nrails > 1) {
         struct rail_send_comm *s = (struct rail_send_comm *)c;
         rail_send_enter(s);
-        rail_health_tick(c, true);
+        rail_health_tick_due(c, true);
         rail_send_leave(s);
     } else {
-        rail_health_tick(c, true);
+        rail_health_tick_due(c, true);
     }
-    return rail_comm_error(c);
 }
 
 int rail_net_test(void *request, int *done, int *sizes)
 {
     struct rail_req_head *h = request;
 
-    if (done)
-        *done = 0;
     if (!h || !done) {
+        if (done)
+            *done = 0;
         RAIL_WARN(NCCL_NET, "test: NULL %s", h ? "done pointer" : "request");
         return -EINVAL;
     }
+    *done = 0;
     if (h->ops) { /* send, receive or GPUDirect flush (iflush) */
         int rc = h->ops->test(h, done, sizes);
-        if (h->ops && h->ops->ticks_health) /* still in flight (a request ends freed) */
-            rc = tick(h->comm);
+        if (h->ops && h->ops->ticks_health) { /* still in flight (a request ends freed) */
+            struct rail_comm *c = h->comm;
+            if (rail_health_due(c))
+                tick_due(c);
+            rc = rail_comm_error(c); /* the comm's error after the tick */
+        }
         return rc;
     }
     RAIL_WARN(NCCL_NET, "test: %p is not a request in flight (completed or never issued)", request);

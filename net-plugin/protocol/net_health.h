@@ -32,11 +32,18 @@ void rail_health_tick_due(struct rail_comm *c, bool want_peer);
 /* The first return of err to NCCL: its one WARN. Returns err. */
 int rail_comm_error_warn(struct rail_comm *c, int err);
 
+/* Counts one tick: true when its work is due (the RAIL_HEALTH_CALLS-th, or the comm's first).
+ * Only the comm's own calls count (never another thread's help pass), so a send comm counts
+ * without entering; the due work runs entered (net_data.c). */
+static inline bool rail_health_due(struct rail_comm *c)
+{
+    return ++c->health_calls >= RAIL_HEALTH_CALLS || !c->coarse_ns;
+}
+
 static inline void rail_health_tick(struct rail_comm *c, bool want_peer)
 {
-    if (++c->health_calls < RAIL_HEALTH_CALLS && c->coarse_ns)
-        return;
-    rail_health_tick_due(c, want_peer);
+    if (rail_health_due(c))
+        rail_health_tick_due(c, want_peer);
 }
 
 static inline int rail_comm_error(struct rail_comm *c)

@@ -12,5 +12,7 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q);
 void rail_send_retry(struct rail_send_comm *s);
 /* A completion of the send comm's CQ of rail. */
 void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc);
+/* The same through the general path alone (what rail_send_on_wc's fast path must match). */
+void rail_send_on_wc_general(struct rail_send_comm *s, int rail, const struct ibv_wc *wc);
 
 #endif
