@@ -120,21 +120,11 @@ void rail_comm_wc_foreign(struct rail_comm *c, const struct ibv_wc *wc)
  * peer's writes with immediate at any time: always polled. */
 static int poll_comm(struct rail_comm *c, bool mem)
 {
-    struct ibv_wc wc[RAIL_POLL_BATCH];
-
     if (mem && c->ops->poll)
         c->ops->poll(c);
-    for (int r = 0; r < c->nrails; r++) {
-        if (c->link[r].cq_work == 0)
-            continue;
-        int n;
-        do {
-            n = rail_comm_poll_batch(c, r, wc);
-            for (int i = 0; i < n; i++)
-                if (rail_comm_wc_mine(c, r, &wc[i]))
-                    c->ops->on_wc(c, r, &wc[i]);
-        } while (n == RAIL_POLL_BATCH);
-    }
+    for (int r = 0; r < c->nrails; r++)
+        if (c->link[r].cq_work)
+            rail_comm_drain(c, r, c->ops->on_wc);
     c->ops->retry(c);
     return atomic_load(&c->error);
 }

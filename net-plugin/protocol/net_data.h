@@ -26,6 +26,10 @@ int rail_comm_progress_cqs_any(struct rail_comm *c);
 static inline int rail_comm_poll_batch(struct rail_comm *c, int r, struct ibv_wc *wc);
 static inline bool rail_comm_wc_mine(struct rail_comm *c, int r, const struct ibv_wc *wc);
 void rail_comm_help_others(const struct rail_comm *self);
+/* Every completion of rail r's CQ, batch by batch, handed to on_wc (the kind's handler; always
+ * inline, so a handler known at the call is called directly). The one loop of every poll. */
+typedef void (*rail_on_wc_fn)(struct rail_comm *c, int rail, const struct ibv_wc *wc);
+static inline void rail_comm_drain(struct rail_comm *c, int r, rail_on_wc_fn on_wc);
 /* A two-phase message needs its sender's completions polled before its size record goes out.
  * NCCL keeps testing its sends, but a caller may wait on a receive without touching the send
  * comm: such a send comm is listed, and every comm's progress (any thread) also polls the listed
@@ -61,20 +65,25 @@ static inline bool rail_comm_wc_mine(struct rail_comm *c, int r, const struct ib
     return false;
 }
 
+static inline __attribute__((always_inline)) void rail_comm_drain(struct rail_comm *c, int r,
+                                                                  rail_on_wc_fn on_wc)
+{
+    struct ibv_wc wc[RAIL_POLL_BATCH];
+    int n;
+    do {
+        n = rail_comm_poll_batch(c, r, wc);
+        for (int i = 0; i < n; i++)
+            if (rail_comm_wc_mine(c, r, &wc[i]))
+                on_wc(c, r, &wc[i]);
+    } while (n == RAIL_POLL_BATCH);
+}
+
 static inline __attribute__((always_inline)) int rail_comm_progress_cqs(struct rail_comm *c)
 {
     if (c->nrails != 1)
         return rail_comm_progress_cqs_any(c);
-    struct ibv_wc wc[RAIL_POLL_BATCH];
-    if (c->link[0].cq_work) {
-        int n;
-        do {
-            n = rail_comm_poll_batch(c, 0, wc);
-            for (int i = 0; i < n; i++)
-                if (rail_comm_wc_mine(c, 0, &wc[i]))
-                    c->ops->on_wc(c, 0, &wc[i]);
-        } while (n == RAIL_POLL_BATCH);
-    }
+    if (c->link[0].cq_work)
+        rail_comm_drain(c, 0, c->ops->on_wc);
     c->ops->retry(c);
     rail_comm_help_others(c);
     return atomic_load(&c->error);

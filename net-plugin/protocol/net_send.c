@@ -303,6 +303,8 @@ static bool req_done(const struct rail_send_req *q)
 }
 
 static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes);
+static void send_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc);
+static void send_retry(struct rail_comm *c);
 
 static int send_test(struct rail_req_head *h, int *done, int *sizes)
 {
@@ -323,30 +325,15 @@ static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *
     /* rail_comm_progress in place, for what the send kind has (no ops->poll; a CQ polled while
      * WRs are out on its rail): the same polls, handlers and help pass, no indirect calls. One
      * rail apart: without the rail loop. */
-    struct ibv_wc wc[RAIL_POLL_BATCH];
-    int n;
     if (s->base.nrails == 1) {
-        if (s->base.link[0].cq_work) {
-            do {
-                n = rail_comm_poll_batch(&s->base, 0, wc);
-                for (int i = 0; i < n; i++)
-                    if (rail_comm_wc_mine(&s->base, 0, &wc[i]))
-                        rail_send_on_wc(s, 0, &wc[i]);
-            } while (n == RAIL_POLL_BATCH);
-        }
+        if (s->base.link[0].cq_work)
+            rail_comm_drain(&s->base, 0, send_on_wc);
     } else {
-        for (int r = 0; r < s->base.nrails; r++) {
-            if (s->base.link[r].cq_work == 0)
-                continue;
-            do {
-                n = rail_comm_poll_batch(&s->base, r, wc);
-                for (int i = 0; i < n; i++)
-                    if (rail_comm_wc_mine(&s->base, r, &wc[i]))
-                        rail_send_on_wc(s, r, &wc[i]);
-            } while (n == RAIL_POLL_BATCH);
-        }
+        for (int r = 0; r < s->base.nrails; r++)
+            if (s->base.link[r].cq_work)
+                rail_comm_drain(&s->base, r, send_on_wc);
     }
-    s->base.ops->retry(&s->base);
+    send_retry(&s->base);
     rail_comm_help_others(&s->base);
     /* A failed comm never reuses anything: its requests end at once (two-phase ones may have
      * pieces parked for a re-send that will never come; an unsure one never gets its answer). */
