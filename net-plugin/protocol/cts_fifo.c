@@ -60,6 +60,18 @@ static void retire(struct rail_cts_fifo *f)
         f->head++;
 }
 
+/* Whether s, loaded from the sequence word of slot f->scan, says the slot was not written since
+ * absorbing last looked: it still holds the older round, or (first round) was never written. A
+ * compact word holds the low 32 bits: there 0 is also the sequence 2^32 * k (slot sequence
+ * 2^32 * k - 1), so it means "never written" only while the first round is absorbed. */
+static bool older_or_unwritten(const struct rail_cts_fifo *f, uint64_t s, unsigned bytes)
+{
+    uint64_t older = f->scan + 1 - RAIL_FIFO_SLOTS;
+    if (bytes == RAIL_CTS_COMPACT_BYTES)
+        return (uint32_t)s == (uint32_t)older || (s == 0 && f->scan < RAIL_FIFO_SLOTS);
+    return s == older || s == 0;
+}
+
 int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int nrails,
                          const struct rail_tagmap *sent, char *err, size_t errlen)
 {
@@ -122,10 +134,8 @@ bool rail_cts_fifo_news(const struct rail_cts_fifo *f, const uint8_t *fifo_mem)
         return true; /* the shadow is full: absorbing retires resolved slots first */
     unsigned slot = (unsigned)(f->scan % RAIL_FIFO_SLOTS), bytes = entry_bytes(f);
     const uint8_t *e = fifo_mem + (size_t)slot * RAIL_MAX_RECVS * bytes;
-    uint64_t s = rail_cts_seq_load(e, bytes), older = f->scan + 1 - RAIL_FIFO_SLOTS;
-    if (bytes == RAIL_CTS_COMPACT_BYTES) /* its sequence word holds the low 32 bits */
-        return (uint32_t)s != (uint32_t)older && s != 0;
-    return s != older && s != 0;
+    uint64_t s = rail_cts_seq_load(e, bytes);
+    return !older_or_unwritten(f, s, bytes);
 }
 
 struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uint32_t index,

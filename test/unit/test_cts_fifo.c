@@ -533,13 +533,51 @@ static void compact(void)
     CHECK(RAIL_SEND_REGION - RAIL_SEND_REGION_OF(RAIL_CTS_COMPACT_BYTES) == RAIL_FIFO_BYTES / 2);
 }
 
+/* Slot sequences around 2^32: a compact entry's sequence word holds the low 32 bits, so slot
+ * sequence 2^32 - 1 is written as 0, which in the first round means "never written". It must
+ * read as news there (the sender would never absorb that slot again: every later rendezvous of
+ * the comm would wait forever), and a never-written slot of the first round must not. */
+static void wrapped(void)
+{
+    static struct rail_cts_fifo f;
+    struct rail_tagmap sent;
+    char err[256];
+    uint64_t seq;
+    unsigned e;
+    rail_tagmap_init(&sent);
+    memset(&f, 0, sizeof(f));
+    f.entry_bytes = g_bytes;
+    memset(g_mem, 0, sizeof(g_mem));
+    CHECK(!rail_cts_fifo_news(&f, MEM)); /* first round, never written */
+    /* The rounds before: every slot holds its older round. */
+    for (uint64_t q = (1ull << 32) - 3; q < (1ull << 32) + 3; q++) {
+        struct rail_cts old = mk(q - RAIL_FIFO_SLOTS, 1, 0, 3, 0, 0x1000);
+        put(q, 0, &old);
+    }
+    for (uint64_t q0 = (1ull << 32) - 3; q0 < (1ull << 32) + 2; q0++) {
+        f.head = f.scan = q0;
+        CHECK_MSG(!rail_cts_fifo_news(&f, MEM), "slot sequence %llu: older round read as news",
+                  (unsigned long long)q0);
+        struct rail_cts c = mk(q0, 1, 0, 3, 0, 0x2000);
+        put(q0, 0, &c);
+        CHECK_MSG(rail_cts_fifo_news(&f, MEM), "slot sequence %llu written, no news",
+                  (unsigned long long)q0);
+        err[0] = 0;
+        CHECK_MSG(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)) == 0, "%s", err);
+        CHECK(f.scan == q0 + 1 && rail_cts_fifo_find(&f, 3, 0, &seq, &e) != NULL && seq == q0);
+    }
+    rail_tagmap_free(&sent);
+}
+
 int main(void)
 {
     compact();
     chosen();
+    wrapped();
     fuzz_seeds(stream, 10, 2654435761u);
     g_bytes = RAIL_CTS_COMPACT_BYTES; /* the same cases over the compact layout */
     chosen();
+    wrapped();
     fuzz_seeds(stream, 10, 2654435761u);
     return check_report("test_cts_fifo");
 }
