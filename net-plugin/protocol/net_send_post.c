@@ -59,7 +59,6 @@ static uint64_t record_addr(const struct rail_send_comm *s, const struct rail_se
 static int cut_pieces(struct rail_send_comm *s, struct rail_send_req *q,
                       const struct rail_stripe_chunk *sc, int nsc)
 {
-    const struct rail_piece_cfg cfg = {s->ndata, s->split_qps, s->max_chunk};
     const bool one_qp = !s->split_qps || s->ndata == 1;
     struct rail_piece pc[RAIL_REQ_CHUNKS];
     int n = 0;
@@ -77,6 +76,7 @@ static int cut_pieces(struct rail_send_comm *s, struct rail_send_req *q,
             c->qp = (uint8_t)qp0;
             continue;
         }
+        const struct rail_piece_cfg cfg = {s->ndata, s->split_qps, s->max_chunk};
         int m = rail_pieces_cut(&cfg, &sc[i], qp0, pc, RAIL_REQ_CHUNKS - n);
         if (m < 0)
             return m;
@@ -242,19 +242,36 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
 {
     struct rail_stripe_chunk sc[RAIL_STRIPE_MAX_RAILS];
     uint64_t nbytes = q->too_big ? 0 : q->size;
-    int nsc = rail_stripe_schedule(&s->sched, nbytes, sc, RAIL_STRIPE_MAX_RAILS);
+    int nsc, n;
 
-    if (nsc < 0) {
-        if (nsc == -ENETDOWN)
-            return atomic_load(&s->base.error) ? atomic_load(&s->base.error) : 1;
-        return nsc;
-    }
-    q->striped = nsc > 1;
-    int n = cut_pieces(s, q, sc, nsc);
-    if (n < 0) {
-        RAIL_WARN(NCCL_NET, "isend of %zu bytes needs more than %d pieces of at most %llu bytes",
-                  q->size, RAIL_REQ_CHUNKS, (unsigned long long)s->max_chunk);
-        return n;
+    if (rail_stripe_one_whole(&s->sched, nbytes) && (!s->split_qps || s->ndata == 1) &&
+        nbytes <= s->max_chunk) {
+        /* One rail up, one piece: what the scheduler (the whole message on rail 0) and
+         * cut_pieces (one piece on the rail's next data QP) give, without them. */
+        struct rail_send_chunk *c = &q->ch[0];
+        c->off = 0;
+        c->len = nbytes;
+        c->rail = 0;
+        c->qp = (uint8_t)(s->base.link[0].rr++ % (unsigned)s->ndata);
+        rail_2ph_plan(&q->tp, 1);
+        sc[0].rail = 0;
+        nsc = n = 1;
+        q->striped = false;
+    } else {
+        nsc = rail_stripe_schedule(&s->sched, nbytes, sc, RAIL_STRIPE_MAX_RAILS);
+        if (nsc < 0) {
+            if (nsc == -ENETDOWN)
+                return atomic_load(&s->base.error) ? atomic_load(&s->base.error) : 1;
+            return nsc;
+        }
+        q->striped = nsc > 1;
+        n = cut_pieces(s, q, sc, nsc);
+        if (n < 0) {
+            RAIL_WARN(NCCL_NET,
+                      "isend of %zu bytes needs more than %d pieces of at most %llu bytes", q->size,
+                      RAIL_REQ_CHUNKS, (unsigned long long)s->max_chunk);
+            return n;
+        }
     }
     struct rail_record *rec = record_of(s, q);
     rec->size = q->too_big ? RAIL_RECORD_TOO_BIG : q->size;
