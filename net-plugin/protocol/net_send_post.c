@@ -183,7 +183,7 @@ static int post_pipelined(struct rail_send_comm *s, struct rail_send_req *q)
         int rc = rail_send_post_wr(s, rail, qp, &wr, 1);
         if (rc == 0) {
             q->wrs_left = 1;
-            rail_tel_stripe(&s->base, rail, nbytes);
+            rail_tel_whole(&s->base, rail, nbytes);
         }
         return rc;
     }
@@ -207,7 +207,7 @@ static int post_pipelined(struct rail_send_comm *s, struct rail_send_req *q)
     int rc = rail_send_post_wr(s, rail, qp, wr, n + 1);
     if (rc == 0) {
         q->wrs_left = n + 1;
-        rail_tel_stripe(&s->base, rail, nbytes);
+        rail_tel_whole(&s->base, rail, nbytes);
     }
     return rc;
 }
@@ -254,7 +254,6 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
         c->rail = 0;
         c->qp = (uint8_t)(s->base.link[0].rr++ % (unsigned)s->ndata);
         rail_2ph_plan(&q->tp, 1);
-        sc[0].rail = 0;
         nsc = n = 1;
         q->striped = false;
     } else {
@@ -280,11 +279,9 @@ int rail_send_post_rdv(struct rail_send_comm *s, struct rail_send_req *q)
     q->unsure = 0;
     if (nsc == 1) {
         q->kind = RAIL_SREQ_PIPE;
-        int rc = post_pipelined(s, q);
-        if (rc == 0) {
+        int rc = post_pipelined(s, q); /* counts the message (its one chunk: sc[0].rail) */
+        if (rc == 0)
             s->slot_busy[q->seq % RAIL_FIFO_SLOTS] = (uint16_t)q->wrs_left;
-            rail_tel_msg(&s->base, sc[0].rail);
-        }
         return rc;
     }
     /* Two-phase: every QP must take its pieces now, or nothing is posted. */
