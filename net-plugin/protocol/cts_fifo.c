@@ -60,6 +60,18 @@ static void retire(struct rail_cts_fifo *f)
         f->head++;
 }
 
+/* Whether s, loaded from the sequence word of slot f->scan, says the slot was not written since
+ * absorbing last looked: it still holds the older round, or (first round) was never written. A
+ * compact word holds the low 32 bits: there 0 is also the sequence 2^32 * k (slot sequence
+ * 2^32 * k - 1), so it means "never written" only while the first round is absorbed. */
+static bool older_or_unwritten(const struct rail_cts_fifo *f, uint64_t s, unsigned bytes)
+{
+    uint64_t older = f->scan + 1 - RAIL_FIFO_SLOTS;
+    if (bytes == RAIL_CTS_COMPACT_BYTES)
+        return (uint32_t)s == (uint32_t)older || (s == 0 && f->scan < RAIL_FIFO_SLOTS);
+    return s == older || s == 0;
+}
+
 int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int nrails,
                          const struct rail_tagmap *sent, char *err, size_t errlen)
 {
@@ -122,10 +134,40 @@ bool rail_cts_fifo_news(const struct rail_cts_fifo *f, const uint8_t *fifo_mem)
         return true; /* the shadow is full: absorbing retires resolved slots first */
     unsigned slot = (unsigned)(f->scan % RAIL_FIFO_SLOTS), bytes = entry_bytes(f);
     const uint8_t *e = fifo_mem + (size_t)slot * RAIL_MAX_RECVS * bytes;
-    uint64_t s = rail_cts_seq_load(e, bytes), older = f->scan + 1 - RAIL_FIFO_SLOTS;
-    if (bytes == RAIL_CTS_COMPACT_BYTES) /* its sequence word holds the low 32 bits */
-        return (uint32_t)s != (uint32_t)older && s != 0;
-    return s != older && s != 0;
+    uint64_t s = rail_cts_seq_load(e, bytes);
+    return !older_or_unwritten(f, s, bytes);
+}
+
+int rail_cts_fifo_next(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int32_t tag,
+                       uint32_t index, uint64_t *seq, struct rail_cts *out)
+{
+    if (f->head != f->scan)
+        return RAIL_CTS_NEXT_OTHER;
+    unsigned slot = (unsigned)(f->scan % RAIL_FIFO_SLOTS), bytes = entry_bytes(f);
+    const uint8_t *base = fifo_mem + (size_t)slot * RAIL_MAX_RECVS * bytes;
+    uint64_t want = f->scan + 1, s = rail_cts_seq_load(base, bytes);
+    bool later;
+    if (!rail_cts_seq_is(s, want, bytes, &later)) {
+        /* rail_cts_fifo_news, from the same load */
+        return older_or_unwritten(f, s, bytes) ? RAIL_CTS_NEXT_NONE : RAIL_CTS_NEXT_OTHER;
+    }
+    if (rail_cts_read_as(base, bytes, want, out) != 0 || !rail_cts_ok(out, want, 0) ||
+        out->nreqs != 1 || out->tag != tag || out->tag_index != index)
+        return RAIL_CTS_NEXT_OTHER;
+    /* The slot after it: absorb would stop there (not written: read status 1). */
+    unsigned next = (unsigned)((f->scan + 1) % RAIL_FIFO_SLOTS);
+    if (rail_cts_seq_is(rail_cts_seq_load(fifo_mem + (size_t)next * RAIL_MAX_RECVS * bytes, bytes),
+                        want + 1, bytes, &later) ||
+        later)
+        return RAIL_CTS_NEXT_OTHER;
+    struct rail_shadow *sh = &f->shadow[slot][0];
+    sh->tag = tag;
+    sh->tag_index = index;
+    sh->resolved = false; /* index is the count sent with tag: not below it */
+    f->shadow_n[slot] = 1;
+    f->unresolved[slot] = 1;
+    *seq = f->scan++;
+    return RAIL_CTS_NEXT_TAKEN;
 }
 
 struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uint32_t index,

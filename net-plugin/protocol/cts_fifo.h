@@ -93,6 +93,24 @@ struct rail_shadow *rail_cts_fifo_find(struct rail_cts_fifo *f, int32_t tag, uin
 int rail_cts_fifo_take(const struct rail_cts_fifo *f, const uint8_t *fifo_mem, int nrails,
                        const struct rail_shadow *sh, uint64_t seq, unsigned e, struct rail_cts *out,
                        char *err, size_t errlen);
+/* The sender's common case in one read (net_send.c tries it first; the general path is
+ * rail_cts_fifo_news, _absorb, _find and _take). When every absorbed entry is resolved (head ==
+ * scan):
+ *   - RAIL_CTS_NEXT_TAKEN: the next slot (sequence scan) holds one entry, well formed
+ *     (rail_cts_ok), with exactly (tag, index), and the slot after it is not written: absorbing
+ *     would take that slot alone, leave its entry unresolved, and rail_cts_fifo_find would return
+ *     it. It is absorbed so (the same shadow, counts and scan) from this one read, *out is the
+ *     entry, *seq its slot sequence (entry 0: shadow[*seq % RAIL_FIFO_SLOTS][0]);
+ *   - RAIL_CTS_NEXT_NONE: the next slot was not written since (rail_cts_fifo_news is false):
+ *     absorbing would change nothing and find finds nothing;
+ *   - RAIL_CTS_NEXT_OTHER (and whenever head != scan): anything else; nothing changed.
+ * `index` must be the number of messages already sent with tag (what absorb compares against).
+ * test_cts_fifo compares the outcome with the general path's over seeded streams. */
+#define RAIL_CTS_NEXT_TAKEN 0
+#define RAIL_CTS_NEXT_NONE  1
+#define RAIL_CTS_NEXT_OTHER 2
+int rail_cts_fifo_next(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int32_t tag,
+                       uint32_t index, uint64_t *seq, struct rail_cts *out);
 /* A rendezvous send took sh: resolved, and head moves past every fully resolved slot. */
 void rail_cts_fifo_resolve(struct rail_cts_fifo *f, struct rail_shadow *sh);
 

@@ -102,8 +102,7 @@ int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q, int3
     int rc = rail_send_post_eager_on(s, q, rail);
     if (rc == 0) {
         s->bounce_busy[q->bounce] = 1;
-        rail_tel_msg(&s->base, rail);
-        rail_tel_stripe(&s->base, rail, q->size);
+        rail_tel_whole(&s->base, rail, q->size);
     }
     return rc;
 }

@@ -21,6 +21,11 @@ static inline void rail_tel_stripe(struct rail_comm *c, int rail, uint64_t bytes
     rail_stats_add_stripe(c->stats, rail);
     rail_stats_add_bytes(c->stats, rail, bytes);
 }
+/* A whole message posted as one piece on rail: rail_tel_msg and rail_tel_stripe in one. */
+static inline void rail_tel_whole(struct rail_comm *c, int rail, uint64_t bytes)
+{
+    rail_stats_add_whole(c->stats, rail, bytes);
+}
 static inline void rail_tel_striped_msg(struct rail_comm *c)
 {
     rail_stats_add_striped_msg(c->stats);

@@ -101,6 +101,14 @@ int rail_stripe_init(struct rail_stripe *s, const struct rail_stripe_config *cfg
 int rail_stripe_schedule(struct rail_stripe *s, uint64_t size, struct rail_stripe_chunk *out,
                          int cap);
 
+/* Whether rail_stripe_schedule(s, size, ...) is the whole message on rail 0 (one chunk {rail 0,
+ * offset 0, size}, nothing else changed): s has one rail, it is up, and size is in range. Inline,
+ * for the one-rail send path; test_stripe compares it with the call. */
+static inline bool rail_stripe_one_whole(const struct rail_stripe *s, uint64_t size)
+{
+    return s->nrails == 1 && (s->up_mask & 1u) && size <= RAIL_STRIPE_MAX_SIZE;
+}
+
 /* Re-send plan after failed_rail lost its chunks: the chunks of chunks[0..n) that are on
  * failed_rail are redistributed over the other rails that are up (each failed chunk split like a
  * message of its length at its offset, or sent whole round-robin when shorter than min_stripe),

@@ -99,6 +99,17 @@ static inline void rail_stats_add_stripe(struct rail_stats_conn *c, int rail)
     if (rail_stats_ok_(c, rail))
         rail_stats_bump_(&c->rail[rail].stripes, 1);
 }
+/* One whole message of bytes went over rail as one piece: add_msg, add_stripe and add_bytes in
+ * one (one range check). */
+static inline void rail_stats_add_whole(struct rail_stats_conn *c, int rail, uint64_t bytes)
+{
+    if (rail_stats_ok_(c, rail)) {
+        struct rail_stats_rail *r = &c->rail[rail];
+        rail_stats_bump_(&r->messages, 1);
+        rail_stats_bump_(&r->stripes, 1);
+        rail_stats_bump_(&r->bytes, bytes);
+    }
+}
 /* One message was split into more than one chunk (counted once per message). */
 static inline void rail_stats_add_striped_msg(struct rail_stats_conn *c)
 {

@@ -8,7 +8,11 @@
  * a sender that goes eagerly when no entry is absorbed yet. Asserted: every receive entry gets
  * its message exactly once, a rendezvous send always lands in the entry with its (tag, index)
  * whose receive still holds that slot (read again in place, never rewritten before it is taken),
- * no slot is taken again before its receive released it, head <= scan <= head + RAIL_FIFO_SLOTS. */
+ * no slot is taken again before its receive released it, head <= scan <= head + RAIL_FIFO_SLOTS.
+ * The sender's fast path (rail_cts_fifo_next) is tried on half the sends, and every answer of it is
+ * compared with the general path's (news, absorb, find, take) on a copy of the state: the same
+ * entry, slot and state after; chosen cases fail when any one of its conditions is dropped. A
+ * calm stream (one receive at a time, its CTS landing at once: NCCL's ping-pong) takes it often. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -212,6 +216,180 @@ static void chosen(void)
     CHECK_EQ_INT(rail_cts_tail_take(&tl, r2), RAIL_FIFO_SLOTS);
 }
 
+/* ---- the sender's fast path (rail_cts_fifo_next) against the general one ---- */
+
+/* The parts of a sender's state that anything reads: head, scan, the counts of every slot and
+ * the shadow entries of the absorbed slots [head, scan). */
+static bool same_state(const struct rail_cts_fifo *a, const struct rail_cts_fifo *b)
+{
+    if (a->head != b->head || a->scan != b->scan || a->entry_bytes != b->entry_bytes ||
+        memcmp(a->shadow_n, b->shadow_n, sizeof(a->shadow_n)) != 0 ||
+        memcmp(a->unresolved, b->unresolved, sizeof(a->unresolved)) != 0)
+        return false;
+    for (uint64_t q = a->head; q < a->scan; q++) {
+        unsigned slot = (unsigned)(q % RAIL_FIFO_SLOTS);
+        for (int e = 0; e < a->shadow_n[slot]; e++) {
+            const struct rail_shadow *x = &a->shadow[slot][e], *y = &b->shadow[slot][e];
+            if (x->tag != y->tag || x->tag_index != y->tag_index || x->resolved != y->resolved)
+                return false;
+        }
+    }
+    return true;
+}
+
+static bool same_cts(const struct rail_cts *a, const struct rail_cts *b)
+{
+    return a->addr == b->addr && a->size == b->size && a->tag == b->tag &&
+           a->tag_index == b->tag_index && a->nreqs == b->nreqs && a->entry == b->entry &&
+           a->seq == b->seq && memcmp(a->rkey, b->rkey, sizeof(a->rkey)) == 0;
+}
+
+/* Tries the fast path on f for the send (tag, index = sent's count for tag) and the general path
+ * (news, absorb, find, take: what net_send.c did before) on a copy of f, and checks that they
+ * agree: TAKEN gives the entry, slot and state of the general path; NONE is no news and no
+ * match; OTHER changes nothing. Returns the fast path's answer; *took (may be NULL) = the entry
+ * (TAKEN). */
+static int fast_vs_general(struct rail_cts_fifo *f, const struct rail_tagmap *sent, int32_t tag,
+                           struct rail_cts *took, int *bad)
+{
+    static struct rail_cts_fifo before, g; /* large: not on the stack */
+    uint32_t index = rail_tagmap_get(sent, tag);
+    before = *f;
+    g = *f;
+    uint64_t fseq = ~0ull, gseq = ~0ull;
+    unsigned ge = ~0u;
+    struct rail_cts fc, gc;
+    char err[256];
+    int nx = rail_cts_fifo_next(f, MEM, tag, index, &fseq, &fc);
+    bool news = rail_cts_fifo_news(&g, MEM), ok = true;
+    int arc = news ? rail_cts_fifo_absorb(&g, MEM, 2, sent, err, sizeof(err)) : 0;
+    struct rail_shadow *gsh = arc == 0 ? rail_cts_fifo_find(&g, tag, index, &gseq, &ge) : NULL;
+    int trc = gsh ? rail_cts_fifo_take(&g, MEM, 2, gsh, gseq, ge, &gc, err, sizeof(err)) : -1;
+    if (nx == RAIL_CTS_NEXT_TAKEN)
+        ok = news && arc == 0 && gsh && gseq == fseq && ge == 0 && trc == 0 && same_cts(&fc, &gc) &&
+             same_state(f, &g) && gsh == &g.shadow[fseq % RAIL_FIFO_SLOTS][0];
+    else if (nx == RAIL_CTS_NEXT_NONE)
+        ok = !news && !gsh && same_state(f, &g);
+    else
+        ok = nx == RAIL_CTS_NEXT_OTHER && same_state(f, &before);
+    if (!ok) {
+        fprintf(stderr,
+                "fast path %d for tag %d #%u (head %llu scan %llu) disagrees with the general one "
+                "(news %d absorb %d found %d slot %llu entry %u take %d)\n",
+                nx, tag, index, (unsigned long long)before.head, (unsigned long long)before.scan,
+                news, arc, gsh != NULL, (unsigned long long)gseq, ge, trc);
+        ++*bad;
+    }
+    if (took && nx == RAIL_CTS_NEXT_TAKEN)
+        *took = fc;
+    return nx;
+}
+
+/* Each condition of the fast path, one case each (a case fails when its condition is dropped):
+ * the next slot holds this send's entry; a group; another tag or index; an entry satisfied
+ * eagerly; the slot after it written too (or overwritten by a later round); a malformed entry;
+ * something absorbed still open; nothing written; the older round still there; a wrapped
+ * sequence. */
+static void fast_cases(void)
+{
+    static struct rail_cts_fifo f;
+    struct rail_tagmap sent;
+    struct rail_cts got;
+    uint32_t ix;
+    int bad = 0;
+    memset(&f, 0, sizeof(f));
+    f.entry_bytes = g_bytes;
+    memset(g_mem, 0, sizeof(g_mem));
+    rail_tagmap_init(&sent);
+
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, NULL, &bad), RAIL_CTS_NEXT_NONE); /* empty */
+    struct rail_cts a = mk(0, 1, 0, 4, 0, 0x1000);
+    a.rkey[0] = 0x11;
+    a.rkey[1] = 0x22;
+    put(0, 0, &a);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 5, NULL, &bad), RAIL_CTS_NEXT_OTHER); /* tag */
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, &got, &bad), RAIL_CTS_NEXT_TAKEN);
+    CHECK(got.addr == 0x1000 && got.rkey[1] == 0x22 && f.scan == 1 && f.head == 0);
+    rail_cts_fifo_resolve(&f, &f.shadow[0][0]);
+    CHECK_EQ_INT(rail_tagmap_next(&sent, 4, &ix), 0);
+    CHECK_EQ_INT(f.head, 1);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, NULL, &bad), RAIL_CTS_NEXT_NONE);
+
+    /* Slot 1 a group of two, entry 0 this send's: the general path absorbs both. */
+    struct rail_cts g0 = mk(1, 2, 0, 4, 1, 0x2000), g1 = mk(1, 2, 1, 4, 2, 0x3000);
+    put(1, 0, &g0);
+    put(1, 1, &g1);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, NULL, &bad), RAIL_CTS_NEXT_OTHER);
+    struct rail_cts_fifo g = f;
+    char err[256];
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&g, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK_EQ_INT(g.shadow_n[1], 2);
+
+    /* Slot 1 a single entry, the slot after it written too: absorbing takes both. */
+    struct rail_cts b = mk(1, 1, 0, 4, 1, 0x2000), c = mk(2, 1, 0, 4, 2, 0x3000);
+    put(1, 0, &b);
+    put(2, 0, &c);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, NULL, &bad), RAIL_CTS_NEXT_OTHER);
+    /* ... or overwritten by a later round (absorb skips it as empty). */
+    struct rail_cts c2 = mk(2 + RAIL_FIFO_SLOTS, 1, 0, 4, 9, 0x3000);
+    put(2, 0, &c2);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, NULL, &bad), RAIL_CTS_NEXT_OTHER);
+    memset(MEM + 2 * RAIL_MAX_RECVS * g_bytes, 0, g_bytes);
+    /* Another index: the entry for #2 comes first (a later send's). */
+    CHECK_EQ_INT(rail_cts_fifo_next(&f, MEM, 4, 2, &g.scan, &got), RAIL_CTS_NEXT_OTHER);
+    /* A malformed entry (NULL buffer of 10 bytes): the general path says why. */
+    struct rail_cts n = mk(1, 1, 0, 4, 1, 0);
+    n.size = 10;
+    put(1, 0, &n);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, NULL, &bad), RAIL_CTS_NEXT_OTHER);
+    struct rail_cts n2 = mk(1, 1, 0, 4, 1, 0x2000);
+    n2.entry = 1; /* entry 1 of a 1-entry slot */
+    put(1, 0, &n2);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, NULL, &bad), RAIL_CTS_NEXT_OTHER);
+    put(1, 0, &b);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, &got, &bad), RAIL_CTS_NEXT_TAKEN);
+    CHECK(got.addr == 0x2000);
+    /* Not resolved yet (its slot was busy, say): the next send of the tag goes the general way,
+     * and so does a later one that finds it absorbed. */
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, NULL, &bad), RAIL_CTS_NEXT_OTHER);
+    rail_cts_fifo_resolve(&f, &f.shadow[1][0]);
+    CHECK_EQ_INT(rail_tagmap_next(&sent, 4, &ix), 0);
+
+    /* Slot 2 for tag 6 #0, already sent eagerly: absorb resolves it; the fast path leaves it. */
+    CHECK_EQ_INT(rail_tagmap_next(&sent, 6, &ix), 0);
+    struct rail_cts e = mk(2, 1, 0, 6, 0, 0x4000);
+    put(2, 0, &e);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 6, NULL, &bad), RAIL_CTS_NEXT_OTHER);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK(f.head == 3 && f.scan == 3);
+
+    /* Something absorbed still open (tag 7 #1 before its #0 was sent): a send of #0 whose entry
+     * is the next slot goes the general way (the shadow is looked at first). */
+    struct rail_cts h = mk(3, 1, 0, 7, 1, 0x5000), h0 = mk(4, 1, 0, 7, 0, 0x6000);
+    put(3, 0, &h);
+    CHECK_EQ_INT(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)), 0);
+    CHECK(f.head == 3 && f.scan == 4);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 7, NULL, &bad), RAIL_CTS_NEXT_OTHER); /* nothing new */
+    put(4, 0, &h0);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 7, NULL, &bad), RAIL_CTS_NEXT_OTHER);
+
+    /* Wrapped: slot sequences around a multiple of RAIL_FIFO_SLOTS and 2^32 (compact entries
+     * compare the low 32 bits); the older round of the slot still there reads as no news. */
+    memset(&f, 0, sizeof(f));
+    f.entry_bytes = g_bytes;
+    f.head = f.scan = (1ull << 32) - 1;
+    memset(g_mem, 0, sizeof(g_mem));
+    struct rail_cts old = mk(f.scan - RAIL_FIFO_SLOTS, 1, 0, 4, 2, 0x7000);
+    put(f.scan, 0, &old);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, NULL, &bad), RAIL_CTS_NEXT_NONE);
+    struct rail_cts w = mk(f.scan, 1, 0, 4, 2, 0x8000);
+    put(f.scan, 0, &w);
+    CHECK_EQ_INT(fast_vs_general(&f, &sent, 4, &got, &bad), RAIL_CTS_NEXT_TAKEN);
+    CHECK(got.addr == 0x8000 && f.scan == 1ull << 32);
+    CHECK_EQ_INT(bad, 0);
+    rail_tagmap_free(&sent);
+}
+
 /* ---- the simulated connection ---- */
 
 #define NTAG  3
@@ -256,6 +434,7 @@ struct sim {
     struct ev ev[MAXEV];
     int nev;
     int bad, rdv, eager, skipped;
+    int fast[3]; /* answers of the fast path (RAIL_CTS_NEXT_*) */
 };
 
 static uint32_t rnd(struct sim *s, uint32_t n)
@@ -318,7 +497,7 @@ static void try_cts(struct sim *s, int k)
     queue_cts(s, k);
 }
 
-static void post_recv(struct sim *s)
+static void post_recv(struct sim *s, bool calm)
 {
     int k = 0;
     while (k < NREQ && s->req[k].live)
@@ -330,6 +509,8 @@ static void post_recv(struct sim *s)
     memset(q, 0, sizeof(*q));
     q->live = true;
     q->n = 1 + (int)rnd(s, (uint32_t)(left < RAIL_MAX_RECVS ? left : RAIL_MAX_RECVS));
+    if (calm && rnd(s, 2))
+        q->n = 1;
     q->first = s->nent;
     for (int i = 0; i < q->n; i++) {
         int ent = s->nent++;
@@ -358,49 +539,79 @@ static void land_cts(struct sim *s)
     s->req[ev.req].cts_inflight--;
 }
 
-static void send_one(struct sim *s)
+/* A rendezvous send of (tag, index) took entry e of slot seq, which reads c: it must be that
+ * entry of the receive that still holds the slot. */
+static bool rdv_right(struct sim *s, int32_t tag, uint32_t index, uint64_t seq, unsigned e,
+                      const struct rail_cts *c)
+{
+    int ent = (int)c->addr - 1;
+    struct sreq *q = ent >= 0 && ent < s->nent ? &s->req[s->entry_req[ent]] : NULL;
+    bool right = q && s->tag[ent] == tag && s->index[ent] == index && q->live && q->has_slot &&
+                 q->seq == seq && ent == q->first + (int)e &&
+                 rail_cts_tail_owner(&s->tail, (unsigned)(seq % RAIL_FIFO_SLOTS)) ==
+                     (struct rail_recv_req *)q;
+    if (!right) {
+        fprintf(stderr, "rendezvous for tag %d #%u matched entry %d of slot %llu wrongly\n", tag,
+                index, ent, (unsigned long long)seq);
+        s->bad++;
+    }
+    return right;
+}
+
+static void send_one(struct sim *s, bool calm)
 {
     int32_t tag = (int32_t)rnd(s, NTAG);
+    for (int k = 0; k < s->nent && calm && rnd(s, 4) != 0; k++)
+        if (!s->got[k]) {
+            tag = s->tag[k]; /* mostly the tag the receiver waits for */
+            break;
+        }
     uint32_t index = rail_tagmap_get(&s->sent, tag), ix;
     char err[256];
     uint64_t seq;
     unsigned e;
+    struct rail_cts c;
+    struct rail_shadow *sh = NULL;
     if ((int)index >= s->plan[tag])
         return;
-    /* No news: absorbing must change nothing, and the sender may skip it (as net_send.c does). */
-    bool news = rail_cts_fifo_news(&s->f, MEM);
-    uint64_t scan0 = s->f.scan;
-    if (!news && rnd(s, 2)) {
-        /* skipped */
-    } else if (rail_cts_fifo_absorb(&s->f, MEM, 2, &s->sent, err, sizeof(err)) != 0) {
-        fprintf(stderr, "absorb: %s\n", err);
-        s->bad++;
-        return;
+    int nx = RAIL_CTS_NEXT_OTHER;
+    if (rnd(s, 2)) {
+        /* net_send.c's way: the fast path first (checked against the general path), the
+         * general path when it says OTHER. */
+        nx = fast_vs_general(&s->f, &s->sent, tag, &c, &s->bad);
+        s->fast[nx]++;
+        if (nx == RAIL_CTS_NEXT_TAKEN) {
+            seq = s->f.scan - 1;
+            e = 0;
+            sh = &s->f.shadow[seq % RAIL_FIFO_SLOTS][0];
+        }
     }
-    CHECK_MSG(news || s->f.scan == scan0, "absorb took slot %llu although no news was seen",
-              (unsigned long long)scan0);
-    struct rail_shadow *sh = rail_cts_fifo_find(&s->f, tag, index, &seq, &e);
-    if (sh) {
-        struct rail_cts c;
-        if (rail_cts_fifo_take(&s->f, MEM, 2, sh, seq, e, &c, err, sizeof(err)) != 0) {
+    if (nx == RAIL_CTS_NEXT_OTHER) {
+        /* No news: absorbing must change nothing, and the sender may skip it (as net_send.c
+         * does). */
+        bool news = rail_cts_fifo_news(&s->f, MEM);
+        uint64_t scan0 = s->f.scan;
+        if (!news && rnd(s, 2)) {
+            /* skipped */
+        } else if (rail_cts_fifo_absorb(&s->f, MEM, 2, &s->sent, err, sizeof(err)) != 0) {
+            fprintf(stderr, "absorb: %s\n", err);
+            s->bad++;
+            return;
+        }
+        CHECK_MSG(news || s->f.scan == scan0, "absorb took slot %llu although no news was seen",
+                  (unsigned long long)scan0);
+        sh = rail_cts_fifo_find(&s->f, tag, index, &seq, &e);
+        if (sh && rail_cts_fifo_take(&s->f, MEM, 2, sh, seq, e, &c, err, sizeof(err)) != 0) {
             fprintf(stderr, "take: %s\n", err);
             s->bad++;
             return;
         }
-        int ent = (int)c.addr - 1;
-        struct sreq *q = ent >= 0 && ent < s->nent ? &s->req[s->entry_req[ent]] : NULL;
-        bool right = q && s->tag[ent] == tag && s->index[ent] == index && q->live && q->has_slot &&
-                     q->seq == seq && ent == q->first + (int)e &&
-                     rail_cts_tail_owner(&s->tail, (unsigned)(seq % RAIL_FIFO_SLOTS)) ==
-                         (struct rail_recv_req *)q;
-        if (!right) {
-            fprintf(stderr, "rendezvous for tag %d #%u matched entry %d of slot %llu wrongly\n",
-                    tag, index, ent, (unsigned long long)seq);
-            s->bad++;
+    }
+    if (sh) {
+        if (!rdv_right(s, tag, index, seq, e, &c))
             return;
-        }
         rail_cts_fifo_resolve(&s->f, sh);
-        deliver(s, ent, "rendezvous");
+        deliver(s, (int)c.addr - 1, "rendezvous");
         s->rdv++;
     } else if (rnd(s, 3) == 0) {
         int ent = s->by_tagidx[tag][index] - 1;
@@ -439,7 +650,9 @@ static void complete_recvs(struct sim *s)
     }
 }
 
-static void stream(uint32_t seed)
+/* calm: one receive at a time whose clear-to-send lands at once (NCCL's ping-pong: the case
+ * the fast path is for); else up to NREQ receives, writes landing in random order. */
+static void stream_as(uint32_t seed, bool calm)
 {
     static struct sim sim; /* large: not on the stack */
     struct sim *s = &sim;
@@ -454,12 +667,19 @@ static void stream(uint32_t seed)
         s->plan[s->plan_tag[k]]++;
     }
     long steps = 0;
-    while (s->sent_total < NENT && steps < 200L * NENT && s->bad == 0) {
-        if (rnd(s, 3) == 0)
-            post_recv(s);
-        if (s->nev && rnd(s, 2) == 0)
+    while ((s->sent_total < NENT || (calm && s->nent < NENT)) && steps < 200L * NENT &&
+           s->bad == 0) {
+        bool idle = true;
+        for (int k = 0; k < NREQ && calm; k++)
+            idle = idle && !s->req[k].live;
+        if (calm ? idle : rnd(s, 3) == 0)
+            post_recv(s, calm);
+        while (s->nev && (calm || rnd(s, 2) == 0)) {
             land_cts(s);
-        send_one(s);
+            if (!calm)
+                break;
+        }
+        send_one(s, calm);
         complete_recvs(s);
         bool window = s->f.head <= s->f.scan && s->f.scan <= s->f.head + RAIL_FIFO_SLOTS &&
                       s->f.scan <= s->tail.tail;
@@ -486,11 +706,25 @@ static void stream(uint32_t seed)
     CHECK_MSG(s->bad == 0, "seed %u: %d violation(s)", seed, s->bad);
     CHECK_MSG(once == NENT, "seed %u: %d of %d entries got their message exactly once (%ld steps)",
               seed, once, NENT, steps);
+    CHECK_MSG(calm ? s->fast[RAIL_CTS_NEXT_TAKEN] > 0 && s->fast[RAIL_CTS_NEXT_NONE] > 0
+                   : s->fast[RAIL_CTS_NEXT_OTHER] > 0,
+              "seed %u: fast path took %d, none %d, other %d: not every answer was checked", seed,
+              s->fast[0], s->fast[1], s->fast[2]);
     CHECK_MSG(s->tail.tail > 4 * RAIL_FIFO_SLOTS && s->rdv > 0 && s->eager > 0,
               "seed %u: %llu slots, %d rendezvous, %d eager: the stream did not wrap or mix", seed,
               (unsigned long long)s->tail.tail, s->rdv, s->eager);
     rail_tagmap_free(&s->posted);
     rail_tagmap_free(&s->sent);
+}
+
+static void stream(uint32_t seed)
+{
+    stream_as(seed, false);
+}
+
+static void stream_calm(uint32_t seed)
+{
+    stream_as(seed, true);
 }
 
 /* The compact layout (wire version 6): every field and all 8 rkeys survive the round trip, the
@@ -533,13 +767,55 @@ static void compact(void)
     CHECK(RAIL_SEND_REGION - RAIL_SEND_REGION_OF(RAIL_CTS_COMPACT_BYTES) == RAIL_FIFO_BYTES / 2);
 }
 
+/* Slot sequences around 2^32: a compact entry's sequence word holds the low 32 bits, so slot
+ * sequence 2^32 - 1 is written as 0, which in the first round means "never written". It must
+ * read as news there (the sender would never absorb that slot again: every later rendezvous of
+ * the comm would wait forever), and a never-written slot of the first round must not. */
+static void wrapped(void)
+{
+    static struct rail_cts_fifo f;
+    struct rail_tagmap sent;
+    char err[256];
+    uint64_t seq;
+    unsigned e;
+    rail_tagmap_init(&sent);
+    memset(&f, 0, sizeof(f));
+    f.entry_bytes = g_bytes;
+    memset(g_mem, 0, sizeof(g_mem));
+    CHECK(!rail_cts_fifo_news(&f, MEM)); /* first round, never written */
+    /* The rounds before: every slot holds its older round. */
+    for (uint64_t q = (1ull << 32) - 3; q < (1ull << 32) + 3; q++) {
+        struct rail_cts old = mk(q - RAIL_FIFO_SLOTS, 1, 0, 3, 0, 0x1000);
+        put(q, 0, &old);
+    }
+    for (uint64_t q0 = (1ull << 32) - 3; q0 < (1ull << 32) + 2; q0++) {
+        f.head = f.scan = q0;
+        CHECK_MSG(!rail_cts_fifo_news(&f, MEM), "slot sequence %llu: older round read as news",
+                  (unsigned long long)q0);
+        struct rail_cts c = mk(q0, 1, 0, 3, 0, 0x2000);
+        put(q0, 0, &c);
+        CHECK_MSG(rail_cts_fifo_news(&f, MEM), "slot sequence %llu written, no news",
+                  (unsigned long long)q0);
+        err[0] = 0;
+        CHECK_MSG(rail_cts_fifo_absorb(&f, MEM, 2, &sent, err, sizeof(err)) == 0, "%s", err);
+        CHECK(f.scan == q0 + 1 && rail_cts_fifo_find(&f, 3, 0, &seq, &e) != NULL && seq == q0);
+    }
+    rail_tagmap_free(&sent);
+}
+
 int main(void)
 {
     compact();
     chosen();
+    wrapped();
+    fast_cases();
     fuzz_seeds(stream, 10, 2654435761u);
+    fuzz_seeds(stream_calm, 4, 40503u);
     g_bytes = RAIL_CTS_COMPACT_BYTES; /* the same cases over the compact layout */
     chosen();
+    wrapped();
+    fast_cases();
     fuzz_seeds(stream, 10, 2654435761u);
+    fuzz_seeds(stream_calm, 4, 40503u);
     return check_report("test_cts_fifo");
 }

@@ -75,6 +75,10 @@ static void test_counters(void)
     rail_stats_add_schedule(c, &whole, 1);
     rail_stats_add_schedule(c, split, 2);
     rail_stats_add_schedule(c, split, 0);
+    /* A whole message as one piece: a message, a stripe and its bytes on its rail. */
+    rail_stats_add_whole(c, 0, 8);
+    rail_stats_add_whole(c, 2, 5);
+    rail_stats_add_whole(NULL, 0, 5);
 
     CHECK(find_conn(c->id, &s, NULL));
     CHECK_EQ_INT(s.nrails, 2);
@@ -82,9 +86,9 @@ static void test_counters(void)
     CHECK_EQ_STR(s.dev, "mlx5_0");
     CHECK_EQ_STR(s.peer, "10.0.0.2:4000");
     CHECK(s.created_unix_ms > 1600000000000ull);
-    CHECK_EQ_INT(s.rail[0].bytes, 1024 + 65536);
-    CHECK_EQ_INT(s.rail[0].messages, 1);
-    CHECK_EQ_INT(s.rail[0].stripes, 1);
+    CHECK_EQ_INT(s.rail[0].bytes, 1024 + 65536 + 8);
+    CHECK_EQ_INT(s.rail[0].messages, 2);
+    CHECK_EQ_INT(s.rail[0].stripes, 2);
     CHECK_EQ_INT(s.rail[0].errors, 0);
     CHECK_EQ_INT(s.rail[0].failovers, 0);
     CHECK_EQ_INT(s.rail[1].bytes, 4096 + 65000);
@@ -102,9 +106,9 @@ static void test_counters(void)
 
     struct rail_stats_totals t;
     rail_stats_conn_totals(&s, &t);
-    CHECK_EQ_INT(t.bytes, 1024 + 65536 + 4096 + 65000);
-    CHECK_EQ_INT(t.messages, 4); /* 2 whole + 2 striped */
-    CHECK_EQ_INT(t.stripes, 4);
+    CHECK_EQ_INT(t.bytes, 1024 + 65536 + 4096 + 65000 + 8);
+    CHECK_EQ_INT(t.messages, 5); /* 3 whole + 2 striped */
+    CHECK_EQ_INT(t.stripes, 5);
     CHECK_EQ_INT(t.errors, 1);
     CHECK_EQ_INT(t.failovers, 2);
     CHECK_EQ_INT(t.rejoins, 2);

@@ -839,9 +839,49 @@ static void test_one_rail(void)
     }
 }
 
+/* rail_stripe_one_whole (the inline answer of the one-rail send path) against the call: true only
+ * where rail_stripe_schedule gives the whole message on rail 0 and changes nothing; over one-,
+ * two- and eight-rail schedulers, rails up and down, every policy and sizes around the limits.
+ * Fails when any of its three conditions is dropped. */
+static void test_one_whole(void)
+{
+    struct rail_stripe_chunk c[MAXC];
+    const uint64_t sizes[] = {
+        0,         1, 128, 131071, 131072, 524288, RAIL_STRIPE_MAX_SIZE, RAIL_STRIPE_MAX_SIZE + 1,
+        UINT64_MAX};
+    const int rails[] = {1, 2, 8};
+    const uint32_t speed[RAIL_STRIPE_MAX_RAILS] = {100000, 200000};
+    int whole = 0, not_whole = 0;
+    for (int ri = 0; ri < 3; ri++)
+        for (int p = 0; p < 3; p++)
+            for (int down = 0; down < 2; down++)
+                for (int i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0])); i++) {
+                    struct rail_stripe s = make(rails[ri], (enum rail_stripe_policy)p, 0, speed);
+                    if (down)
+                        CHECK_EQ_INT(rail_stripe_set_rail_state(&s, 0, false), 0);
+                    struct rail_stripe before = s;
+                    bool fast = rail_stripe_one_whole(&s, sizes[i]);
+                    c[0] = (struct rail_stripe_chunk){.rail = 7, .offset = 1, .length = 1};
+                    int n = rail_stripe_schedule(&s, sizes[i], c, MAXC);
+                    bool call = n == 1 && c[0].rail == 0 && c[0].offset == 0 &&
+                                c[0].length == sizes[i] && memcmp(&s, &before, sizeof(s)) == 0;
+                    /* One rail: the same answer; more: never whole on rail 0 by the inline
+                     * form (the call may pick rail 0 round-robin). */
+                    CHECK_MSG(rails[ri] == 1 ? fast == call : !fast,
+                              "%d rail(s), policy %d, rail 0 %s, size %llu: inline says %d, the "
+                              "call gives %d chunk(s)",
+                              rails[ri], p, down ? "down" : "up", (unsigned long long)sizes[i],
+                              fast, n);
+                    whole += fast;
+                    not_whole += !fast;
+                }
+    CHECK(whole > 0 && not_whole > 0);
+}
+
 int main(void)
 {
     test_init_errors();
+    test_one_whole();
     test_fixed_schedules();
     test_edge_sizes();
     test_one_rail();
