@@ -308,7 +308,8 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
         return;
     case RAIL_WR_CREDIT:
         rail_eager_ring_credit_done(&r->ring);
-        rail_recv_send_credit(r);
+        if (rail_eager_ring_credit_due(&r->ring))
+            rail_recv_send_credit(r);
         return;
     case RAIL_WR_RECV:
         break;
@@ -415,7 +416,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             return rc;
         small = small && sizes[i] <= r->peer_eager_limit;
     }
-    if (r->ndeferred)
+    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
         rail_recv_flush_deferred(r);
     if (r->nfree == 0 || (!small && (rail_cts_tail_busy(&r->fifo) || !rail_recv_cts_room(r))))
         return not_posted(r); /* NCCL calls again */
@@ -455,11 +456,12 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             r->deferred[r->ndeferred++] = q->idx;
         }
     }
-    for (int i = 0; i < n; i++)
-        rail_recv_match_unexpected(r, q, i);
-    if (r->ndeferred)
+    if (r->ring.nunexp) /* else nothing arrived ahead of its receive */
+        for (int i = 0; i < n; i++)
+            rail_recv_match_unexpected(r, q, i);
+    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
         rail_recv_flush_deferred(r);
-    if (r->ring.freed != r->ring.credit_sent) /* else no credit is due */
+    if (rail_eager_ring_credit_due(&r->ring)) /* usually not: no call */
         rail_recv_send_credit(r);
     repost_owed(r);
     *request = q;
@@ -492,9 +494,9 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         return 0;
     }
     /* Not done yet: the caller polls anyway. Each check first inline, without a call. */
-    if (r->ndeferred)
+    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
         rail_recv_flush_deferred(r);
-    if (r->ring.freed != r->ring.credit_sent) /* else no credit is due */
+    if (rail_eager_ring_credit_due(&r->ring)) /* usually not: no call */
         rail_recv_send_credit(r);
     repost_owed(r);
     /* In flight: test() ticks the health check and returns the comm's error itself. */

@@ -103,8 +103,6 @@ void rail_recv_retry_cts(struct rail_recv_comm *r)
  * writes its CTS (so the sender may use rendezvous) once the sender has no bounce slot left
  * and none can be returned, or after RAIL_CTS_DEFER_NS as a safety net (e.g. a message larger
  * than the sender's eager limit sent into this small buffer, which must fail, not hang). */
-#define RAIL_CTS_DEFER_NS 2000000ull
-
 void rail_recv_flush_deferred(struct rail_recv_comm *r)
 {
     if (!r->ndeferred || atomic_load(&r->base.error))
