@@ -418,7 +418,11 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     }
     if (!rail_recv_flush_idle(r)) /* usually idle: no call */
         rail_recv_flush_deferred(r);
-    if (r->nfree == 0 || (!small && (rail_cts_tail_busy(&r->fifo) || !rail_recv_cts_room(r))))
+    /* A rendezvous receive writes its clear-to-send now: the FIFO slot and the rail, QP and
+     * send-queue room for it are looked up once, here, and used by the post below. */
+    int cts_rail = -1, cts_qp = 0;
+    if (r->nfree == 0 ||
+        (!small && (rail_cts_tail_busy(&r->fifo) || (cts_rail = rail_recv_cts_at(r, &cts_qp)) < 0)))
         return not_posted(r); /* NCCL calls again */
 
     struct rail_recv_req *q = req_alloc(r);
@@ -448,7 +452,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         q->defer_ns = r->base.coarse_ns = rail_coarse_ns();
         r->deferred[r->ndeferred++] = q->idx;
     } else {
-        rc = rail_recv_write_cts(r, q); /* not busy: checked above */
+        rc = rail_recv_write_cts_at(r, q, cts_rail, cts_qp); /* slot and room checked above */
         if (rc < 0)
             return rc;
         if (rc == 1) { /* its rail failed while posting: held back like a small receive */

@@ -34,8 +34,12 @@ static inline bool rail_recv_flush_idle(struct rail_recv_comm *r)
     return q->left > 0 && r->base.coarse_ns - q->defer_ns < RAIL_CTS_DEFER_NS &&
            !rail_eager_ring_stuck(&r->ring);
 }
-/* The next clear-to-send write has room on the send queue of a rail that is up. */
-bool rail_recv_cts_room(struct rail_recv_comm *r);
+/* The rail the next clear-to-send write goes on (the first rail up) and its QP (*qp, the next in
+ * rotation) when that QP's send queue has room; -1 otherwise. */
+int rail_recv_cts_at(struct rail_recv_comm *r, int *qp);
+/* rail_recv_write_cts on the rail and QP that rail_recv_cts_at just gave, the next FIFO slot
+ * known free (irecv checks both before it fills q): the same post without looking again. */
+int rail_recv_write_cts_at(struct rail_recv_comm *r, struct rail_recv_req *q, int rail, int qp);
 /* Removes entry k of the held-back list. */
 void rail_recv_undefer(struct rail_recv_comm *r, int k);
 
