@@ -141,7 +141,8 @@ static struct rail_recv_req *pending_entry(struct rail_recv_comm *r, unsigned sl
 }
 
 /* The data itself was the WRITE_WITH_IMM: the immediate carried its size. */
-static void on_direct(struct rail_recv_comm *r, unsigned slot, unsigned entry, uint32_t size)
+static inline __attribute__((always_inline)) void on_direct(struct rail_recv_comm *r, unsigned slot,
+                                                            unsigned entry, uint32_t size)
 {
     struct rail_recv_req *q = pending_entry(r, slot, entry, "direct write");
     if (!q)
@@ -329,6 +330,14 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
         /* Only a comm whose every call completes something gets here with a full batch. */
         if (l->qps[qp].rq_owed >= RAIL_REPOST_BATCH && repost_qp(r, rail, qp) < 0)
             return;
+    }
+    /* A direct rendezvous write (the usual immediate) decoded inline. */
+    unsigned slot, entry;
+    uint32_t size;
+    if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM && (wc->wc_flags & IBV_WC_WITH_IMM) &&
+        rail_imm_direct_inl(ntohl(wc->imm_data), &slot, &entry, &size)) {
+        on_direct(r, slot, entry, size);
+        return;
     }
     struct rail_imm imm;
     if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
