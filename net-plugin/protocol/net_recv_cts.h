@@ -24,7 +24,7 @@ void rail_recv_flush_deferred(struct rail_recv_comm *r);
 /* True when rail_recv_flush_deferred would change nothing, found without the call: nothing held
  * back, or the first held-back receive (the list is in posting order, the walk stops at it) is
  * still unmatched, within its delay, and the sender is not stuck without bounce slots. The usual
- * answer after an irecv of a small message and on an idle test; test_recv_flush_idle compares it
+ * answer after an irecv of a small message and on an idle test; test_recv_fast compares it
  * with the walk over many states. (False does not mean the walk will do something.) */
 static inline bool rail_recv_flush_idle(struct rail_recv_comm *r)
 {

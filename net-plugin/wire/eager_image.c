@@ -7,11 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-uint32_t rail_image_flag(uint64_t seq)
-{
-    return (uint32_t)seq | 0x80000000u;
-}
-
 size_t rail_image_bytes(uint32_t size)
 {
     return ((size_t)RAIL_IMAGE_HDR_WORDS + (size + 3u) / 4u) * 8u;

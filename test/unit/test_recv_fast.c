@@ -1,20 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* rail_recv_flush_idle (protocol/net_recv_cts.h), the inline "nothing to flush" answer that lets
- * irecv and the receive test skip rail_recv_flush_deferred, against the walk itself: a receive
- * comm built by hand (one rail up, one QP whose posts go to a fake verbs table that counts them)
- * is put in 40,000 seeded states around every boundary of the walk (held-back receives matched or
- * not, their safety delay just over or not, the sender starved with or without credit to return,
- * a CTS slot free or busy, the send queue full or not, the comm failed or not). Wherever the
- * inline answer says idle, the walk must change nothing: no post, the same held-back list, the
- * same FIFO tail. It fails when any one of the answer's conditions is dropped, and it checks that
- * both answers occur and that the walk does post and drop receives in the states the answer
- * leaves to it. */
+/* The receive side's inline fast answers against the general code they stand for, over many
+ * seeded states of a receive comm built by hand:
+ *   - rail_recv_flush_idle (protocol/net_recv_cts.h), the "nothing to flush" answer that lets
+ *     irecv and the receive test skip rail_recv_flush_deferred, against the walk itself: one rail
+ *     up, one QP whose posts go to a fake verbs table that counts them, 40,000 states around every
+ *     boundary of the walk (held-back receives matched or not, their safety delay just over or
+ *     not, the sender starved with or without credit to return, a CTS slot free or busy, the send
+ *     queue full or not, the comm failed or not). Wherever the inline answer says idle, the walk
+ *     must change nothing: no post, the same held-back list, the same FIFO tail.
+ *   - rail_recv_image_at (protocol/net_recv_eager.h), the cursor's answer before the image walk,
+ *     against rail_eager_ring_poll_slot and rail_image_peek: 40,000 ring states (cursor behind,
+ *     inside and past the credit window, slots empty, arrived or consumed, the cursor's image slot
+ *     holding this message's whole image, another message's, or zeros). A slot it returns is the
+ *     one poll_slot returns, leaving the ring as it was; "none" means poll_slot returns the
+ *     cursor's slot unchanged and peek finds nothing there.
+ * Each fails when any one condition of its fast answer is dropped; both check that every answer
+ * occurs. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "fuzz.h"
 #include "protocol/net_recv_cts.h"
+#include "protocol/net_recv_eager.h"
 #include "transport/net_verbs.h"
 
 static int g_posts;
@@ -92,14 +100,8 @@ static void random_state(uint32_t *seed)
     }
 }
 
-int main(void)
+static void flush_idle(void)
 {
-    static struct rail_verbs_ops ops;
-    ops = rail_verbs_default_ops;
-    ops.post_send = fake_post_send;
-    rail_verbs_set_ops(&ops);
-    setup();
-
     uint32_t seed = 27;
     int idle = 0, busy_posted = 0, busy_dropped = 0;
     for (int it = 0; it < 40000; it++) {
@@ -127,5 +129,69 @@ int main(void)
     CHECK(idle > 4000);
     CHECK(busy_posted > 1000);
     CHECK(busy_dropped > 500);
-    return check_report("test_recv_flush_idle");
+}
+
+static uint64_t g_images[4 * RAIL_IMAGE_STRIDE / 8];
+
+static void image_at(void)
+{
+    uint32_t seed = 2027;
+    int answers[3] = {0, 0, 0}; /* none, walk, a slot */
+    g_r.images = (uint8_t *)g_images;
+    g_r.eager_bytes = 64;
+    for (int it = 0; it < 40000; it++) {
+        uint32_t x = fuzz_step(&seed) >> 4;
+        rail_eager_ring_init(&g_r.ring, (x & 15) == 0 ? 0 : 4);
+        struct rail_eager_ring *g = &g_r.ring;
+        g->freed = 100 + (x >> 4 & 7);
+        static const int off[] = {-2, -1, 0, 0, 1, 2, 3, 4, 5};
+        g->poll_seq = g->freed + (uint64_t)(int64_t)off[(x >> 7) % 9];
+        g->poll_b = g->slots ? (int)(g->poll_seq % (uint64_t)g->slots) : 0;
+        for (int b = 0; b < g->slots; b++) {
+            uint32_t y = fuzz_step(&seed) >> 8;
+            g->state[b] = (y & 3) == 0   ? RAIL_BOUNCE_ARRIVED
+                          : (y & 3) == 1 ? RAIL_BOUNCE_CONSUMED
+                                         : RAIL_BOUNCE_EMPTY;
+        }
+        memset(g_images, 0, sizeof(g_images));
+        uint32_t z = fuzz_step(&seed) >> 8;
+        if (g->slots && (z & 3) != 0) { /* the cursor's image slot: this message, or another's */
+            uint64_t seq = (z & 3) == 1 ? g->poll_seq + (uint64_t)g->slots : g->poll_seq;
+            uint8_t payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+            rail_image_encode(g_r.images + (size_t)g->poll_b * RAIL_IMAGE_STRIDE, seq, 7, 3,
+                              payload, 1 + (z >> 2) % 8);
+        }
+        struct rail_eager_ring before = *g, walked = *g;
+        int at = rail_recv_image_at(&g_r);
+        int b = rail_eager_ring_poll_slot(&walked);
+        bool same = memcmp(&walked, &before, sizeof(before)) == 0;
+        if (at >= 0) {
+            answers[2]++;
+            CHECK(b == at && same);
+        } else if (at == RAIL_IMAGE_NONE) {
+            answers[0]++;
+            struct rail_image_info in;
+            char err[160];
+            CHECK(g->slots == 0 ||
+                  (b == before.poll_b && same &&
+                   rail_image_peek(g_r.images + (size_t)b * RAIL_IMAGE_STRIDE, before.poll_seq,
+                                   g_r.eager_bytes, &in, err, sizeof(err)) == 0));
+        } else {
+            CHECK_EQ_INT(at, RAIL_IMAGE_WALK);
+            answers[1]++;
+        }
+    }
+    CHECK(answers[0] > 4000 && answers[1] > 4000 && answers[2] > 4000);
+}
+
+int main(void)
+{
+    static struct rail_verbs_ops ops;
+    ops = rail_verbs_default_ops;
+    ops.post_send = fake_post_send;
+    rail_verbs_set_ops(&ops);
+    setup();
+    flush_idle();
+    image_at();
+    return check_report("test_recv_fast");
 }
