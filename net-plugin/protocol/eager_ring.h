@@ -33,6 +33,7 @@ struct rail_eager_ring {
     uint8_t state[RAIL_EAGER_SLOTS];
     uint64_t arrived; /* eager messages received */
     uint64_t freed;   /* released in ring order: the credit the sender is due */
+    int free_b;       /* freed % slots, kept without a division on the release path */
     uint64_t credit_sent;
     uint64_t credit_acked;    /* the value of the last credit write that completed */
     uint64_t credit_inflight; /* the value of the credit write in flight */

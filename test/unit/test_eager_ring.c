@@ -186,7 +186,7 @@ static void check_invariants(struct sim *s)
     bool ok = g->freed <= g->arrived && g->arrived - g->freed <= (uint64_t)g->slots &&
               g->credit_acked <= g->credit_sent && g->credit_sent <= g->freed &&
               s->word <= s->posted && s->posted - s->word <= (uint64_t)g->slots &&
-              s->word <= g->freed;
+              s->word <= g->freed && (uint64_t)g->free_b == g->freed % (uint64_t)g->slots;
     if (!ok) {
         fprintf(stderr,
                 "invariant: arrived %llu freed %llu sent %llu acked %llu word %llu "
