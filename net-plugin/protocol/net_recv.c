@@ -285,7 +285,8 @@ static void repost_owed(struct rail_recv_comm *r)
                 return;
 }
 
-static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+static __attribute__((noinline)) void recv_on_wc_any(struct rail_comm *c, int rail,
+                                                     const struct ibv_wc *wc)
 {
     struct rail_recv_comm *r = (struct rail_recv_comm *)c; /* base first; rail_recv_comm_ops */
     struct rail_link *l = &r->base.link[rail];
@@ -354,6 +355,22 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
         rail_recv_on_ask(r, imm.slot, imm.entry, imm.rail);
     else
         on_record(r, imm.slot, imm.entry);
+}
+
+/* A completion of the receive comm: a clear-to-send write that completed (one per rendezvous
+ * message) is taken here, as recv_on_wc_any would take it, without its register saves; every
+ * other completion goes there. */
+static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+{
+    int idx = rail_wrid_idx(wc->wr_id);
+    if (wc->status == IBV_WC_SUCCESS && rail_wrid_kind(wc->wr_id) == RAIL_WR_CTS) {
+        struct rail_recv_comm *r = (struct rail_recv_comm *)c;
+        r->base.link[rail].qps[rail_wrid_qp(wc->wr_id)].sq_out--;
+        if (idx < RAIL_RECV_REQS && rail_recv_req_at(r, idx))
+            rail_recv_req_at(r, idx)->cts_pending = false;
+        return;
+    }
+    recv_on_wc_any(c, rail, wc);
 }
 
 /* Writes entry i of n into the staging area at p, in place, in the layout the handshake settled
