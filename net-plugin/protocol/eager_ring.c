@@ -9,6 +9,7 @@ void rail_eager_ring_init(struct rail_eager_ring *g, int slots)
 {
     memset(g, 0, sizeof(*g));
     g->slots = slots < 0 ? 0 : slots > RAIL_EAGER_SLOTS ? RAIL_EAGER_SLOTS : slots;
+    g->batch = g->slots > 1 ? (uint64_t)g->slots / 2 : 1;
 }
 
 bool rail_eager_ring_duplicate(const struct rail_eager_ring *g, unsigned b, uint64_t seq)
@@ -35,9 +36,10 @@ void rail_eager_ring_arrive(struct rail_eager_ring *g, unsigned b)
 void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b)
 {
     g->state[b] = RAIL_BOUNCE_CONSUMED;
-    while (g->state[g->freed % (uint64_t)g->slots] == RAIL_BOUNCE_CONSUMED) {
-        g->state[g->freed % (uint64_t)g->slots] = RAIL_BOUNCE_EMPTY;
+    while (g->state[g->free_b] == RAIL_BOUNCE_CONSUMED) {
+        g->state[g->free_b] = RAIL_BOUNCE_EMPTY;
         g->freed++;
+        g->free_b = g->free_b + 1 == g->slots ? 0 : g->free_b + 1;
     }
 }
 
@@ -91,24 +93,6 @@ int rail_eager_ring_unexp_take(struct rail_eager_ring *g, int32_t tag, uint32_t 
         }
     }
     return -1;
-}
-
-bool rail_eager_ring_starved(const struct rail_eager_ring *g)
-{
-    return g->arrived - g->credit_sent >= (uint64_t)g->slots;
-}
-
-bool rail_eager_ring_stuck(const struct rail_eager_ring *g)
-{
-    return rail_eager_ring_starved(g) && g->freed == g->credit_sent;
-}
-
-bool rail_eager_ring_credit_due(const struct rail_eager_ring *g)
-{
-    uint64_t batch = g->slots > 1 ? (uint64_t)g->slots / 2 : 1;
-    if (g->credit_busy || g->freed == g->credit_sent)
-        return false;
-    return g->freed - g->credit_sent >= batch || rail_eager_ring_starved(g);
 }
 
 uint64_t rail_eager_ring_credit_posted(struct rail_eager_ring *g)

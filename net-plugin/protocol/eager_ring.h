@@ -33,9 +33,11 @@ struct rail_eager_ring {
     uint8_t state[RAIL_EAGER_SLOTS];
     uint64_t arrived; /* eager messages received */
     uint64_t freed;   /* released in ring order: the credit the sender is due */
+    int free_b;       /* freed % slots, kept without a division on the release path */
     uint64_t credit_sent;
     uint64_t credit_acked;    /* the value of the last credit write that completed */
     uint64_t credit_inflight; /* the value of the credit write in flight */
+    uint64_t batch;           /* credits returned per write when not starved: slots / 2, >= 1 */
     bool credit_busy;
     uint64_t poll_seq; /* the next message whose image slot is polled (rail_eager_ring_poll_slot) */
     int poll_b;        /* poll_seq % slots, kept without a division on the polling path */
@@ -82,12 +84,24 @@ int rail_eager_ring_unexp_take(struct rail_eager_ring *g, int32_t tag, uint32_t 
 /* ---- credit (receiver) ---- */
 
 /* The sender has used every slot it was given: it sends eagerly again only after a credit. */
-bool rail_eager_ring_starved(const struct rail_eager_ring *g);
+static inline bool rail_eager_ring_starved(const struct rail_eager_ring *g)
+{
+    return g->arrived - g->credit_sent >= (uint64_t)g->slots;
+}
 /* Starved, and nothing released that a credit could return. */
-bool rail_eager_ring_stuck(const struct rail_eager_ring *g);
+static inline bool rail_eager_ring_stuck(const struct rail_eager_ring *g)
+{
+    return rail_eager_ring_starved(g) && g->freed == g->credit_sent;
+}
 /* A credit write should go now: none in flight, something new to return, and either a batch
- * (half the ring) is ready or the sender is starved. */
-bool rail_eager_ring_credit_due(const struct rail_eager_ring *g);
+ * (half the ring, `batch`) is ready or the sender is starved. Inline: asked on every irecv and
+ * receive test, and usually false. */
+static inline bool rail_eager_ring_credit_due(const struct rail_eager_ring *g)
+{
+    if (g->credit_busy || g->freed == g->credit_sent)
+        return false;
+    return g->freed - g->credit_sent >= g->batch || rail_eager_ring_starved(g);
+}
 /* A credit write was posted: returns the value it carries (freed). */
 uint64_t rail_eager_ring_credit_posted(struct rail_eager_ring *g);
 /* The credit write in flight completed / was lost with its rail (sent again later). */

@@ -141,7 +141,8 @@ static struct rail_recv_req *pending_entry(struct rail_recv_comm *r, unsigned sl
 }
 
 /* The data itself was the WRITE_WITH_IMM: the immediate carried its size. */
-static void on_direct(struct rail_recv_comm *r, unsigned slot, unsigned entry, uint32_t size)
+static inline __attribute__((always_inline)) void on_direct(struct rail_recv_comm *r, unsigned slot,
+                                                            unsigned entry, uint32_t size)
 {
     struct rail_recv_req *q = pending_entry(r, slot, entry, "direct write");
     if (!q)
@@ -284,7 +285,8 @@ static void repost_owed(struct rail_recv_comm *r)
                 return;
 }
 
-static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+static __attribute__((noinline)) void recv_on_wc_any(struct rail_comm *c, int rail,
+                                                     const struct ibv_wc *wc)
 {
     struct rail_recv_comm *r = (struct rail_recv_comm *)c; /* base first; rail_recv_comm_ops */
     struct rail_link *l = &r->base.link[rail];
@@ -308,7 +310,8 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
         return;
     case RAIL_WR_CREDIT:
         rail_eager_ring_credit_done(&r->ring);
-        rail_recv_send_credit(r);
+        if (rail_eager_ring_credit_due(&r->ring))
+            rail_recv_send_credit(r);
         return;
     case RAIL_WR_RECV:
         break;
@@ -329,6 +332,14 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
         if (l->qps[qp].rq_owed >= RAIL_REPOST_BATCH && repost_qp(r, rail, qp) < 0)
             return;
     }
+    /* A direct rendezvous write (the usual immediate) decoded inline. */
+    unsigned slot, entry;
+    uint32_t size;
+    if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM && (wc->wc_flags & IBV_WC_WITH_IMM) &&
+        rail_imm_direct_inl(ntohl(wc->imm_data), &slot, &entry, &size)) {
+        on_direct(r, slot, entry, size);
+        return;
+    }
     struct rail_imm imm;
     if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
         rail_imm_decode(ntohl(wc->imm_data), &imm) != 0) {
@@ -344,6 +355,22 @@ static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
         rail_recv_on_ask(r, imm.slot, imm.entry, imm.rail);
     else
         on_record(r, imm.slot, imm.entry);
+}
+
+/* A completion of the receive comm: a clear-to-send write that completed (one per rendezvous
+ * message) is taken here, as recv_on_wc_any would take it, without its register saves; every
+ * other completion goes there. */
+static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+{
+    int idx = rail_wrid_idx(wc->wr_id);
+    if (wc->status == IBV_WC_SUCCESS && rail_wrid_kind(wc->wr_id) == RAIL_WR_CTS) {
+        struct rail_recv_comm *r = (struct rail_recv_comm *)c;
+        r->base.link[rail].qps[rail_wrid_qp(wc->wr_id)].sq_out--;
+        if (idx < RAIL_RECV_REQS && rail_recv_req_at(r, idx))
+            rail_recv_req_at(r, idx)->cts_pending = false;
+        return;
+    }
+    recv_on_wc_any(c, rail, wc);
 }
 
 /* Writes entry i of n into the staging area at p, in place, in the layout the handshake settled
@@ -415,9 +442,13 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             return rc;
         small = small && sizes[i] <= r->peer_eager_limit;
     }
-    if (r->ndeferred)
+    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
         rail_recv_flush_deferred(r);
-    if (r->nfree == 0 || (!small && (rail_cts_tail_busy(&r->fifo) || !rail_recv_cts_room(r))))
+    /* A rendezvous receive writes its clear-to-send now: the FIFO slot and the rail, QP and
+     * send-queue room for it are looked up once, here, and used by the post below. */
+    int cts_rail = -1, cts_qp = 0;
+    if (r->nfree == 0 ||
+        (!small && (rail_cts_tail_busy(&r->fifo) || (cts_rail = rail_recv_cts_at(r, &cts_qp)) < 0)))
         return not_posted(r); /* NCCL calls again */
 
     struct rail_recv_req *q = req_alloc(r);
@@ -447,7 +478,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         q->defer_ns = r->base.coarse_ns = rail_coarse_ns();
         r->deferred[r->ndeferred++] = q->idx;
     } else {
-        rc = rail_recv_write_cts(r, q); /* not busy: checked above */
+        rc = rail_recv_write_cts_at(r, q, cts_rail, cts_qp); /* slot and room checked above */
         if (rc < 0)
             return rc;
         if (rc == 1) { /* its rail failed while posting: held back like a small receive */
@@ -455,11 +486,12 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             r->deferred[r->ndeferred++] = q->idx;
         }
     }
-    for (int i = 0; i < n; i++)
-        rail_recv_match_unexpected(r, q, i);
-    if (r->ndeferred)
+    if (r->ring.nunexp) /* else nothing arrived ahead of its receive */
+        for (int i = 0; i < n; i++)
+            rail_recv_match_unexpected(r, q, i);
+    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
         rail_recv_flush_deferred(r);
-    if (r->ring.freed != r->ring.credit_sent) /* else no credit is due */
+    if (rail_eager_ring_credit_due(&r->ring)) /* usually not: no call */
         rail_recv_send_credit(r);
     repost_owed(r);
     *request = q;
@@ -492,9 +524,9 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         return 0;
     }
     /* Not done yet: the caller polls anyway. Each check first inline, without a call. */
-    if (r->ndeferred)
+    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
         rail_recv_flush_deferred(r);
-    if (r->ring.freed != r->ring.credit_sent) /* else no credit is due */
+    if (rail_eager_ring_credit_due(&r->ring)) /* usually not: no call */
         rail_recv_send_credit(r);
     repost_owed(r);
     /* In flight: test() ticks the health check and returns the comm's error itself. */

@@ -23,26 +23,22 @@ void rail_recv_undefer(struct rail_recv_comm *r, int k)
 }
 
 /* Posts q's clear-to-send (prepared in its staging area by irecv) into FIFO slot sequence seq
- * on the first rail that is up: 0, 1 when the send queue is full (try again later), -errno. */
-static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t seq)
+ * on `rail`, QP `qp` (rail_recv_cts_at: up, with room): 0, 1 when the rail failed on the post
+ * (try again on another), -errno. */
+static int post_cts_at(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t seq, int rail,
+                       int qp)
 {
-    int rail = rail_pick_up(&r->base, 0), idx = q->idx;
-    if (rail < 0)
-        return atomic_load(&r->base.error) ? atomic_load(&r->base.error) : 1;
     struct rail_link *l = &r->base.link[rail];
-    int qp = (int)(l->rr % (unsigned)r->base.nqps);
     unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
     uint8_t *stage = q->stage;
 
-    if (l->qps[qp].sq_out >= l->qps[qp].sq_max)
-        return 1;
     for (int i = 0; i < q->n; i++)
         rail_cts_stage_seq(stage + (size_t)i * r->cts_bytes, r->cts_bytes, seq + 1);
     struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)((unsigned)q->n * r->cts_bytes),
                           q->blk->mr[rail]->lkey};
     /* Field by field, as rail_send_fill_write: not the unions a write never reads. */
     struct ibv_send_wr wr;
-    wr.wr_id = rail_wrid(RAIL_WR_CTS, rail, qp, idx);
+    wr.wr_id = rail_wrid(RAIL_WR_CTS, rail, qp, q->idx);
     wr.next = NULL;
     wr.sg_list = &sge;
     wr.num_sge = 1;
@@ -66,6 +62,26 @@ static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t 
     return 0;
 }
 
+int rail_recv_cts_at(struct rail_recv_comm *r, int *qp)
+{
+    int rail = rail_pick_up(&r->base, 0);
+    if (rail < 0)
+        return -1;
+    const struct rail_link *l = &r->base.link[rail];
+    *qp = (int)(l->rr % (unsigned)r->base.nqps);
+    return l->qps[*qp].sq_out < l->qps[*qp].sq_max ? rail : -1;
+}
+
+/* post_cts_at on the rail and QP the next write goes on: 0, 1 when none is up or its send queue
+ * is full (try again later), -errno. */
+static int post_cts(struct rail_recv_comm *r, struct rail_recv_req *q, uint64_t seq)
+{
+    if (rail_pick_up(&r->base, 0) < 0)
+        return atomic_load(&r->base.error) ? atomic_load(&r->base.error) : 1;
+    int qp, rail = rail_recv_cts_at(r, &qp);
+    return rail < 0 ? 1 : post_cts_at(r, q, seq, rail, qp);
+}
+
 /* Writes q's clear-to-send into the next FIFO slot: 0, 1 when the slot or the send queue is
  * still busy (try again later), or -errno. */
 int rail_recv_write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
@@ -73,6 +89,16 @@ int rail_recv_write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
     if (rail_cts_tail_busy(&r->fifo))
         return 1;
     int rc = post_cts(r, q, r->fifo.tail);
+    if (rc != 0)
+        return rc;
+    q->slot_seq = rail_cts_tail_take(&r->fifo, q);
+    q->has_slot = true;
+    return 0;
+}
+
+int rail_recv_write_cts_at(struct rail_recv_comm *r, struct rail_recv_req *q, int rail, int qp)
+{
+    int rc = post_cts_at(r, q, r->fifo.tail, rail, qp);
     if (rc != 0)
         return rc;
     q->slot_seq = rail_cts_tail_take(&r->fifo, q);
@@ -103,8 +129,6 @@ void rail_recv_retry_cts(struct rail_recv_comm *r)
  * writes its CTS (so the sender may use rendezvous) once the sender has no bounce slot left
  * and none can be returned, or after RAIL_CTS_DEFER_NS as a safety net (e.g. a message larger
  * than the sender's eager limit sent into this small buffer, which must fail, not hang). */
-#define RAIL_CTS_DEFER_NS 2000000ull
-
 void rail_recv_flush_deferred(struct rail_recv_comm *r)
 {
     if (!r->ndeferred || atomic_load(&r->base.error))
@@ -123,14 +147,4 @@ void rail_recv_flush_deferred(struct rail_recv_comm *r)
             return;
         rail_recv_undefer(r, k--);
     }
-}
-
-bool rail_recv_cts_room(struct rail_recv_comm *r)
-{
-    int rail = rail_pick_up(&r->base, 0);
-    if (rail < 0)
-        return false;
-    const struct rail_link *l = &r->base.link[rail];
-    int qp = (int)(l->rr % (unsigned)r->base.nqps);
-    return l->qps[qp].sq_out < l->qps[qp].sq_max;
 }

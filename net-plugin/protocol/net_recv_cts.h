@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "protocol/eager_ring.h"
 #include "protocol/net_comm.h"
 
 /* Writes q's clear-to-send into the next FIFO slot: 0, 1 when the slot or the send queue is
@@ -16,8 +17,29 @@ void rail_recv_retry_cts(struct rail_recv_comm *r);
 /* Held-back clear-to-sends of receives still unmatched are written once the sender is starved
  * of bounce slots or after a safety delay; matched ones leave the list. */
 void rail_recv_flush_deferred(struct rail_recv_comm *r);
-/* The next clear-to-send write has room on the send queue of a rail that is up. */
-bool rail_recv_cts_room(struct rail_recv_comm *r);
+
+/* Safety delay after which a held-back receive writes its clear-to-send anyway. */
+#define RAIL_CTS_DEFER_NS 2000000ull
+
+/* True when rail_recv_flush_deferred would change nothing, found without the call: nothing held
+ * back, or the first held-back receive (the list is in posting order, the walk stops at it) is
+ * still unmatched, within its delay, and the sender is not stuck without bounce slots. The usual
+ * answer after an irecv of a small message and on an idle test; test_recv_fast compares it
+ * with the walk over many states. (False does not mean the walk will do something.) */
+static inline bool rail_recv_flush_idle(struct rail_recv_comm *r)
+{
+    if (!r->ndeferred)
+        return true;
+    const struct rail_recv_req *q = rail_recv_req_at(r, r->deferred[0]);
+    return q->left > 0 && r->base.coarse_ns - q->defer_ns < RAIL_CTS_DEFER_NS &&
+           !rail_eager_ring_stuck(&r->ring);
+}
+/* The rail the next clear-to-send write goes on (the first rail up) and its QP (*qp, the next in
+ * rotation) when that QP's send queue has room; -1 otherwise. */
+int rail_recv_cts_at(struct rail_recv_comm *r, int *qp);
+/* rail_recv_write_cts on the rail and QP that rail_recv_cts_at just gave, the next FIFO slot
+ * known free (irecv checks both before it fills q): the same post without looking again. */
+int rail_recv_write_cts_at(struct rail_recv_comm *r, struct rail_recv_req *q, int rail, int qp);
 /* Removes entry k of the held-back list. */
 void rail_recv_undefer(struct rail_recv_comm *r, int k);
 

@@ -141,8 +141,11 @@ static struct rail_recv_req *eager_match(struct rail_recv_comm *r, int32_t tag, 
 }
 
 /* Slot b (checked, now ARRIVED) holds (tag, index): delivered to its receive, or kept as
- * unexpected when that receive was not posted yet. */
-static void arrived(struct rail_recv_comm *r, unsigned b, int32_t tag, uint32_t index)
+ * unexpected when that receive was not posted yet. `hint` (or NULL): the receive looked at
+ * first, the one whose test polls (it usually is the match: one message in flight); since
+ * (tag, index) names one entry, that changes only the cost of the search. */
+static void arrived(struct rail_recv_comm *r, unsigned b, int32_t tag, uint32_t index,
+                    struct rail_recv_req *hint)
 {
     if (index >= rail_tagmap_get_inl(&r->posted, tag)) {
         if (rail_eager_ring_unexp_add(&r->ring, b, tag, index) < 0)
@@ -150,7 +153,8 @@ static void arrived(struct rail_recv_comm *r, unsigned b, int32_t tag, uint32_t 
         return;
     }
     int i;
-    struct rail_recv_req *q = eager_match(r, tag, index, &i);
+    struct rail_recv_req *q =
+        hint && waits_for(hint, tag, index, &i) ? hint : eager_match(r, tag, index, &i);
     if (q)
         deliver(r, b, q, i);
     else
@@ -183,33 +187,16 @@ void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b)
     rail_eager_ring_arrive(&r->ring, b);
     r->msg_size[b] = (uint32_t)h.size; /* at most eager_bytes */
     r->repoll = true;
-    arrived(r, b, h.tag, h.tag_index);
+    arrived(r, b, h.tag, h.tag_index, NULL);
 }
 
 /* Flagged images, in message order (the cursor: eager_ring.c). */
-/* The usual answer without the cursor walk: the cursor's slot waits for message poll_seq (in the
- * window, nothing arrived there) and the first word of its image does not carry that message's
- * flag yet, so rail_eager_ring_poll_slot would return that slot and rail_image_peek 0. */
-static bool no_image_yet(const struct rail_recv_comm *r)
+void rail_recv_poll_walk(struct rail_recv_comm *r, struct rail_recv_req *until, int at)
 {
-    const struct rail_eager_ring *g = &r->ring;
-    if (g->slots == 0)
-        return true;
-    if (g->poll_seq < g->freed || g->poll_seq >= g->freed + (uint64_t)g->slots ||
-        g->state[g->poll_b] != RAIL_BOUNCE_EMPTY)
-        return false; /* the walk decides */
-    uint64_t w0 =
-        __atomic_load_n((const uint64_t *)image_of(r, (unsigned)g->poll_b), __ATOMIC_RELAXED);
-    return (uint32_t)(w0 >> 32) != rail_image_flag(g->poll_seq);
-}
-
-void rail_recv_poll_images(struct rail_recv_comm *r, const struct rail_recv_req *until)
-{
-    int b;
-    r->repoll = false;
-    if (no_image_yet(r))
-        return;
-    while (!atomic_load(&r->base.error) && (b = rail_eager_ring_poll_slot(&r->ring)) >= 0) {
+    for (bool first = true; !atomic_load(&r->base.error); first = false) {
+        int b = first && at >= 0 ? at : rail_eager_ring_poll_slot(&r->ring);
+        if (b < 0)
+            return;
         struct rail_image_info in;
         char err[160];
         uint64_t seq = r->ring.poll_seq;
@@ -225,7 +212,7 @@ void rail_recv_poll_images(struct rail_recv_comm *r, const struct rail_recv_req 
         rail_eager_ring_poll_found(&r->ring, (unsigned)b);
         r->polled[b] = true;
         r->msg_size[b] = in.size;
-        arrived(r, (unsigned)b, in.tag, in.tag_index);
+        arrived(r, (unsigned)b, in.tag, in.tag_index, until);
         if (until && until->left == 0)
             return; /* its test reports it now; no look at the next slot on the way */
     }

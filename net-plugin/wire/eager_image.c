@@ -7,11 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-uint32_t rail_image_flag(uint64_t seq)
-{
-    return (uint32_t)seq | 0x80000000u;
-}
-
 size_t rail_image_bytes(uint32_t size)
 {
     return ((size_t)RAIL_IMAGE_HDR_WORDS + (size + 3u) / 4u) * 8u;
@@ -60,13 +55,12 @@ int rail_image_peek(const void *img, uint64_t seq, uint32_t max_size, struct rai
                     char *err, size_t errlen)
 {
     uint32_t flag = rail_image_flag(seq);
-    uint64_t h[RAIL_IMAGE_HDR_WORDS];
+    uint64_t h[RAIL_IMAGE_HDR_WORDS] = {load(img, 0), load(img, 1), load(img, 2)};
 
-    for (size_t i = 0; i < RAIL_IMAGE_HDR_WORDS; i++) {
-        h[i] = load(img, i);
-        if ((uint32_t)(h[i] >> 32) != flag)
-            return 0;
-    }
+    /* The three header words' flags with one branch (the slot holds them all, read or not). */
+    if (((uint32_t)(h[0] >> 32) != flag) | ((uint32_t)(h[1] >> 32) != flag) |
+        ((uint32_t)(h[2] >> 32) != flag))
+        return 0;
     uint32_t size = (uint32_t)h[0];
     if (size > max_size || size > RAIL_IMAGE_MAX_PAYLOAD) {
         snprintf(err, errlen, "flagged eager message of %u bytes (at most %u)", size,

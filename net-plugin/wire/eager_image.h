@@ -28,7 +28,10 @@
     ((((RAIL_IMAGE_HDR_WORDS + (RAIL_IMAGE_MAX_PAYLOAD + 3) / 4) * 8) + 63) / 64 * 64)
 
 /* The flag of message number seq (never 0). */
-uint32_t rail_image_flag(uint64_t seq);
+static inline uint32_t rail_image_flag(uint64_t seq)
+{
+    return (uint32_t)seq | 0x80000000u;
+}
 /* Bytes of the image of a size-byte message (size <= RAIL_IMAGE_MAX_PAYLOAD). */
 size_t rail_image_bytes(uint32_t size);
 /* Offset of the image slots in the receiver's bounce region: after `slots` bounce slots of

@@ -255,6 +255,20 @@ struct rail_imm {
 };
 /* 0 with *out filled, or -EPROTO for a value no sender produces. */
 int rail_imm_decode(uint32_t imm, struct rail_imm *out);
+/* The usual immediate of a rendezvous message decoded inline, without the call: true for exactly
+ * the immediates that rail_imm_decode decodes as RAIL_IMM_DATA (a direct write of 1 ..
+ * RAIL_IMM_DIRECT_MAX bytes into a valid slot), with the same slot, entry and size; false for
+ * every other immediate (left to rail_imm_decode). test_net_wire compares the two. */
+static inline bool rail_imm_direct_inl(uint32_t imm, unsigned *slot, unsigned *entry,
+                                       uint32_t *size)
+{
+    if ((imm & (RAIL_IMM_EAGER | RAIL_IMM_DIRECT)) != RAIL_IMM_DIRECT)
+        return false;
+    *slot = (imm >> 3) & 0x3Fu;
+    *entry = imm & 7u;
+    *size = (imm >> 9) & RAIL_IMM_DIRECT_MAX;
+    return *slot < RAIL_FIFO_SLOTS && *size != 0;
+}
 
 /* The checks of rail_cts_check, inline and without its message: true when the entry is well
  * formed (the data path tests this first and calls rail_cts_check only to say why not;

@@ -121,6 +121,11 @@ static void chosen(void)
     CHECK_EQ_INT(rail_eager_sender_room(5, 5, 0), 0); /* no eager path */
     rail_eager_ring_init(&g, 99);
     CHECK_EQ_INT(g.slots, RAIL_EAGER_SLOTS);
+    /* The credit batch, kept from init: half the ring, at least 1. */
+    for (int k = -1; k <= RAIL_EAGER_SLOTS + 1; k++) {
+        rail_eager_ring_init(&g, k);
+        CHECK_EQ_INT(g.batch, g.slots > 1 ? g.slots / 2 : 1);
+    }
 }
 
 /* ---- the simulated stream ---- */
@@ -181,7 +186,7 @@ static void check_invariants(struct sim *s)
     bool ok = g->freed <= g->arrived && g->arrived - g->freed <= (uint64_t)g->slots &&
               g->credit_acked <= g->credit_sent && g->credit_sent <= g->freed &&
               s->word <= s->posted && s->posted - s->word <= (uint64_t)g->slots &&
-              s->word <= g->freed;
+              s->word <= g->freed && (uint64_t)g->free_b == g->freed % (uint64_t)g->slots;
     if (!ok) {
         fprintf(stderr,
                 "invariant: arrived %llu freed %llu sent %llu acked %llu word %llu "

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The receive side's inline fast answers against the general code they stand for, over many
+ * seeded states of a receive comm built by hand:
+ *   - rail_recv_flush_idle (protocol/net_recv_cts.h), the "nothing to flush" answer that lets
+ *     irecv and the receive test skip rail_recv_flush_deferred, against the walk itself: one rail
+ *     up, one QP whose posts go to a fake verbs table that counts them, 40,000 states around every
+ *     boundary of the walk (held-back receives matched or not, their safety delay just over or
+ *     not, the sender starved with or without credit to return, a CTS slot free or busy, the send
+ *     queue full or not, the comm failed or not). Wherever the inline answer says idle, the walk
+ *     must change nothing: no post, the same held-back list, the same FIFO tail.
+ *   - rail_recv_image_at (protocol/net_recv_eager.h), the cursor's answer before the image walk,
+ *     against rail_eager_ring_poll_slot and rail_image_peek: 40,000 ring states (cursor behind,
+ *     inside and past the credit window, slots empty, arrived or consumed, the cursor's image slot
+ *     holding this message's whole image, another message's, or zeros). A slot it returns is the
+ *     one poll_slot returns, leaving the ring as it was; "none" means poll_slot returns the
+ *     cursor's slot unchanged and peek finds nothing there.
+ * Each fails when any one condition of its fast answer is dropped; both check that every answer
+ * occurs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fuzz.h"
+#include "protocol/net_recv_cts.h"
+#include "protocol/net_recv_eager.h"
+#include "transport/net_verbs.h"
+
+static int g_posts;
+
+static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+    (void)qp, (void)wr, (void)bad;
+    g_posts++;
+    return 0;
+}
+
+static struct rail_recv_comm g_r;
+static struct rail_recv_req_block g_blk;
+static struct rail_qp g_qp;
+static struct ibv_mr g_mr;
+static uint8_t g_stage[RAIL_RECV_REQ_BLOCK * RAIL_RECV_STAGE(RAIL_CTS_COMPACT_BYTES)];
+
+static void setup(void)
+{
+    g_r.base.nrails = 1;
+    g_r.base.nqps = 1;
+    g_r.base.link[0].qps = &g_qp;
+    g_r.cts_bytes = RAIL_CTS_COMPACT_BYTES;
+    g_r.blk[0] = &g_blk;
+    g_blk.mr[0] = &g_mr;
+    g_blk.stage = g_stage;
+    for (int i = 0; i < RAIL_RECV_REQ_BLOCK; i++) {
+        g_blk.req[i].idx = (uint8_t)i;
+        g_blk.req[i].blk = &g_blk;
+        g_blk.req[i].stage = g_stage + (size_t)i * RAIL_RECV_STAGE(RAIL_CTS_COMPACT_BYTES);
+    }
+}
+
+/* A random state of the held-back list, its receives, the eager ring, the FIFO and the QP. */
+static void random_state(uint32_t *seed)
+{
+    uint32_t x = fuzz_step(seed) >> 8;
+    const uint64_t now = 10 * RAIL_CTS_DEFER_NS;
+    g_r.base.coarse_ns = now;
+    atomic_store(&g_r.base.error, (x & 31) == 0 ? -5 : 0);
+    g_r.base.link[0].rj.up = (x >> 5 & 15) != 0;
+    g_qp.sq_max = 4;
+    g_qp.sq_out = (x >> 9 & 7) == 0 ? 4 : 0;
+    memset(&g_r.fifo, 0, sizeof(g_r.fifo));
+    g_r.fifo.tail = fuzz_step(seed) >> 20;
+    if ((x >> 12 & 7) == 0) /* the next FIFO slot still taken */
+        g_r.fifo.by_slot[g_r.fifo.tail % RAIL_FIFO_SLOTS] = &g_blk.req[RAIL_RECV_REQ_BLOCK - 1];
+    /* The ring: 4 slots; arrived - credit_sent decides starved, freed == credit_sent stuck. */
+    rail_eager_ring_init(&g_r.ring, 4);
+    uint32_t y = fuzz_step(seed) >> 8;
+    g_r.ring.credit_sent = y & 63;
+    g_r.ring.arrived = g_r.ring.credit_sent + (y >> 6 & 7);
+    g_r.ring.freed = g_r.ring.credit_sent + ((y >> 9 & 3) == 0 ? 1 : 0);
+    if (g_r.ring.freed > g_r.ring.arrived)
+        g_r.ring.freed = g_r.ring.arrived;
+    /* 0..3 held-back receives, distinct, in posting order. */
+    g_r.ndeferred = (int)(y >> 11 & 3);
+    for (int k = 0; k < g_r.ndeferred; k++) {
+        struct rail_recv_req *q = &g_blk.req[k];
+        uint32_t z = fuzz_step(seed) >> 8;
+        g_r.deferred[k] = (uint8_t)k;
+        q->h.ops = (const struct rail_req_ops *)&g_r; /* live: any non-NULL table */
+        q->n = 1;
+        q->left = (z & 3) == 0 ? 0 : 1;
+        q->has_slot = false;
+        q->cts_pending = false;
+        /* Posted within the delay, exactly at its end, just before, or long ago. */
+        static const uint64_t age[] = {0,
+                                       1,
+                                       RAIL_CTS_DEFER_NS - 1,
+                                       RAIL_CTS_DEFER_NS,
+                                       RAIL_CTS_DEFER_NS + 1,
+                                       5 * RAIL_CTS_DEFER_NS};
+        q->defer_ns = now - age[(z >> 2) % 6];
+    }
+}
+
+static void flush_idle(void)
+{
+    uint32_t seed = 27;
+    int idle = 0, busy_posted = 0, busy_dropped = 0;
+    for (int it = 0; it < 40000; it++) {
+        random_state(&seed);
+        bool said_idle = rail_recv_flush_idle(&g_r);
+        int n0 = g_r.ndeferred;
+        uint8_t list0[RAIL_RECV_REQS];
+        memcpy(list0, g_r.deferred, sizeof(list0));
+        uint64_t tail0 = g_r.fifo.tail;
+        g_posts = 0;
+        rail_recv_flush_deferred(&g_r);
+        bool changed = g_posts != 0 || g_r.ndeferred != n0 || g_r.fifo.tail != tail0 ||
+                       memcmp(list0, g_r.deferred, (size_t)n0) != 0;
+        if (said_idle) {
+            idle++;
+            CHECK(!changed);
+            if (changed) /* name the first state that breaks it */
+                break;
+        } else {
+            busy_posted += g_posts != 0;
+            busy_dropped += g_r.ndeferred < n0 && g_posts == 0;
+        }
+    }
+    /* Both answers, and the walk at work where the inline answer leaves it. */
+    CHECK(idle > 4000);
+    CHECK(busy_posted > 1000);
+    CHECK(busy_dropped > 500);
+}
+
+static uint64_t g_images[4 * RAIL_IMAGE_STRIDE / 8];
+
+static void image_at(void)
+{
+    uint32_t seed = 2027;
+    int answers[3] = {0, 0, 0}; /* none, walk, a slot */
+    g_r.images = (uint8_t *)g_images;
+    g_r.eager_bytes = 64;
+    for (int it = 0; it < 40000; it++) {
+        uint32_t x = fuzz_step(&seed) >> 4;
+        rail_eager_ring_init(&g_r.ring, (x & 15) == 0 ? 0 : 4);
+        struct rail_eager_ring *g = &g_r.ring;
+        g->freed = 100 + (x >> 4 & 7);
+        static const int off[] = {-2, -1, 0, 0, 1, 2, 3, 4, 5};
+        g->poll_seq = g->freed + (uint64_t)(int64_t)off[(x >> 7) % 9];
+        g->poll_b = g->slots ? (int)(g->poll_seq % (uint64_t)g->slots) : 0;
+        for (int b = 0; b < g->slots; b++) {
+            uint32_t y = fuzz_step(&seed) >> 8;
+            g->state[b] = (y & 3) == 0   ? RAIL_BOUNCE_ARRIVED
+                          : (y & 3) == 1 ? RAIL_BOUNCE_CONSUMED
+                                         : RAIL_BOUNCE_EMPTY;
+        }
+        memset(g_images, 0, sizeof(g_images));
+        uint32_t z = fuzz_step(&seed) >> 8;
+        if (g->slots && (z & 3) != 0) { /* the cursor's image slot: this message, or another's */
+            uint64_t seq = (z & 3) == 1 ? g->poll_seq + (uint64_t)g->slots : g->poll_seq;
+            uint8_t payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+            rail_image_encode(g_r.images + (size_t)g->poll_b * RAIL_IMAGE_STRIDE, seq, 7, 3,
+                              payload, 1 + (z >> 2) % 8);
+        }
+        struct rail_eager_ring before = *g, walked = *g;
+        int at = rail_recv_image_at(&g_r);
+        int b = rail_eager_ring_poll_slot(&walked);
+        bool same = memcmp(&walked, &before, sizeof(before)) == 0;
+        if (at >= 0) {
+            answers[2]++;
+            CHECK(b == at && same);
+        } else if (at == RAIL_IMAGE_NONE) {
+            answers[0]++;
+            struct rail_image_info in;
+            char err[160];
+            CHECK(g->slots == 0 ||
+                  (b == before.poll_b && same &&
+                   rail_image_peek(g_r.images + (size_t)b * RAIL_IMAGE_STRIDE, before.poll_seq,
+                                   g_r.eager_bytes, &in, err, sizeof(err)) == 0));
+        } else {
+            CHECK_EQ_INT(at, RAIL_IMAGE_WALK);
+            answers[1]++;
+        }
+    }
+    CHECK(answers[0] > 4000 && answers[1] > 4000 && answers[2] > 4000);
+}
+
+int main(void)
+{
+    static struct rail_verbs_ops ops;
+    ops = rail_verbs_default_ops;
+    ops.post_send = fake_post_send;
+    rail_verbs_set_ops(&ops);
+    setup();
+    flush_idle();
+    image_at();
+    return check_report("test_recv_fast");
+}
