@@ -361,7 +361,8 @@ static __attribute__((noinline)) void recv_on_wc_any(struct rail_comm *c, int ra
 /* A completion of the receive comm: a clear-to-send write that completed (one per rendezvous
  * message) is taken here, as recv_on_wc_any would take it, without its register saves; every
  * other completion goes there. */
-static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+static inline __attribute__((always_inline)) void recv_on_wc(struct rail_comm *c, int rail,
+                                                             const struct ibv_wc *wc)
 {
     int idx = rail_wrid_idx(wc->wr_id);
     if (wc->status == IBV_WC_SUCCESS && rail_wrid_kind(wc->wr_id) == RAIL_WR_CTS) {
