@@ -39,6 +39,7 @@
 #include "wire/cts_layout.h"
 
 static const struct rail_req_ops recv_req_ops;
+static int recv_progress_cqs(struct rail_recv_comm *r);
 
 static void init_state(struct rail_recv_comm *r)
 {
@@ -360,7 +361,8 @@ static __attribute__((noinline)) void recv_on_wc_any(struct rail_comm *c, int ra
 /* A completion of the receive comm: a clear-to-send write that completed (one per rendezvous
  * message) is taken here, as recv_on_wc_any would take it, without its register saves; every
  * other completion goes there. */
-static void recv_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+static inline __attribute__((always_inline)) void recv_on_wc(struct rail_comm *c, int rail,
+                                                             const struct ibv_wc *wc)
 {
     int idx = rail_wrid_idx(wc->wr_id);
     if (wc->status == IBV_WC_SUCCESS && rail_wrid_kind(wc->wr_id) == RAIL_WR_CTS) {
@@ -431,7 +433,8 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         RAIL_WARN(NCCL_NET, "irecv: n=%d (1..%d allowed) or NULL arrays", n, RAIL_MAX_RECVS);
         return -EINVAL;
     }
-    rail_comm_progress(&r->base);
+    rail_recv_poll_images(r, NULL); /* rail_comm_progress: the images, then the CQs */
+    recv_progress_cqs(r);
     rc = rail_comm_error(&r->base);
     if (rc)
         return rc;
@@ -508,8 +511,12 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
      * the CQs are left to the next call, like the work below. */
     if (q->left > 0)
         rail_recv_poll_images(r, q);
-    if (q->left > 0 || q->cts_pending)
-        rail_comm_progress_cqs(&r->base);
+    if (q->left > 0 || q->cts_pending) {
+        if (r->base.nrails == 1)
+            rail_comm_progress_cqs(&r->base);
+        else
+            recv_progress_cqs(r);
+    }
     /* Done first: the held-back receives (rail_recv_flush_deferred) are the business of the calls
      * that complete nothing; req_free takes this one off their list. */
     if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
@@ -567,6 +574,19 @@ static void recv_retry(struct rail_comm *c)
     struct rail_recv_comm *r = recv_of(c);
     if (r->repoll || r->nretry || r->nquery)
         recv_retry_work(r);
+}
+
+/* rail_comm_progress_cqs of this kind, its handlers called directly (not through the comm's ops):
+ * every rail's CQ that can hold a completion, the re-sends, the listed send comms. The same
+ * steps in the same order as net_data.c's poll_comm and help pass. */
+static __attribute__((noinline)) int recv_progress_cqs(struct rail_recv_comm *r)
+{
+    for (int k = 0; k < r->base.nrails; k++)
+        if (r->base.link[k].cq_work)
+            rail_comm_drain(&r->base, k, recv_on_wc);
+    recv_retry(&r->base);
+    rail_comm_help_others(&r->base);
+    return atomic_load(&r->base.error);
 }
 
 static void recv_release(struct rail_comm *c)
