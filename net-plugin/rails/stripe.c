@@ -277,6 +277,26 @@ static int split(uint64_t base, uint64_t len, const uint16_t *w, int nrails,
     return n;
 }
 
+/* split of [0, len) for a dual-rail comm with both rails up: the one boundary, rounded as split
+ * rounds it. Both weights are at least the floor share (64 of 1024), so rail 0's cumulative
+ * weight is below RAIL_STRIPE_WEIGHT_ONE and rail 1's is all of it, as split's loop finds. */
+static int split_two(uint64_t len, const uint16_t *w, struct rail_stripe_chunk *out, int cap)
+{
+    const uint64_t unit = (uint64_t)RAIL_STRIPE_ALIGN * RAIL_STRIPE_WEIGHT_ONE;
+    uint64_t end = (len * w[0] + unit / 2) / unit * RAIL_STRIPE_ALIGN;
+    int n = 0;
+    if (end > len)
+        end = len;
+    if (end > 0)
+        out[n++] = (struct rail_stripe_chunk){.rail = 0, .offset = 0, .length = end};
+    if (len > end) {
+        if (n == cap)
+            return -E2BIG;
+        out[n++] = (struct rail_stripe_chunk){.rail = 1, .offset = end, .length = len - end};
+    }
+    return n;
+}
+
 void rail_stripe_config_default(struct rail_stripe_config *cfg, int nrails)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -354,7 +374,10 @@ int rail_stripe_schedule(struct rail_stripe *s, uint64_t size, struct rail_strip
         out[0] = (struct rail_stripe_chunk){.rail = r, .offset = 0, .length = size};
         return 1;
     }
-    return split(0, size, current_weights(s), s->nrails, out, cap);
+    const uint16_t *w = current_weights(s);
+    if (s->nrails == 2 && mask == 3u)
+        return split_two(size, w, out, cap);
+    return split(0, size, w, s->nrails, out, cap);
 }
 
 int rail_stripe_reschedule(struct rail_stripe *s, int failed_rail,

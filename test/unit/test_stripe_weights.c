@@ -214,10 +214,11 @@ static int ref_split(uint64_t len, const uint16_t *w, int nrails, struct rail_st
 
 /* Striped schedules over random state sequences (2 to 4 rails going down and back up, every
  * policy, completions moving the estimates): each must be the split of the reference weights of
- * the state it was made in. The scheduler caches its weights, and a dual-rail comm with both
- * rails up under the adaptive policy takes a short way to them (current_weights): this fails if
- * that way is taken with a rail down, under another policy, or with more than two rails (a
- * weight cached for rail 2 or 3 before they went down would be used). */
+ * the state it was made in (and with room for one chunk only, -E2BIG when it needs two). The
+ * scheduler caches its weights, and a dual-rail comm with both rails up under the adaptive policy
+ * takes a short way to them (current_weights), and any policy a short split (split_two): this
+ * fails if the weights' short way is taken with a rail down or under another policy, or the short
+ * split with a rail down. */
 static void schedules(uint32_t seed)
 {
     struct rail_stripe_config cfg;
@@ -258,6 +259,8 @@ static void schedules(uint32_t seed)
         uint16_t w[RAIL_STRIPE_MAX_RAILS];
         ref_weights(&s, s.up_mask, w);
         int m = ref_split(size, w, nrails, want);
+        struct rail_stripe_chunk one[1];
+        CHECK_EQ_INT(rail_stripe_schedule(&s, size, one, 1), m > 1 ? -E2BIG : 1);
         CHECK_MSG(n == m, "seed %u step %d, %d rails, policy %d, mask %#x: %d chunks, want %d",
                   seed, step, nrails, (int)cfg.policy, s.up_mask, n, m);
         for (int k = 0; k < n && k < m; k++)
