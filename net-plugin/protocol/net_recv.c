@@ -39,7 +39,8 @@
 #include "wire/cts_layout.h"
 
 static const struct rail_req_ops recv_req_ops;
-static int recv_progress_cqs(struct rail_recv_comm *r);
+static inline __attribute__((always_inline)) int recv_progress_cqs(struct rail_recv_comm *r);
+static int recv_progress_rails(struct rail_recv_comm *r);
 
 static void init_state(struct rail_recv_comm *r)
 {
@@ -434,7 +435,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         return -EINVAL;
     }
     rail_recv_poll_images(r, NULL); /* rail_comm_progress: the images, then the CQs */
-    recv_progress_cqs(r);
+    (void)recv_progress_rails(r);
     rc = rail_comm_error(&r->base);
     if (rc)
         return rc;
@@ -511,12 +512,8 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
      * the CQs are left to the next call, like the work below. */
     if (q->left > 0)
         rail_recv_poll_images(r, q);
-    if (q->left > 0 || q->cts_pending) {
-        if (r->base.nrails == 1)
-            rail_comm_progress_cqs(&r->base);
-        else
-            recv_progress_cqs(r);
-    }
+    if (q->left > 0 || q->cts_pending)
+        recv_progress_cqs(r); /* in this frame */
     /* Done first: the held-back receives (rail_recv_flush_deferred) are the business of the calls
      * that complete nothing; req_free takes this one off their list. */
     if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
@@ -576,14 +573,27 @@ static void recv_retry(struct rail_comm *c)
         recv_retry_work(r);
 }
 
-/* rail_comm_progress_cqs of this kind, its handlers called directly (not through the comm's ops):
- * every rail's CQ that can hold a completion, the re-sends, the listed send comms. The same
- * steps in the same order as net_data.c's poll_comm and help pass. */
-static __attribute__((noinline)) int recv_progress_cqs(struct rail_recv_comm *r)
+/* The completion progress of a receive comm (net_data.c's poll_comm and help pass for this kind,
+ * without ops->poll, its handlers called directly): every rail's CQ that can hold a completion,
+ * the re-sends, the listed send comms, in that order. */
+static __attribute__((noinline)) int recv_progress_rails(struct rail_recv_comm *r)
 {
     for (int k = 0; k < r->base.nrails; k++)
         if (r->base.link[k].cq_work)
             rail_comm_drain(&r->base, k, recv_on_wc);
+    recv_retry(&r->base);
+    rail_comm_help_others(&r->base);
+    return atomic_load(&r->base.error);
+}
+
+/* The same, a one-rail comm's in the caller's frame (a receive test's poll, mostly finding
+ * nothing: no rail loop, no call). */
+static inline __attribute__((always_inline)) int recv_progress_cqs(struct rail_recv_comm *r)
+{
+    if (r->base.nrails != 1)
+        return recv_progress_rails(r);
+    if (r->base.link[0].cq_work)
+        rail_comm_drain(&r->base, 0, recv_on_wc);
     recv_retry(&r->base);
     rail_comm_help_others(&r->base);
     return atomic_load(&r->base.error);
