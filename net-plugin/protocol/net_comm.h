@@ -302,6 +302,7 @@ struct rail_recv_comm {
     uint8_t deferred[RAIL_RECV_REQS];
     int nretry; /* receives whose clear-to-send must be written again (rail failure) */
     int nquery; /* queries of the sender not yet answered */
+    int sq_wrs; /* send WRs (CTS, credit, answers) not completed yet: every rail's sq_out summed */
     struct {
         uint32_t seq; /* the queried record's seq field */
         uint8_t rail; /* the rail that carried the message: failed and drained before answering */

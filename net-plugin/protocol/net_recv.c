@@ -295,9 +295,10 @@ static __attribute__((noinline)) void recv_on_wc_any(struct rail_comm *c, int ra
     int kind = rail_wrid_kind(wc->wr_id), qp = rail_wrid_qp(wc->wr_id);
     int idx = rail_wrid_idx(wc->wr_id);
 
-    if (kind != RAIL_WR_RECV)
+    if (kind != RAIL_WR_RECV) {
         l->qps[qp].sq_out--;
-    else
+        r->sq_wrs--;
+    } else
         l->qps[qp].rq_posted--;
     if (wc->status != IBV_WC_SUCCESS) {
         on_wc_error(r, rail, wc, kind, idx);
@@ -369,6 +370,7 @@ static inline __attribute__((always_inline)) void recv_on_wc(struct rail_comm *c
     if (wc->status == IBV_WC_SUCCESS && rail_wrid_kind(wc->wr_id) == RAIL_WR_CTS) {
         struct rail_recv_comm *r = (struct rail_recv_comm *)c;
         r->base.link[rail].qps[rail_wrid_qp(wc->wr_id)].sq_out--;
+        r->sq_wrs--;
         if (idx < RAIL_RECV_REQS && rail_recv_req_at(r, idx))
             rail_recv_req_at(r, idx)->cts_pending = false;
         return;
@@ -434,8 +436,13 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         RAIL_WARN(NCCL_NET, "irecv: n=%d (1..%d allowed) or NULL arrays", n, RAIL_MAX_RECVS);
         return -EINVAL;
     }
-    rail_recv_poll_images(r, NULL); /* rail_comm_progress: the images, then the CQs */
-    (void)recv_progress_rails(r);
+    /* The progress (the images, then the CQs) only with a reason (rail_recv_irecv_quiet): else
+     * what the CQs can hold is the peer's writes, which the next test takes. */
+    bool polled = !rail_recv_irecv_quiet(r);
+    if (polled) {
+        rail_recv_poll_images(r, NULL); /* rail_comm_progress: the images, then the CQs */
+        (void)recv_progress_rails(r);
+    }
     rc = rail_comm_error(&r->base);
     if (rc)
         return rc;
@@ -446,14 +453,25 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             return rc;
         small = small && sizes[i] <= r->peer_eager_limit;
     }
-    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
-        rail_recv_flush_deferred(r);
     /* A rendezvous receive writes its clear-to-send now: the FIFO slot and the rail, QP and
-     * send-queue room for it are looked up once, here, and used by the post below. */
+     * send-queue room for it are looked up once, here, and used by the post below. One that
+     * cannot post polls first (if it did not) and looks again. */
     int cts_rail = -1, cts_qp = 0;
-    if (r->nfree == 0 ||
-        (!small && (rail_cts_tail_busy(&r->fifo) || (cts_rail = rail_recv_cts_at(r, &cts_qp)) < 0)))
-        return not_posted(r); /* NCCL calls again */
+    for (;;) {
+        if (!rail_recv_flush_idle(r)) /* usually idle: no call */
+            rail_recv_flush_deferred(r);
+        if (r->nfree > 0 && (small || (!rail_cts_tail_busy(&r->fifo) &&
+                                       (cts_rail = rail_recv_cts_at(r, &cts_qp)) >= 0)))
+            break;
+        if (polled)
+            return not_posted(r); /* NCCL calls again */
+        polled = true;
+        rail_recv_poll_images(r, NULL);
+        (void)recv_progress_rails(r);
+        rc = rail_comm_error(&r->base);
+        if (rc)
+            return rc;
+    }
 
     struct rail_recv_req *q = req_alloc(r);
     if (!q)

@@ -57,6 +57,7 @@ static int post_cts_at(struct rail_recv_comm *r, struct rail_recv_req *q, uint64
         return rc;
     }
     l->qps[qp].sq_out++;
+    r->sq_wrs++;
     l->rr++;
     q->cts_pending = true;
     return 0;

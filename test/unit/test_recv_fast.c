@@ -14,13 +14,20 @@
  *     holding this message's whole image, another message's, or zeros). A slot it returns is the
  *     one poll_slot returns, leaving the ring as it was; "none" means poll_slot returns the
  *     cursor's slot unchanged and peek finds nothing there.
- * Each fails when any one condition of its fast answer is dropped; both check that every answer
+ *   - rail_recv_irecv_quiet (protocol/net_recv.h), irecv's "no reason to poll", against what the
+ *     progress it skips could do: every rail's every QP with no send WR out (the sum of sq_out
+ *     over the QPs of 1-4 rails of 1-4 QPs, some rails without QPs, which the comm's sq_wrs
+ *     counts; the CTS posts of the walk above check that count), and the retry hook with nothing
+ *     to do (no CTS to write again, no query to answer, no image walk owed): 40,000 states, each
+ *     reason alone in some of them.
+ * Each fails when any one condition of its fast answer is dropped; each checks that every answer
  * occurs. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "fuzz.h"
+#include "protocol/net_recv.h"
 #include "protocol/net_recv_cts.h"
 #include "protocol/net_recv_eager.h"
 #include "transport/net_verbs.h"
@@ -66,6 +73,7 @@ static void random_state(uint32_t *seed)
     g_r.base.link[0].rj.up = (x >> 5 & 15) != 0;
     g_qp.sq_max = 4;
     g_qp.sq_out = (x >> 9 & 7) == 0 ? 4 : 0;
+    g_r.sq_wrs = g_qp.sq_out;
     memset(&g_r.fifo, 0, sizeof(g_r.fifo));
     g_r.fifo.tail = fuzz_step(seed) >> 20;
     if ((x >> 12 & 7) == 0) /* the next FIFO slot still taken */
@@ -115,6 +123,8 @@ static void flush_idle(void)
         rail_recv_flush_deferred(&g_r);
         bool changed = g_posts != 0 || g_r.ndeferred != n0 || g_r.fifo.tail != tail0 ||
                        memcmp(list0, g_r.deferred, (size_t)n0) != 0;
+        /* Every CTS posted is counted on its QP and on the comm (rail_recv_irecv_quiet). */
+        CHECK_EQ_INT(g_r.sq_wrs, g_qp.sq_out);
         if (said_idle) {
             idle++;
             CHECK(!changed);
@@ -184,6 +194,48 @@ static void image_at(void)
     CHECK(answers[0] > 4000 && answers[1] > 4000 && answers[2] > 4000);
 }
 
+static void irecv_quiet(void)
+{
+    uint32_t seed = 4242;
+    static struct rail_qp qps[RAIL_MAX_RAILS][4];
+    struct rail_recv_comm r;
+    int quiet = 0, alone[4] = {0, 0, 0, 0}; /* busy for one reason only: sq, retry, query, repoll */
+    for (int it = 0; it < 40000; it++) {
+        memset(&r, 0, sizeof(r));
+        memset(qps, 0, sizeof(qps));
+        uint32_t x = fuzz_step(&seed) >> 4;
+        r.base.nrails = 1 + (int)(x & 3);
+        r.base.nqps = 1 + (int)(x >> 2 & 3);
+        long sq = 0;
+        for (int k = 0; k < r.base.nrails; k++) {
+            uint32_t y = fuzz_step(&seed) >> 4;
+            r.base.link[k].qps = (y & 7) == 0 ? NULL : qps[k];
+            for (int q = 0; q < 4; q++) { /* QPs past nqps hold WRs the check must not see */
+                qps[k][q].sq_out = (y >> (3 + 3 * q) & 7) == 0 ? 1 + (int)(y >> 20 & 3) : 0;
+                qps[k][q].sq_max = 63;
+                if (r.base.link[k].qps && q < r.base.nqps)
+                    sq += qps[k][q].sq_out;
+            }
+        }
+        r.sq_wrs = (int)sq;
+        uint32_t z = fuzz_step(&seed) >> 4;
+        r.nretry = (z & 7) == 0 ? 1 + (int)(z >> 3 & 1) : 0;
+        r.nquery = (z >> 4 & 7) == 0 ? 1 : 0;
+        r.repoll = (z >> 7 & 7) == 0;
+        bool want = sq == 0 && r.nretry == 0 && r.nquery == 0 && !r.repoll;
+        bool got = rail_recv_irecv_quiet(&r);
+        CHECK(got == want);
+        if (got != want)
+            break;
+        quiet += got;
+        int reasons = (sq != 0) + (r.nretry != 0) + (r.nquery != 0) + r.repoll;
+        if (reasons == 1)
+            alone[sq ? 0 : r.nretry ? 1 : r.nquery ? 2 : 3]++;
+    }
+    CHECK(quiet > 2000);
+    CHECK(alone[0] > 1000 && alone[1] > 500 && alone[2] > 500 && alone[3] > 500);
+}
+
 int main(void)
 {
     static struct rail_verbs_ops ops;
@@ -193,5 +245,6 @@ int main(void)
     setup();
     flush_idle();
     image_at();
+    irecv_quiet();
     return check_report("test_recv_fast");
 }
