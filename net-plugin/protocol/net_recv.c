@@ -378,36 +378,6 @@ static inline __attribute__((always_inline)) void recv_on_wc(struct rail_comm *c
     recv_on_wc_any(c, rail, wc);
 }
 
-/* Writes entry i of n into the staging area at p, in place, in the layout the handshake settled
- * (wire/cts_layout.h: the same fields as rail_cts_stage writes): the rest of the entry
- * (reserved, pad, the rkeys of rails the comm lacks) stays as rail_region_alloc zeroed it, and
- * post_cts writes seq. */
-#define STAGE_FIELDS(k)                                                                            \
-    do {                                                                                           \
-        (k)->addr = (uintptr_t)e->data;                                                            \
-        (k)->size = e->cap;                                                                        \
-        (k)->tag = e->tag;                                                                         \
-        (k)->tag_index = e->tag_index;                                                             \
-        (k)->nreqs = (uint16_t)n;                                                                  \
-        (k)->entry = (uint16_t)i;                                                                  \
-        for (int rl = 0; rl < r->base.nrails; rl++)                                                \
-            (k)->rkey[rl] = m->rkey[rl];                                                           \
-    } while (0)
-
-static inline void stage_entry(const struct rail_recv_comm *r, uint8_t *p,
-                               const struct rail_recv_entry *e, int n, int i,
-                               const struct rail_mr *m)
-{
-    if (r->cts_bytes == RAIL_CTS_COMPACT_BYTES) {
-        struct rail_cts_compact *k = (struct rail_cts_compact *)p;
-        STAGE_FIELDS(k);
-    } else {
-        struct rail_cts *k = (struct rail_cts *)p;
-        STAGE_FIELDS(k);
-    }
-}
-#undef STAGE_FIELDS
-
 /* An irecv that posts nothing ticks the health check (its caller calls again, polling like a
  * test); one that posts leaves that to test(). A closed peer does not fail an irecv: what it sent
  * eagerly before closing may already be here and completes the receive; test() reports the loss
@@ -482,6 +452,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     q->error = 0;
     q->cts_pending = false;
     q->has_slot = false;
+    q->staged = !small;
     for (int i = 0; i < n; i++) {
         struct rail_recv_entry *e = &q->e[i];
         e->data = data[i];
@@ -494,7 +465,10 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             rail_comm_fail(&r->base, rc, "out of memory for tag counters");
             return rc;
         }
-        stage_entry(r, stage + (size_t)i * r->cts_bytes, e, n, i, m[i]);
+        if (small) /* its CTS is usually never written: staged then, if ever */
+            memcpy(e->rkey, m[i]->rkey, sizeof(e->rkey));
+        else
+            rail_recv_stage_entry(r, stage + (size_t)i * r->cts_bytes, e, n, i, m[i]->rkey);
     }
     if (small) {
         q->defer_ns = r->base.coarse_ns = rail_coarse_ns();

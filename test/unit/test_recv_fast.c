@@ -20,6 +20,11 @@
  *     counts; the CTS posts of the walk above check that count), and the retry hook with nothing
  *     to do (no CTS to write again, no query to answer, no image walk owed): 40,000 states, each
  *     reason alone in some of them.
+ *   - a held-back receive's CTS entries, staged only when rail_recv_write_cts writes them (from
+ *     the posted entries and the keys irecv kept), against rail_cts_stage + rail_cts_stage_seq
+ *     (wire/cts_layout.c) of the same fields: 2,000 receives of 1-8 entries, 1-8 rails, both
+ *     entry sizes, over a stage holding an older receive's entries; byte for byte. (Fails when
+ *     rail_recv_write_cts does not stage.)
  * Each fails when any one condition of its fast answer is dropped; each checks that every answer
  * occurs. */
 #include <stdlib.h>
@@ -236,6 +241,69 @@ static void irecv_quiet(void)
     CHECK(alone[0] > 1000 && alone[1] > 500 && alone[2] > 500 && alone[3] > 500);
 }
 
+static uint8_t g_big_stage[RAIL_RECV_STAGE(RAIL_CTS_BYTES)];
+
+static void staged_late(void)
+{
+    uint32_t seed = 99;
+    int checked = 0;
+    for (int it = 0; it < 2000; it++) {
+        uint32_t x = fuzz_step(&seed) >> 4;
+        unsigned bytes = (x & 1) ? RAIL_CTS_BYTES : RAIL_CTS_COMPACT_BYTES;
+        struct rail_recv_req *q = &g_blk.req[0];
+        memset(&g_r.fifo, 0, sizeof(g_r.fifo));
+        g_r.fifo.tail = x >> 8 & 0xffff;
+        g_r.cts_bytes = bytes;
+        g_r.base.nrails = 1 + (int)(x >> 1 & 7);
+        g_r.base.link[0].rj.up = true;
+        atomic_store(&g_r.base.error, 0);
+        g_qp.sq_max = 4;
+        g_qp.sq_out = g_r.sq_wrs = 0;
+        q->stage = g_big_stage;
+        q->n = 1 + (int)(x >> 4 & 7);
+        q->staged = false;
+        q->has_slot = false;
+        /* An older receive's entries in the stage: a staged one overwrites every field. */
+        for (size_t k = 0; k < sizeof(g_big_stage); k++)
+            g_big_stage[k] = (uint8_t)(fuzz_step(&seed) >> 9);
+        uint8_t want[sizeof(g_big_stage)];
+        memcpy(want, g_big_stage, sizeof(want));
+        for (int i = 0; i < q->n; i++) {
+            struct rail_recv_entry *e = &q->e[i];
+            e->data = (uint8_t *)(uintptr_t)((uint64_t)fuzz_step(&seed) << 20 | 0x40);
+            e->cap = fuzz_step(&seed) >> 3;
+            e->tag = (int32_t)fuzz_step(&seed);
+            e->tag_index = fuzz_step(&seed);
+            for (int rl = 0; rl < RAIL_MAX_RAILS; rl++)
+                e->rkey[rl] = fuzz_step(&seed);
+            struct rail_cts c;
+            memset(&c, 0, sizeof(c));
+            c.addr = (uintptr_t)e->data;
+            c.size = e->cap;
+            c.tag = e->tag;
+            c.tag_index = e->tag_index;
+            c.nreqs = (uint16_t)q->n;
+            c.entry = (uint16_t)i;
+            memcpy(c.rkey, e->rkey, sizeof(c.rkey));
+            rail_cts_stage(want + (size_t)i * bytes, bytes, &c, g_r.base.nrails);
+            rail_cts_stage_seq(want + (size_t)i * bytes, bytes, g_r.fifo.tail + 1);
+        }
+        g_posts = 0;
+        CHECK_EQ_INT(rail_recv_write_cts(&g_r, q), 0);
+        CHECK_EQ_INT(g_posts, 1);
+        CHECK(q->staged && q->has_slot);
+        bool same = memcmp(want, g_big_stage, (size_t)q->n * bytes) == 0;
+        CHECK(same);
+        if (!same)
+            break;
+        checked++;
+    }
+    CHECK_EQ_INT(checked, 2000);
+    g_r.base.nrails = 1;
+    g_r.cts_bytes = RAIL_CTS_COMPACT_BYTES;
+    g_blk.req[0].stage = g_stage;
+}
+
 int main(void)
 {
     static struct rail_verbs_ops ops;
@@ -246,5 +314,6 @@ int main(void)
     flush_idle();
     image_at();
     irecv_quiet();
+    staged_late();
     return check_report("test_recv_fast");
 }
