@@ -38,6 +38,7 @@ int rail_recv_write(struct rail_recv_comm *r, int rail, int qp, uint64_t wrid, v
         return rc;
     }
     l->qps[qp].sq_out++;
+    r->sq_wrs++;
     l->rr++;
     return 0;
 }

@@ -242,6 +242,7 @@ struct rail_recv_entry {
     int32_t tag;
     uint32_t tag_index;
     bool done;
+    uint32_t rkey[RAIL_MAX_RAILS]; /* a held-back receive's keys, staged with its CTS */
 };
 
 struct rail_recv_req_block;
@@ -256,6 +257,7 @@ struct rail_recv_req {
     bool cts_pending;                      /* the CTS write has not completed locally yet */
     bool cts_retry;    /* the CTS write failed with its rail: re-post it on another rail */
     bool has_slot;     /* a CTS was written: slot_seq is valid */
+    bool staged;       /* its CTS entries are in stage (a held-back receive's: once written) */
     uint64_t defer_ns; /* deferred CTS: when the receive was posted (coarse clock) */
     uint64_t slot_seq;
     int error;
@@ -302,6 +304,7 @@ struct rail_recv_comm {
     uint8_t deferred[RAIL_RECV_REQS];
     int nretry; /* receives whose clear-to-send must be written again (rail failure) */
     int nquery; /* queries of the sender not yet answered */
+    int sq_wrs; /* send WRs (CTS, credit, answers) not completed yet: every rail's sq_out summed */
     struct {
         uint32_t seq; /* the queried record's seq field */
         uint8_t rail; /* the rail that carried the message: failed and drained before answering */

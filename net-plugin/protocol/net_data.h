@@ -13,11 +13,6 @@
 /* Completion polling for either comm kind: what arrives without a completion (ops->poll), the
  * CQs, re-sends, and the listed send comms of other threads. */
 int rail_comm_progress(struct rail_comm *c);
-/* The same without ops->poll (its caller just did it); a one-rail comm's in the caller's frame
- * (a receive test's, mostly finding nothing: no rail loop, no call), any other through
- * rail_comm_progress_cqs_any. */
-static inline int rail_comm_progress_cqs(struct rail_comm *c);
-int rail_comm_progress_cqs_any(struct rail_comm *c);
 /* The pieces of the progress for a caller that knows its comm's kind and rails (a one-rail send
  * comm's test, net_send.c): one batch of rail r's completions into wc (RAIL_POLL_BATCH entries),
  * 0 when the poll failed (the comm fails); whether a completion names a QP of c on rail r (else
@@ -76,17 +71,6 @@ static inline __attribute__((always_inline)) void rail_comm_drain(struct rail_co
             if (rail_comm_wc_mine(c, r, &wc[i]))
                 on_wc(c, r, &wc[i]);
     } while (n == RAIL_POLL_BATCH);
-}
-
-static inline __attribute__((always_inline)) int rail_comm_progress_cqs(struct rail_comm *c)
-{
-    if (c->nrails != 1)
-        return rail_comm_progress_cqs_any(c);
-    if (c->link[0].cq_work)
-        rail_comm_drain(c, 0, c->ops->on_wc);
-    c->ops->retry(c);
-    rail_comm_help_others(c);
-    return atomic_load(&c->error);
 }
 
 #endif

@@ -39,7 +39,8 @@
 #include "wire/cts_layout.h"
 
 static const struct rail_req_ops recv_req_ops;
-static int recv_progress_cqs(struct rail_recv_comm *r);
+static inline __attribute__((always_inline)) int recv_progress_cqs(struct rail_recv_comm *r);
+static int recv_progress_rails(struct rail_recv_comm *r);
 
 static void init_state(struct rail_recv_comm *r)
 {
@@ -294,9 +295,10 @@ static __attribute__((noinline)) void recv_on_wc_any(struct rail_comm *c, int ra
     int kind = rail_wrid_kind(wc->wr_id), qp = rail_wrid_qp(wc->wr_id);
     int idx = rail_wrid_idx(wc->wr_id);
 
-    if (kind != RAIL_WR_RECV)
+    if (kind != RAIL_WR_RECV) {
         l->qps[qp].sq_out--;
-    else
+        r->sq_wrs--;
+    } else
         l->qps[qp].rq_posted--;
     if (wc->status != IBV_WC_SUCCESS) {
         on_wc_error(r, rail, wc, kind, idx);
@@ -368,42 +370,13 @@ static inline __attribute__((always_inline)) void recv_on_wc(struct rail_comm *c
     if (wc->status == IBV_WC_SUCCESS && rail_wrid_kind(wc->wr_id) == RAIL_WR_CTS) {
         struct rail_recv_comm *r = (struct rail_recv_comm *)c;
         r->base.link[rail].qps[rail_wrid_qp(wc->wr_id)].sq_out--;
+        r->sq_wrs--;
         if (idx < RAIL_RECV_REQS && rail_recv_req_at(r, idx))
             rail_recv_req_at(r, idx)->cts_pending = false;
         return;
     }
     recv_on_wc_any(c, rail, wc);
 }
-
-/* Writes entry i of n into the staging area at p, in place, in the layout the handshake settled
- * (wire/cts_layout.h: the same fields as rail_cts_stage writes): the rest of the entry
- * (reserved, pad, the rkeys of rails the comm lacks) stays as rail_region_alloc zeroed it, and
- * post_cts writes seq. */
-#define STAGE_FIELDS(k)                                                                            \
-    do {                                                                                           \
-        (k)->addr = (uintptr_t)e->data;                                                            \
-        (k)->size = e->cap;                                                                        \
-        (k)->tag = e->tag;                                                                         \
-        (k)->tag_index = e->tag_index;                                                             \
-        (k)->nreqs = (uint16_t)n;                                                                  \
-        (k)->entry = (uint16_t)i;                                                                  \
-        for (int rl = 0; rl < r->base.nrails; rl++)                                                \
-            (k)->rkey[rl] = m->rkey[rl];                                                           \
-    } while (0)
-
-static inline void stage_entry(const struct rail_recv_comm *r, uint8_t *p,
-                               const struct rail_recv_entry *e, int n, int i,
-                               const struct rail_mr *m)
-{
-    if (r->cts_bytes == RAIL_CTS_COMPACT_BYTES) {
-        struct rail_cts_compact *k = (struct rail_cts_compact *)p;
-        STAGE_FIELDS(k);
-    } else {
-        struct rail_cts *k = (struct rail_cts *)p;
-        STAGE_FIELDS(k);
-    }
-}
-#undef STAGE_FIELDS
 
 /* An irecv that posts nothing ticks the health check (its caller calls again, polling like a
  * test); one that posts leaves that to test(). A closed peer does not fail an irecv: what it sent
@@ -433,8 +406,13 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         RAIL_WARN(NCCL_NET, "irecv: n=%d (1..%d allowed) or NULL arrays", n, RAIL_MAX_RECVS);
         return -EINVAL;
     }
-    rail_recv_poll_images(r, NULL); /* rail_comm_progress: the images, then the CQs */
-    recv_progress_cqs(r);
+    /* The progress (the images, then the CQs) only with a reason (rail_recv_irecv_quiet): else
+     * what the CQs can hold is the peer's writes, which the next test takes. */
+    bool polled = !rail_recv_irecv_quiet(r);
+    if (polled) {
+        rail_recv_poll_images(r, NULL); /* rail_comm_progress: the images, then the CQs */
+        (void)recv_progress_rails(r);
+    }
     rc = rail_comm_error(&r->base);
     if (rc)
         return rc;
@@ -445,14 +423,25 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             return rc;
         small = small && sizes[i] <= r->peer_eager_limit;
     }
-    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
-        rail_recv_flush_deferred(r);
     /* A rendezvous receive writes its clear-to-send now: the FIFO slot and the rail, QP and
-     * send-queue room for it are looked up once, here, and used by the post below. */
+     * send-queue room for it are looked up once, here, and used by the post below. One that
+     * cannot post polls first (if it did not) and looks again. */
     int cts_rail = -1, cts_qp = 0;
-    if (r->nfree == 0 ||
-        (!small && (rail_cts_tail_busy(&r->fifo) || (cts_rail = rail_recv_cts_at(r, &cts_qp)) < 0)))
-        return not_posted(r); /* NCCL calls again */
+    for (;;) {
+        if (!rail_recv_flush_idle(r)) /* usually idle: no call */
+            rail_recv_flush_deferred(r);
+        if (r->nfree > 0 && (small || (!rail_cts_tail_busy(&r->fifo) &&
+                                       (cts_rail = rail_recv_cts_at(r, &cts_qp)) >= 0)))
+            break;
+        if (polled)
+            return not_posted(r); /* NCCL calls again */
+        polled = true;
+        rail_recv_poll_images(r, NULL);
+        (void)recv_progress_rails(r);
+        rc = rail_comm_error(&r->base);
+        if (rc)
+            return rc;
+    }
 
     struct rail_recv_req *q = req_alloc(r);
     if (!q)
@@ -463,6 +452,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     q->error = 0;
     q->cts_pending = false;
     q->has_slot = false;
+    q->staged = !small;
     for (int i = 0; i < n; i++) {
         struct rail_recv_entry *e = &q->e[i];
         e->data = data[i];
@@ -475,7 +465,10 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             rail_comm_fail(&r->base, rc, "out of memory for tag counters");
             return rc;
         }
-        stage_entry(r, stage + (size_t)i * r->cts_bytes, e, n, i, m[i]);
+        if (small) /* its CTS is usually never written: staged then, if ever */
+            memcpy(e->rkey, m[i]->rkey, sizeof(e->rkey));
+        else
+            rail_recv_stage_entry(r, stage + (size_t)i * r->cts_bytes, e, n, i, m[i]->rkey);
     }
     if (small) {
         q->defer_ns = r->base.coarse_ns = rail_coarse_ns();
@@ -511,12 +504,8 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
      * the CQs are left to the next call, like the work below. */
     if (q->left > 0)
         rail_recv_poll_images(r, q);
-    if (q->left > 0 || q->cts_pending) {
-        if (r->base.nrails == 1)
-            rail_comm_progress_cqs(&r->base);
-        else
-            recv_progress_cqs(r);
-    }
+    if (q->left > 0 || q->cts_pending)
+        recv_progress_cqs(r); /* in this frame */
     /* Done first: the held-back receives (rail_recv_flush_deferred) are the business of the calls
      * that complete nothing; req_free takes this one off their list. */
     if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
@@ -576,14 +565,27 @@ static void recv_retry(struct rail_comm *c)
         recv_retry_work(r);
 }
 
-/* rail_comm_progress_cqs of this kind, its handlers called directly (not through the comm's ops):
- * every rail's CQ that can hold a completion, the re-sends, the listed send comms. The same
- * steps in the same order as net_data.c's poll_comm and help pass. */
-static __attribute__((noinline)) int recv_progress_cqs(struct rail_recv_comm *r)
+/* The completion progress of a receive comm (net_data.c's poll_comm and help pass for this kind,
+ * without ops->poll, its handlers called directly): every rail's CQ that can hold a completion,
+ * the re-sends, the listed send comms, in that order. */
+static __attribute__((noinline)) int recv_progress_rails(struct rail_recv_comm *r)
 {
     for (int k = 0; k < r->base.nrails; k++)
         if (r->base.link[k].cq_work)
             rail_comm_drain(&r->base, k, recv_on_wc);
+    recv_retry(&r->base);
+    rail_comm_help_others(&r->base);
+    return atomic_load(&r->base.error);
+}
+
+/* The same, a one-rail comm's in the caller's frame (a receive test's poll, mostly finding
+ * nothing: no rail loop, no call). */
+static inline __attribute__((always_inline)) int recv_progress_cqs(struct rail_recv_comm *r)
+{
+    if (r->base.nrails != 1)
+        return recv_progress_rails(r);
+    if (r->base.link[0].cq_work)
+        rail_comm_drain(&r->base, 0, recv_on_wc);
     recv_retry(&r->base);
     rail_comm_help_others(&r->base);
     return atomic_load(&r->base.error);

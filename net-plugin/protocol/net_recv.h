@@ -3,6 +3,7 @@
 #ifndef NCCL_RAIL_NET_RECV_H
 #define NCCL_RAIL_NET_RECV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "protocol/net_comm.h"
@@ -20,5 +21,19 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned 
  * again". */
 int rail_net_irecv(void *recv_comm, int n, void **data, const size_t *sizes, const int *tags,
                    void **mhandles, void **request);
+
+/* True when irecv may leave the progress (the images and the CQs) to the next test, found without a
+ * call: no send WR of this comm out (the CTS, credit and answer writes: a completion of one may
+ * gate the next credit, room on a send queue or a failover re-send, and a caller that spins on
+ * isend after irecv polls nothing else; bench_scale_plugin_smoke hangs without this), and no work
+ * for the retry hook (a CTS to write again, a query to answer, images to look at again). Then
+ * the CQs hold only the peer's writes and the images only messages for receives that their own
+ * tests complete; an irecv that cannot post polls anyway. sq_wrs is every QP's sq_out summed
+ * (kept where they change: a rail's QPs are renewed only once drained, all at 0); test_recv_fast
+ * compares the answer with the QPs' and the retry hook's state. */
+static inline bool rail_recv_irecv_quiet(const struct rail_recv_comm *r)
+{
+    return !(r->sq_wrs | r->nretry | r->nquery | (int)r->repoll);
+}
 
 #endif

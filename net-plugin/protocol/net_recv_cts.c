@@ -57,6 +57,7 @@ static int post_cts_at(struct rail_recv_comm *r, struct rail_recv_req *q, uint64
         return rc;
     }
     l->qps[qp].sq_out++;
+    r->sq_wrs++;
     l->rr++;
     q->cts_pending = true;
     return 0;
@@ -88,6 +89,12 @@ int rail_recv_write_cts(struct rail_recv_comm *r, struct rail_recv_req *q)
 {
     if (rail_cts_tail_busy(&r->fifo))
         return 1;
+    if (!q->staged) { /* a held-back receive: its entries from the posted ones */
+        for (int i = 0; i < q->n; i++)
+            rail_recv_stage_entry(r, q->stage + (size_t)i * r->cts_bytes, &q->e[i], q->n, i,
+                                  q->e[i].rkey);
+        q->staged = true;
+    }
     int rc = post_cts(r, q, r->fifo.tail);
     if (rc != 0)
         return rc;

@@ -8,6 +8,7 @@
 
 #include "protocol/eager_ring.h"
 #include "protocol/net_comm.h"
+#include "wire/cts_layout.h"
 
 /* Writes q's clear-to-send into the next FIFO slot: 0, 1 when the slot or the send queue is
  * still busy (try again later), or -errno. */
@@ -40,6 +41,38 @@ int rail_recv_cts_at(struct rail_recv_comm *r, int *qp);
 /* rail_recv_write_cts on the rail and QP that rail_recv_cts_at just gave, the next FIFO slot
  * known free (irecv checks both before it fills q): the same post without looking again. */
 int rail_recv_write_cts_at(struct rail_recv_comm *r, struct rail_recv_req *q, int rail, int qp);
+/* Writes entry i of n into the staging area at p, in place, in the layout the handshake settled
+ * (wire/cts_layout.h: the same fields as rail_cts_stage writes), with the buffer's keys `rkey`: the
+ * rest of the entry (reserved, pad, the rkeys of rails the comm lacks) stays as rail_region_alloc
+ * zeroed it, and post_cts writes seq. A rendezvous irecv stages at once; a held-back one keeps the
+ * keys in its entries (e->rkey: the handle may be gone by then) and rail_recv_write_cts stages it.
+ */
+#define STAGE_FIELDS(k)                                                                            \
+    do {                                                                                           \
+        (k)->addr = (uintptr_t)e->data;                                                            \
+        (k)->size = e->cap;                                                                        \
+        (k)->tag = e->tag;                                                                         \
+        (k)->tag_index = e->tag_index;                                                             \
+        (k)->nreqs = (uint16_t)n;                                                                  \
+        (k)->entry = (uint16_t)i;                                                                  \
+        for (int rl = 0; rl < r->base.nrails; rl++)                                                \
+            (k)->rkey[rl] = rkey[rl];                                                              \
+    } while (0)
+
+static inline void rail_recv_stage_entry(const struct rail_recv_comm *r, uint8_t *p,
+                                         const struct rail_recv_entry *e, int n, int i,
+                                         const uint32_t *rkey)
+{
+    if (r->cts_bytes == RAIL_CTS_COMPACT_BYTES) {
+        struct rail_cts_compact *k = (struct rail_cts_compact *)p;
+        STAGE_FIELDS(k);
+    } else {
+        struct rail_cts *k = (struct rail_cts *)p;
+        STAGE_FIELDS(k);
+    }
+}
+#undef STAGE_FIELDS
+
 /* Removes entry k of the held-back list. */
 void rail_recv_undefer(struct rail_recv_comm *r, int k);
 

@@ -14,13 +14,25 @@
  *     holding this message's whole image, another message's, or zeros). A slot it returns is the
  *     one poll_slot returns, leaving the ring as it was; "none" means poll_slot returns the
  *     cursor's slot unchanged and peek finds nothing there.
- * Each fails when any one condition of its fast answer is dropped; both check that every answer
+ *   - rail_recv_irecv_quiet (protocol/net_recv.h), irecv's "no reason to poll", against what the
+ *     progress it skips could do: every rail's every QP with no send WR out (the sum of sq_out
+ *     over the QPs of 1-4 rails of 1-4 QPs, some rails without QPs, which the comm's sq_wrs
+ *     counts; the CTS posts of the walk above check that count), and the retry hook with nothing
+ *     to do (no CTS to write again, no query to answer, no image walk owed): 40,000 states, each
+ *     reason alone in some of them.
+ *   - a held-back receive's CTS entries, staged only when rail_recv_write_cts writes them (from
+ *     the posted entries and the keys irecv kept), against rail_cts_stage + rail_cts_stage_seq
+ *     (wire/cts_layout.c) of the same fields: 2,000 receives of 1-8 entries, 1-8 rails, both
+ *     entry sizes, over a stage holding an older receive's entries; byte for byte. (Fails when
+ *     rail_recv_write_cts does not stage.)
+ * Each fails when any one condition of its fast answer is dropped; each checks that every answer
  * occurs. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "fuzz.h"
+#include "protocol/net_recv.h"
 #include "protocol/net_recv_cts.h"
 #include "protocol/net_recv_eager.h"
 #include "transport/net_verbs.h"
@@ -66,6 +78,7 @@ static void random_state(uint32_t *seed)
     g_r.base.link[0].rj.up = (x >> 5 & 15) != 0;
     g_qp.sq_max = 4;
     g_qp.sq_out = (x >> 9 & 7) == 0 ? 4 : 0;
+    g_r.sq_wrs = g_qp.sq_out;
     memset(&g_r.fifo, 0, sizeof(g_r.fifo));
     g_r.fifo.tail = fuzz_step(seed) >> 20;
     if ((x >> 12 & 7) == 0) /* the next FIFO slot still taken */
@@ -115,6 +128,8 @@ static void flush_idle(void)
         rail_recv_flush_deferred(&g_r);
         bool changed = g_posts != 0 || g_r.ndeferred != n0 || g_r.fifo.tail != tail0 ||
                        memcmp(list0, g_r.deferred, (size_t)n0) != 0;
+        /* Every CTS posted is counted on its QP and on the comm (rail_recv_irecv_quiet). */
+        CHECK_EQ_INT(g_r.sq_wrs, g_qp.sq_out);
         if (said_idle) {
             idle++;
             CHECK(!changed);
@@ -184,6 +199,111 @@ static void image_at(void)
     CHECK(answers[0] > 4000 && answers[1] > 4000 && answers[2] > 4000);
 }
 
+static void irecv_quiet(void)
+{
+    uint32_t seed = 4242;
+    static struct rail_qp qps[RAIL_MAX_RAILS][4];
+    struct rail_recv_comm r;
+    int quiet = 0, alone[4] = {0, 0, 0, 0}; /* busy for one reason only: sq, retry, query, repoll */
+    for (int it = 0; it < 40000; it++) {
+        memset(&r, 0, sizeof(r));
+        memset(qps, 0, sizeof(qps));
+        uint32_t x = fuzz_step(&seed) >> 4;
+        r.base.nrails = 1 + (int)(x & 3);
+        r.base.nqps = 1 + (int)(x >> 2 & 3);
+        long sq = 0;
+        for (int k = 0; k < r.base.nrails; k++) {
+            uint32_t y = fuzz_step(&seed) >> 4;
+            r.base.link[k].qps = (y & 7) == 0 ? NULL : qps[k];
+            for (int q = 0; q < 4; q++) { /* QPs past nqps hold WRs the check must not see */
+                qps[k][q].sq_out = (y >> (3 + 3 * q) & 7) == 0 ? 1 + (int)(y >> 20 & 3) : 0;
+                qps[k][q].sq_max = 63;
+                if (r.base.link[k].qps && q < r.base.nqps)
+                    sq += qps[k][q].sq_out;
+            }
+        }
+        r.sq_wrs = (int)sq;
+        uint32_t z = fuzz_step(&seed) >> 4;
+        r.nretry = (z & 7) == 0 ? 1 + (int)(z >> 3 & 1) : 0;
+        r.nquery = (z >> 4 & 7) == 0 ? 1 : 0;
+        r.repoll = (z >> 7 & 7) == 0;
+        bool want = sq == 0 && r.nretry == 0 && r.nquery == 0 && !r.repoll;
+        bool got = rail_recv_irecv_quiet(&r);
+        CHECK(got == want);
+        if (got != want)
+            break;
+        quiet += got;
+        int reasons = (sq != 0) + (r.nretry != 0) + (r.nquery != 0) + r.repoll;
+        if (reasons == 1)
+            alone[sq ? 0 : r.nretry ? 1 : r.nquery ? 2 : 3]++;
+    }
+    CHECK(quiet > 2000);
+    CHECK(alone[0] > 1000 && alone[1] > 500 && alone[2] > 500 && alone[3] > 500);
+}
+
+static uint8_t g_big_stage[RAIL_RECV_STAGE(RAIL_CTS_BYTES)];
+
+static void staged_late(void)
+{
+    uint32_t seed = 99;
+    int checked = 0;
+    for (int it = 0; it < 2000; it++) {
+        uint32_t x = fuzz_step(&seed) >> 4;
+        unsigned bytes = (x & 1) ? RAIL_CTS_BYTES : RAIL_CTS_COMPACT_BYTES;
+        struct rail_recv_req *q = &g_blk.req[0];
+        memset(&g_r.fifo, 0, sizeof(g_r.fifo));
+        g_r.fifo.tail = x >> 8 & 0xffff;
+        g_r.cts_bytes = bytes;
+        g_r.base.nrails = 1 + (int)(x >> 1 & 7);
+        g_r.base.link[0].rj.up = true;
+        atomic_store(&g_r.base.error, 0);
+        g_qp.sq_max = 4;
+        g_qp.sq_out = g_r.sq_wrs = 0;
+        q->stage = g_big_stage;
+        q->n = 1 + (int)(x >> 4 & 7);
+        q->staged = false;
+        q->has_slot = false;
+        /* An older receive's entries in the stage: a staged one overwrites every field. */
+        for (size_t k = 0; k < sizeof(g_big_stage); k++)
+            g_big_stage[k] = (uint8_t)(fuzz_step(&seed) >> 9);
+        uint8_t want[sizeof(g_big_stage)];
+        memcpy(want, g_big_stage, sizeof(want));
+        for (int i = 0; i < q->n; i++) {
+            struct rail_recv_entry *e = &q->e[i];
+            e->data = (uint8_t *)(uintptr_t)((uint64_t)fuzz_step(&seed) << 20 | 0x40);
+            e->cap = fuzz_step(&seed) >> 3;
+            e->tag = (int32_t)fuzz_step(&seed);
+            e->tag_index = fuzz_step(&seed);
+            for (int rl = 0; rl < RAIL_MAX_RAILS; rl++)
+                e->rkey[rl] = fuzz_step(&seed);
+            struct rail_cts c;
+            memset(&c, 0, sizeof(c));
+            c.addr = (uintptr_t)e->data;
+            c.size = e->cap;
+            c.tag = e->tag;
+            c.tag_index = e->tag_index;
+            c.nreqs = (uint16_t)q->n;
+            c.entry = (uint16_t)i;
+            memcpy(c.rkey, e->rkey, sizeof(c.rkey));
+            rail_cts_stage(want + (size_t)i * bytes, bytes, &c, g_r.base.nrails);
+            rail_cts_stage_seq(want + (size_t)i * bytes, bytes, g_r.fifo.tail + 1);
+        }
+        g_posts = 0;
+        CHECK_EQ_INT(rail_recv_write_cts(&g_r, q), 0);
+        CHECK_EQ_INT(g_posts, 1);
+        CHECK(q->staged && q->has_slot);
+        bool same = memcmp(want, g_big_stage, (size_t)q->n * bytes) == 0;
+        CHECK(same);
+        if (!same)
+            break;
+        checked++;
+    }
+    CHECK_EQ_INT(checked, 2000);
+    g_r.base.nrails = 1;
+    g_r.cts_bytes = RAIL_CTS_COMPACT_BYTES;
+    g_blk.req[0].stage = g_stage;
+}
+
 int main(void)
 {
     static struct rail_verbs_ops ops;
@@ -193,5 +313,7 @@ int main(void)
     setup();
     flush_idle();
     image_at();
+    irecv_quiet();
+    staged_late();
     return check_report("test_recv_fast");
 }
