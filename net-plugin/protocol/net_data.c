@@ -36,7 +36,8 @@ void rail_send_enter(struct rail_send_comm *s)
     while (!atomic_compare_exchange_weak_explicit(&s->busy, &expected, RAIL_BUSY_OWNER,
                                                   memory_order_acquire, memory_order_relaxed))
         expected = 0; /* a helper is polling it: that takes microseconds */
-    s->owner_calls++;
+    /* Written by the owner alone; help passes read it without entering. */
+    __atomic_store_n(&s->owner_calls, s->owner_calls + 1, __ATOMIC_RELAXED);
 }
 
 void rail_send_leave(struct rail_send_comm *s)
@@ -101,15 +102,20 @@ static __attribute__((noinline)) void help_pass(const struct rail_comm *self)
         return;
     for (int i = 0; i < g_nhelp; i++) {
         struct rail_send_comm *s = g_help[i];
+        if (&s->base == self || !__atomic_load_n(&s->helped, __ATOMIC_RELAXED))
+            continue;
+        /* Its owner called since the last pass (help_seen: written under the list's lock): it
+         * polls itself. */
+        unsigned calls = __atomic_load_n(&s->owner_calls, __ATOMIC_RELAXED);
+        if (calls != s->help_seen) {
+            s->help_seen = calls;
+            continue;
+        }
         int expected = 0;
-        if (&s->base == self || !__atomic_load_n(&s->helped, __ATOMIC_RELAXED) ||
-            !atomic_compare_exchange_strong_explicit(&s->busy, &expected, RAIL_BUSY_HELPER,
+        if (!atomic_compare_exchange_strong_explicit(&s->busy, &expected, RAIL_BUSY_HELPER,
                                                      memory_order_acquire, memory_order_relaxed))
             continue;
-        if (s->help_seen != s->owner_calls) /* its owner called since: it polls itself */
-            s->help_seen = s->owner_calls;
-        else
-            (void)poll_comm(&s->base, true);
+        (void)poll_comm(&s->base, true);
         rail_send_leave(s);
     }
     pthread_mutex_unlock(&g_help_lock);
