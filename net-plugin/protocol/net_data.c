@@ -29,6 +29,8 @@ static pthread_mutex_t g_help_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rail_send_comm *g_help[HELP_MAX];
 static int g_nhelp;
 static atomic_int g_help_count; /* listed comms with `helped` set */
+/* Enters of a helped comm by its owner, and the count the last look without the lock saw. */
+static atomic_uint g_help_enters, g_help_enters_seen;
 
 void rail_send_enter(struct rail_send_comm *s)
 {
@@ -38,6 +40,8 @@ void rail_send_enter(struct rail_send_comm *s)
         expected = 0; /* a helper is polling it: that takes microseconds */
     /* Written by the owner alone; help passes read it without entering. */
     __atomic_store_n(&s->owner_calls, s->owner_calls + 1, __ATOMIC_RELAXED);
+    if (s->helped)
+        atomic_fetch_add_explicit(&g_help_enters, 1, memory_order_relaxed);
 }
 
 void rail_send_leave(struct rail_send_comm *s)
@@ -128,6 +132,15 @@ void rail_comm_help_others(const struct rail_comm *self)
     if (listed == 0 ||
         (listed == 1 && rail_comm_is_send(self) && ((const struct rail_send_comm *)self)->helped))
         return;
+    if (listed == 1) {
+        /* One comm helped, and an owner entered a helped comm since the last look: mostly that
+         * one's, which polls itself (else the next look goes on to the pass). No lock. */
+        unsigned e = atomic_load_explicit(&g_help_enters, memory_order_relaxed);
+        if (e != atomic_load_explicit(&g_help_enters_seen, memory_order_relaxed)) {
+            atomic_store_explicit(&g_help_enters_seen, e, memory_order_relaxed);
+            return;
+        }
+    }
     help_pass(self);
 }
 
