@@ -7,7 +7,7 @@
  * active just before (a pass skips a comm whose owner entered it since the pass before, so a
  * later one must poll it). Then the usual alternation; and the comms closed and opened again
  * (a closed comm leaves the list: under ASan a pass that touched it would be a use after
- * free). */
+ * free); two send comms helped at once. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -137,9 +137,61 @@ int main(void)
         CHECK(n->closeRecv(rc) == ncclSuccess);
         CHECK(n->closeListen(lc) == ncclSuccess);
     }
+    /* Two send comms helped at once (the pass walks the list; no look without the lock): two
+     * pairs, one striped message each, only the receives tested until both are done. */
+    void *lc[2] = {NULL}, *sc[2] = {NULL}, *rc[2] = {NULL}, *smh[2] = {NULL}, *rmh[2] = {NULL};
+    void *sreq[2] = {NULL}, *rreq[2] = {NULL};
+    uint8_t *rb[2] = {rbuf, aligned_alloc(4096, MSG)};
+    int done_r[2] = {0}, done_s[2] = {0}, ok = 1;
+    for (int p = 0; p < 2 && ok; p++) {
+        ok = connect_pair(n, ctx, sdev, rdev, &lc[p], &sc[p], &rc[p]) == 0 &&
+             n->regMr(sc[p], sbuf, MSG, NCCL_PTR_HOST, &smh[p]) == ncclSuccess &&
+             n->regMr(rc[p], rb[p], MSG, NCCL_PTR_HOST, &rmh[p]) == ncclSuccess;
+        size_t rsize = MSG;
+        int tag = 9;
+        ok = ok &&
+             n->irecv(rc[p], 1, (void **)&rb[p], &rsize, &tag, &rmh[p], NULL, &rreq[p]) ==
+                 ncclSuccess &&
+             rreq[p];
+    }
+    CHECK(ok);
+    for (int p = 0; p < 2 && ok; p++) {
+        double t0 = now_s();
+        while (!sreq[p] && now_s() - t0 < 30)
+            if (n->isend(sc[p], sbuf, MSG, 9, smh[p], NULL, &sreq[p]) != ncclSuccess)
+                break;
+        ok = sreq[p] != NULL;
+    }
+    CHECK(ok);
+    for (int i = 0; ok && i < 2000 && (!done_r[0] || !done_r[1]); i++)
+        for (int p = 0; p < 2; p++)
+            if (!done_r[p] && n->test(rreq[p], &done_r[p], NULL) != ncclSuccess)
+                ok = 0;
+    CHECK_MSG(done_r[0] && done_r[1], "receives done %d %d: a helped send comm was not polled",
+              done_r[0], done_r[1]);
+    double t0 = now_s();
+    while (ok && (!done_s[0] || !done_s[1]) && now_s() - t0 < 30)
+        for (int p = 0; p < 2; p++)
+            if (!done_s[p] && n->test(sreq[p], &done_s[p], NULL) != ncclSuccess)
+                ok = 0;
+    CHECK(done_s[0] && done_s[1]);
+    CHECK(memcmp(rb[0], sbuf, MSG) == 0 && memcmp(rb[1], sbuf, MSG) == 0);
+    for (int p = 0; p < 2; p++) {
+        if (rmh[p])
+            n->deregMr(rc[p], rmh[p]);
+        if (smh[p])
+            n->deregMr(sc[p], smh[p]);
+        if (sc[p])
+            n->closeSend(sc[p]);
+        if (rc[p])
+            n->closeRecv(rc[p]);
+        if (lc[p])
+            n->closeListen(lc[p]);
+    }
     CHECK(n->finalize(ctx) == ncclSuccess);
     free(sbuf);
     free(rbuf);
+    free(rb[1]);
     unlink(shm);
     return check_report("test_send_help");
 }
