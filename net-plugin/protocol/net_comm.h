@@ -224,11 +224,14 @@ struct rail_send_comm {
     /* Index of each rail's control QP (two-phase size records, queries, eager writes: never
      * queued behind bulk data), or -1: none (they rotate over the data QPs). */
     int ctl_qp;
-    int npending;                           /* requests with chunks waiting to be (re)posted */
-    int n2ph;                               /* two-phase or unsure requests not yet done */
-    int nunsure;                            /* PIPE requests asking the receiver (unsure) */
-    atomic_int busy;                        /* a thread is inside this comm (net_data.c) */
-    bool helped;                            /* listed for help from other comms' progress */
+    int npending;     /* requests with chunks waiting to be (re)posted */
+    int n2ph;         /* two-phase or unsure requests not yet done */
+    int nunsure;      /* PIPE requests asking the receiver (unsure) */
+    atomic_int busy;  /* a thread is inside this comm (net_data.c) */
+    bool helped;      /* two-phase work in flight: other comms' progress polls it (net_data.c) */
+    bool help_listed; /* in the help list (from its first two-phase message until closed) */
+    unsigned owner_calls; /* the owner's enters (net_data.c: a helper skips an active owner) */
+    unsigned help_seen;   /* owner_calls at the last help pass that looked at it */
     uint16_t slot_busy[RAIL_FIFO_SLOTS];    /* WRs of a message of that FIFO slot in flight */
     uint16_t bounce_busy[RAIL_EAGER_SLOTS]; /* WRs of an eager message in that slot in flight */
     struct rail_send_req_block *blk[RAIL_SEND_REQ_BLOCKS]; /* NULL: not allocated yet */

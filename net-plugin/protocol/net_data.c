@@ -12,17 +12,36 @@
 
 #define HELP_MAX 64
 
+/* The help list. A multi-rail send comm goes into it with its first two-phase message and stays
+ * until it is closed; what changes per message is only its `helped` flag (two-phase work in
+ * flight), counted in g_help_count: no lock per message. A help pass (any comm's progress, any
+ * thread) polls a listed comm that is helped and that nobody is inside, and only when its owner
+ * has not entered it since the pass before: an owner that keeps calling polls its own CQs (every
+ * test does, and an isend that cannot post does), and a caller that waits on a receive without
+ * touching its send comm gets that comm polled by every second pass.
+ * busy: 0 free, RAIL_BUSY_HELPER (a help pass polls it), RAIL_BUSY_OWNER (its owner is inside):
+ * rail_send_help_unlist called by the owner inside (n2ph back to 0) only clears the flag; called
+ * outside (the comm's quiesce, before it is freed) it also takes the comm out of the list. */
+#define RAIL_BUSY_HELPER 1
+#define RAIL_BUSY_OWNER  2
+
 static pthread_mutex_t g_help_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rail_send_comm *g_help[HELP_MAX];
 static int g_nhelp;
-static atomic_int g_help_count;
+static atomic_int g_help_count; /* listed comms with `helped` set */
+/* Enters of a helped comm by its owner, and the count the last look without the lock saw. */
+static atomic_uint g_help_enters, g_help_enters_seen;
 
 void rail_send_enter(struct rail_send_comm *s)
 {
     int expected = 0;
-    while (!atomic_compare_exchange_weak_explicit(&s->busy, &expected, 1, memory_order_acquire,
-                                                  memory_order_relaxed))
+    while (!atomic_compare_exchange_weak_explicit(&s->busy, &expected, RAIL_BUSY_OWNER,
+                                                  memory_order_acquire, memory_order_relaxed))
         expected = 0; /* a helper is polling it: that takes microseconds */
+    /* Written by the owner alone; help passes read it without entering. */
+    __atomic_store_n(&s->owner_calls, s->owner_calls + 1, __ATOMIC_RELAXED);
+    if (s->helped)
+        atomic_fetch_add_explicit(&g_help_enters, 1, memory_order_relaxed);
 }
 
 void rail_send_leave(struct rail_send_comm *s)
@@ -30,48 +49,75 @@ void rail_send_leave(struct rail_send_comm *s)
     atomic_store_explicit(&s->busy, 0, memory_order_release);
 }
 
+/* Once per comm (out of line): into the list, under its lock. */
+static __attribute__((noinline)) void help_add(struct rail_send_comm *s)
+{
+    pthread_mutex_lock(&g_help_lock);
+    if (g_nhelp < HELP_MAX) {
+        g_help[g_nhelp++] = s;
+        s->help_listed = true;
+    }
+    pthread_mutex_unlock(&g_help_lock);
+}
+
+static __attribute__((noinline)) void help_remove(struct rail_send_comm *s)
+{
+    pthread_mutex_lock(&g_help_lock); /* waits for a help pass that may be polling it */
+    for (int i = 0; i < g_nhelp; i++) {
+        if (g_help[i] == s) {
+            g_help[i] = g_help[--g_nhelp];
+            break;
+        }
+    }
+    s->help_listed = false;
+    pthread_mutex_unlock(&g_help_lock);
+}
+
 void rail_send_help_list(struct rail_send_comm *s)
 {
     if (s->helped)
         return;
-    pthread_mutex_lock(&g_help_lock);
-    if (g_nhelp < HELP_MAX) {
-        g_help[g_nhelp++] = s;
-        s->helped = true;
-        atomic_fetch_add(&g_help_count, 1);
+    if (!s->help_listed) {
+        help_add(s);
+        if (!s->help_listed)
+            return; /* the list is full: not helped (tried again with its next message) */
     }
-    pthread_mutex_unlock(&g_help_lock);
+    __atomic_store_n(&s->helped, true, __ATOMIC_RELAXED);
+    atomic_fetch_add(&g_help_count, 1);
 }
 
-/* Called by the owner (inside enter/leave, or when freeing the comm). */
+/* Called by the owner (inside enter/leave, or when freeing the comm: then outside). */
 void rail_send_help_unlist(struct rail_send_comm *s)
 {
-    if (!s->helped)
-        return;
-    pthread_mutex_lock(&g_help_lock);
-    for (int i = 0; i < g_nhelp; i++) {
-        if (g_help[i] == s) {
-            g_help[i] = g_help[--g_nhelp];
-            atomic_fetch_sub(&g_help_count, 1);
-            break;
-        }
+    if (s->helped) {
+        __atomic_store_n(&s->helped, false, __ATOMIC_RELAXED);
+        atomic_fetch_sub(&g_help_count, 1);
     }
-    s->helped = false;
-    pthread_mutex_unlock(&g_help_lock);
+    if (s->help_listed && atomic_load_explicit(&s->busy, memory_order_relaxed) != RAIL_BUSY_OWNER)
+        help_remove(s);
 }
 
 static int poll_comm(struct rail_comm *c, bool mem);
-/* Polls the listed send comms nobody is inside right now (the list's lock taken). */
+/* Polls the helped send comms nobody is inside right now whose owner has not entered them since
+ * the last pass (the list's lock taken). */
 static __attribute__((noinline)) void help_pass(const struct rail_comm *self)
 {
     if (pthread_mutex_trylock(&g_help_lock) != 0)
         return;
     for (int i = 0; i < g_nhelp; i++) {
         struct rail_send_comm *s = g_help[i];
+        if (&s->base == self || !__atomic_load_n(&s->helped, __ATOMIC_RELAXED))
+            continue;
+        /* Its owner called since the last pass (help_seen: written under the list's lock): it
+         * polls itself. */
+        unsigned calls = __atomic_load_n(&s->owner_calls, __ATOMIC_RELAXED);
+        if (calls != s->help_seen) {
+            s->help_seen = calls;
+            continue;
+        }
         int expected = 0;
-        if (&s->base == self ||
-            !atomic_compare_exchange_strong_explicit(&s->busy, &expected, 1, memory_order_acquire,
-                                                     memory_order_relaxed))
+        if (!atomic_compare_exchange_strong_explicit(&s->busy, &expected, RAIL_BUSY_HELPER,
+                                                     memory_order_acquire, memory_order_relaxed))
             continue;
         (void)poll_comm(&s->base, true);
         rail_send_leave(s);
@@ -82,10 +128,19 @@ static __attribute__((noinline)) void help_pass(const struct rail_comm *self)
 void rail_comm_help_others(const struct rail_comm *self)
 {
     int listed = atomic_load_explicit(&g_help_count, memory_order_relaxed);
-    /* Nobody listed, or only self (its owner is polling it now): no lock to take, no frame. */
+    /* Nobody helped, or only self (its owner is polling it now): no lock to take, no frame. */
     if (listed == 0 ||
         (listed == 1 && rail_comm_is_send(self) && ((const struct rail_send_comm *)self)->helped))
         return;
+    if (listed == 1) {
+        /* One comm helped, and an owner entered a helped comm since the last look: mostly that
+         * one's, which polls itself (else the next look goes on to the pass). No lock. */
+        unsigned e = atomic_load_explicit(&g_help_enters, memory_order_relaxed);
+        if (e != atomic_load_explicit(&g_help_enters_seen, memory_order_relaxed)) {
+            atomic_store_explicit(&g_help_enters_seen, e, memory_order_relaxed);
+            return;
+        }
+    }
     help_pass(self);
 }
 

@@ -114,9 +114,11 @@ static int post_piece(struct rail_send_comm *s, struct rail_send_req *q, int k, 
 /* ---- the size record (two-phase) ---- */
 
 /* The message's size record, WRITE WITH IMM `imm`, on rail: as the record itself (chunk
- * RAIL_CHUNK_REC) or as a query about it (RAIL_CHUNK_ASK). 0 posted, 1 no room, -errno. */
-static int post_record_as(struct rail_send_comm *s, struct rail_send_req *q, int rail,
-                          unsigned chunk, uint32_t imm)
+ * RAIL_CHUNK_REC) or as a query about it (RAIL_CHUNK_ASK). 0 posted, 1 no room, -errno. Always
+ * inline: record_now's post of every two-phase record had two calls' prologues around it. */
+static inline __attribute__((always_inline)) int post_record_inl(struct rail_send_comm *s,
+                                                                 struct rail_send_req *q, int rail,
+                                                                 unsigned chunk, uint32_t imm)
 {
     struct rail_link *l = &s->base.link[rail];
     int qp = rail_send_control_qp(s, l);
@@ -133,10 +135,17 @@ static int post_record_as(struct rail_send_comm *s, struct rail_send_req *q, int
     return rail_send_post_wr(s, rail, qp, &wr, 1);
 }
 
-static int post_record(struct rail_send_comm *s, struct rail_send_req *q, int rail)
+static int post_record_as(struct rail_send_comm *s, struct rail_send_req *q, int rail,
+                          unsigned chunk, uint32_t imm)
 {
-    int rc = post_record_as(s, q, rail, RAIL_CHUNK_REC,
-                            rail_imm_rdv((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry));
+    return post_record_inl(s, q, rail, chunk, imm);
+}
+
+static inline __attribute__((always_inline)) int post_record(struct rail_send_comm *s,
+                                                             struct rail_send_req *q, int rail)
+{
+    int rc = post_record_inl(s, q, rail, RAIL_CHUNK_REC,
+                             rail_imm_rdv((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry));
     if (rc == 0) {
         rail_2ph_record_posted(&q->tp);
         q->rec_rail = (uint8_t)rail;
