@@ -97,7 +97,7 @@ void rail_send_help_unlist(struct rail_send_comm *s)
         help_remove(s);
 }
 
-static int poll_comm(struct rail_comm *c, bool mem);
+static int poll_comm(struct rail_comm *c);
 /* Polls the helped send comms nobody is inside right now whose owner has not entered them since
  * the last pass (the list's lock taken). */
 static __attribute__((noinline)) void help_pass(const struct rail_comm *self)
@@ -119,7 +119,7 @@ static __attribute__((noinline)) void help_pass(const struct rail_comm *self)
         if (!atomic_compare_exchange_strong_explicit(&s->busy, &expected, RAIL_BUSY_HELPER,
                                                      memory_order_acquire, memory_order_relaxed))
             continue;
-        (void)poll_comm(&s->base, true);
+        (void)poll_comm(&s->base);
         rail_send_leave(s);
     }
     pthread_mutex_unlock(&g_help_lock);
@@ -146,14 +146,7 @@ void rail_comm_help_others(const struct rail_comm *self)
 
 int rail_comm_progress(struct rail_comm *c)
 {
-    int rc = poll_comm(c, true);
-    rail_comm_help_others(c);
-    return rc;
-}
-
-int rail_comm_progress_cqs_any(struct rail_comm *c)
-{
-    int rc = poll_comm(c, false);
+    int rc = poll_comm(c);
     rail_comm_help_others(c);
     return rc;
 }
@@ -173,9 +166,9 @@ void rail_comm_wc_foreign(struct rail_comm *c, const struct ibv_wc *wc)
  * incoming completions, and every WR it posts is signalled and counted until its completion
  * (flushed ones included), so a rail with none out is skipped. A receive comm's CQs take the
  * peer's writes with immediate at any time: always polled. */
-static int poll_comm(struct rail_comm *c, bool mem)
+static int poll_comm(struct rail_comm *c)
 {
-    if (mem && c->ops->poll)
+    if (c->ops->poll)
         c->ops->poll(c);
     for (int r = 0; r < c->nrails; r++)
         if (c->link[r].cq_work)

@@ -27,8 +27,10 @@ typedef void (*rail_on_wc_fn)(struct rail_comm *c, int rail, const struct ibv_wc
 static inline void rail_comm_drain(struct rail_comm *c, int r, rail_on_wc_fn on_wc);
 /* A two-phase message needs its sender's completions polled before its size record goes out.
  * NCCL keeps testing its sends, but a caller may wait on a receive without touching the send
- * comm: such a send comm is listed, and every comm's progress (any thread) also polls the listed
- * ones it can enter. The owner brackets its own calls with enter/leave. Only multi-rail send
+ * comm: such a send comm is marked helped (it is listed from its first two-phase message until
+ * closed), and every comm's progress (any thread) also polls the helped ones it can enter whose
+ * owner has not entered them since the last look (an owner that calls polls its own). The owner
+ * brackets its own calls with enter/leave. Only multi-rail send
  * comms are ever listed (one-rail messages are never two-phase), so one-rail comms skip
  * enter/leave. */
 void rail_send_enter(struct rail_send_comm *s);
