@@ -28,67 +28,12 @@
 #include "protocol/net_qsize.h"
 #include "protocol/net_reg.h"
 #include "protocol/net_send_eager.h"
+#include "protocol/net_send_blocks.h"
 #include "protocol/net_send_post.h"
 #include "protocol/net_send_wr.h"
 #include "protocol/net_telemetry.h"
 #include "telemetry/rail_stats.h"
 #include "transport/net_verbs.h"
-
-static void init_state(struct rail_send_comm *s)
-{
-    rail_tagmap_init(&s->sent);
-    /* Lowest index on top: a block is first used only when every request of the blocks below
-     * it is in flight (freed requests go back on top). */
-    s->nfree = RAIL_SEND_REQS;
-    for (int i = 0; i < RAIL_SEND_REQS; i++)
-        s->free_list[i] = (uint16_t)(RAIL_SEND_REQS - 1 - i);
-}
-
-/* Block b of s's requests with its registered source region. 0 or -errno (err says why). */
-static int block_alloc(struct rail_send_comm *s, int b, char *err, size_t errlen)
-{
-    struct rail_send_req_block *k = calloc(1, sizeof(*k));
-    size_t len = (size_t)RAIL_SEND_REQ_BLOCK * RAIL_LOCAL_STRIDE;
-    int rc = k ? rail_region_alloc(len, &k->src) : -ENOMEM;
-    for (int r = 0; rc == 0 && r < s->base.nrails; r++) {
-        struct rail_dev *d = s->base.link[r].dev;
-        rc = rail_verbs_reg_mr(d->pd, k->src, len, IBV_ACCESS_LOCAL_WRITE, &k->mr[r], d->name, err,
-                               errlen);
-    }
-    if (rc < 0) {
-        if (rc == -ENOMEM && !err[0])
-            snprintf(err, errlen, "out of memory for send requests");
-        if (k) {
-            for (int r = 0; r < RAIL_MAX_RAILS; r++)
-                rail_verbs_dereg_mr(k->mr[r]);
-            free(k->src);
-            free(k);
-        }
-        return rc;
-    }
-    for (int i = 0; i < RAIL_SEND_REQ_BLOCK; i++) {
-        k->req[i].h.comm = &s->base;
-        k->req[i].idx = (uint16_t)(b * RAIL_SEND_REQ_BLOCK + i);
-        k->req[i].src = k->src + (size_t)i * RAIL_LOCAL_STRIDE;
-        k->req[i].blk = k;
-    }
-    s->blk[b] = k;
-    return 0;
-}
-
-static void blocks_free(struct rail_send_comm *s)
-{
-    for (int b = 0; b < RAIL_SEND_REQ_BLOCKS; b++) {
-        struct rail_send_req_block *k = s->blk[b];
-        if (!k)
-            continue;
-        for (int r = 0; r < RAIL_MAX_RAILS; r++)
-            rail_verbs_dereg_mr(k->mr[r]);
-        free(k->src);
-        free(k);
-        s->blk[b] = NULL;
-    }
-}
 
 static const struct rail_req_ops send_req_ops;
 
@@ -101,7 +46,7 @@ static struct rail_send_req *req_alloc(struct rail_send_comm *s)
         /* Every request allocated so far is in flight: one block more. When that fails, the
          * comm keeps the requests it has (the caller calls again once one completes). */
         char err[256] = "";
-        if (block_alloc(s, i / RAIL_SEND_REQ_BLOCK, err, sizeof(err)) < 0) {
+        if (rail_send_block_alloc(s, i / RAIL_SEND_REQ_BLOCK, err, sizeof(err)) < 0) {
             if (!s->blk_warned)
                 RAIL_INFO(NCCL_NET, "send comm %p: no more than %d messages in flight: %s",
                           (void *)s, RAIL_SEND_REQS - s->nfree, err);
@@ -541,7 +486,7 @@ static void send_quiesce(struct rail_comm *c)
 static void send_release(struct rail_comm *c)
 {
     struct rail_send_comm *s = send_of(c);
-    blocks_free(s);
+    rail_send_blocks_free(s);
     free(s->fifo);
     free(s->local);
     rail_tagmap_free(&s->sent);
@@ -562,7 +507,7 @@ const struct rail_comm_ops rail_send_comm_ops = {
 
 static const struct rail_req_ops send_req_ops = {.test = send_test, .ticks_health = true};
 
-/* ---- construction ---- */
+/* ---- construction (request blocks and image sources: net_send_blocks.c) ---- */
 
 int rail_send_images_alloc(struct rail_send_comm *s, char *err, size_t errlen)
 {
@@ -599,7 +544,7 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, unsigned cts_bytes,
     s->base.nqps = nqps + (s->ctl_qp >= 0);
     s->base.fd = -1;
     s->base.group = g;
-    init_state(s);
+    rail_send_state_init(s);
     s->cts.entry_bytes = cts_bytes; /* the FIFO's layout (wire/cts_layout.h) */
     int sq = (int)rail_param_int(RAIL_PARAM_SEND_QUEUE_DEPTH);
     int inl = (int)rail_param_int(RAIL_PARAM_EAGER_INLINE);
@@ -621,7 +566,7 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, unsigned cts_bytes,
         rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION_OF(cts_bytes), true, err,
                              errlen);
     if (rc == 0)
-        rc = block_alloc(s, 0, err, errlen);
+        rc = rail_send_block_alloc(s, 0, err, errlen);
     if (rc < 0) {
         if (rc == -ENOMEM && !err[0])
             snprintf(err, errlen, "out of memory for the send comm");
