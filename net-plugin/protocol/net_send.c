@@ -191,7 +191,7 @@ send_direct(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts, 
     q->wrs_left = 1;
     rail_tel_whole(&s->base, 0, size);
     s->slot_busy[slot] = 1;
-    rail_cts_fifo_resolve(&s->cts, &s->cts.shadow[slot][0]);
+    rail_cts_fifo_resolve_next(&s->cts); /* the entry just taken (try_send) */
     uint32_t ignored;
     rc = rail_tagmap_next_inl(&s->sent, tag, &ignored);
     *request = q;
