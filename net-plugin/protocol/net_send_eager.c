@@ -103,10 +103,7 @@ int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q, int3
         h->size = q->size;
         h->seq = q->seq;
     }
-    /* One rail: rail_pick_up's answer (rail 0 when it is up) without its loop. */
-    int rail =
-        s->base.nrails == 1 ? (s->base.link[0].rj.up ? 0 : -1) : rail_pick_up(&s->base, s->base.rr);
-    s->base.rr++;
+    int rail = rail_send_pick_up(&s->base, s->base.rr++);
     if (rail < 0)
         return atomic_load(&s->base.error) ? atomic_load(&s->base.error) : 1;
     q->kind = RAIL_SREQ_EAGER;

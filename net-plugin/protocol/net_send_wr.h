@@ -4,6 +4,7 @@
 #define NCCL_RAIL_NET_SEND_WR_H
 
 #include "protocol/net_comm.h"
+#include "protocol/net_health.h"
 #include "transport/net_verbs.h"
 
 /* Free entries of the send queue of QP qp of rail l. */
@@ -30,6 +31,14 @@ void rail_send_fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t 
 /* Where a size record, query or eager write goes: the rail's control QP, or without one the
  * next data QP. */
 int rail_send_control_qp(struct rail_send_comm *s, struct rail_link *l);
+/* rail_pick_up(c, from): on one rail its answer (0 when that rail is up, else -1) without the
+ * call and its loop. test_send_direct compares the two. */
+static inline int rail_send_pick_up(struct rail_comm *c, unsigned from)
+{
+    if (c->nrails == 1)
+        return c->link[0].rj.up ? 0 : -1;
+    return rail_pick_up(c, from);
+}
 int rail_send_req_index(const struct rail_send_comm *s, const struct rail_send_req *q);
 
 #endif

@@ -9,7 +9,8 @@
  * once through each, and the results are compared byte for byte: the comm, its request block, the
  * QP counters, the records, the telemetry, the tag counters, the work requests posted, the return
  * code and the request. Dropping any one term of the condition (direct_ok, rail_send_direct_max)
- * makes states differ. */
+ * makes states differ. Also: rail_send_pick_up (the eager send's one-rail pick) against
+ * rail_pick_up. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "nccl/nccl_net.h"
 #include "protocol/net_comm.h"
 #include "protocol/net_send.h"
+#include "protocol/net_send_wr.h"
 #include "telemetry/rail_stats.h"
 #include "transport/net_verbs.h"
 
@@ -256,6 +258,24 @@ static void randomize(uint64_t *seq, struct rail_cts *cts, uint64_t *size, int *
     g_mr.type = rnd(4) ? NCCL_PTR_HOST : NCCL_PTR_CUDA;
 }
 
+/* rail_send_pick_up against rail_pick_up: every rail count, up pattern and start. */
+static void pick_up(void)
+{
+    static struct rail_comm c;
+    int same = 0, n = 0;
+    for (int nr = 1; nr <= RAIL_MAX_RAILS; nr++)
+        for (unsigned up = 0; up < 1u << nr; up++)
+            for (unsigned from = 0; from < 9; from++) {
+                memset(&c, 0, sizeof(c));
+                c.nrails = nr;
+                for (int r = 0; r < nr; r++)
+                    c.link[r].rj.up = (up >> r) & 1u;
+                same += rail_send_pick_up(&c, from) == rail_pick_up(&c, from);
+                n++;
+            }
+    CHECK_EQ_INT(same, n);
+}
+
 int main(void)
 {
     static struct snap before, general, direct;
@@ -265,6 +285,7 @@ int main(void)
     rail_verbs_set_ops(&ops);
     rail_log_set_logger(quiet); /* refused posts and missing blocks log a line each */
     setup();
+    pick_up();
 
     int n = 200000, same = 0, direct_sends = 0, general_sends = 0;
     static char data[1];
