@@ -37,23 +37,29 @@
 
 static const struct rail_req_ops send_req_ops;
 
-static struct rail_send_req *req_alloc(struct rail_send_comm *s)
+/* Every request allocated so far is in flight: one block more for request i (out of line: rare).
+ * When that fails, the comm keeps the requests it has (the caller calls again once one
+ * completes). */
+static __attribute__((noinline)) bool block_more(struct rail_send_comm *s, int i)
+{
+    char err[256] = "";
+    if (rail_send_block_alloc(s, i / RAIL_SEND_REQ_BLOCK, err, sizeof(err)) == 0)
+        return true;
+    if (!s->blk_warned)
+        RAIL_INFO(NCCL_NET, "send comm %p: no more than %d messages in flight: %s", (void *)s,
+                  RAIL_SEND_REQS - s->nfree, err);
+    s->blk_warned = true;
+    return false;
+}
+
+static inline __attribute__((always_inline)) struct rail_send_req *
+req_alloc(struct rail_send_comm *s)
 {
     if (s->nfree == 0)
         return NULL;
     int i = s->free_list[s->nfree - 1];
-    if (!s->blk[i / RAIL_SEND_REQ_BLOCK]) {
-        /* Every request allocated so far is in flight: one block more. When that fails, the
-         * comm keeps the requests it has (the caller calls again once one completes). */
-        char err[256] = "";
-        if (rail_send_block_alloc(s, i / RAIL_SEND_REQ_BLOCK, err, sizeof(err)) < 0) {
-            if (!s->blk_warned)
-                RAIL_INFO(NCCL_NET, "send comm %p: no more than %d messages in flight: %s",
-                          (void *)s, RAIL_SEND_REQS - s->nfree, err);
-            s->blk_warned = true;
-            return NULL;
-        }
-    }
+    if (!s->blk[i / RAIL_SEND_REQ_BLOCK] && !block_more(s, i))
+        return NULL;
     s->nfree--;
     struct rail_send_req *q = rail_send_req_at(s, i);
     q->h.ops = &send_req_ops;
