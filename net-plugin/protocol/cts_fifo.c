@@ -138,6 +138,30 @@ bool rail_cts_fifo_news(const struct rail_cts_fifo *f, const uint8_t *fifo_mem)
     return !older_or_unwritten(f, s, bytes);
 }
 
+/* rail_cts_read_as of the entry at p whose sequence word was just loaded (acquire) as `want`: a
+ * compact entry is copied in place (no second load before the fields, no call), then its word is
+ * loaded again as rail_cts_read_as does; the same answer but for a peer's write between the two
+ * first loads, which rail_cts_read_as reports as 1 or 2 and this as 2 (both: not this entry). */
+static inline int read_loaded(const uint8_t *p, unsigned bytes, uint64_t want, struct rail_cts *out)
+{
+    if (bytes != RAIL_CTS_COMPACT_BYTES)
+        return rail_cts_read_as(p, bytes, want, out);
+    const struct rail_cts_compact *k = (const struct rail_cts_compact *)p;
+    out->reserved = 0;
+    out->addr = k->addr;
+    out->size = k->size;
+    out->tag = k->tag;
+    out->tag_index = k->tag_index;
+    out->nreqs = k->nreqs;
+    out->entry = k->entry;
+    memcpy(out->rkey, k->rkey, sizeof(out->rkey));
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&k->seq, __ATOMIC_ACQUIRE) != (uint32_t)want)
+        return 2;
+    out->seq = want;
+    return 0;
+}
+
 int rail_cts_fifo_next(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int32_t tag,
                        uint32_t index, uint64_t *seq, struct rail_cts *out)
 {
@@ -151,8 +175,8 @@ int rail_cts_fifo_next(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int32_t
         /* rail_cts_fifo_news, from the same load */
         return older_or_unwritten(f, s, bytes) ? RAIL_CTS_NEXT_NONE : RAIL_CTS_NEXT_OTHER;
     }
-    if (rail_cts_read_as(base, bytes, want, out) != 0 || !rail_cts_ok(out, want, 0) ||
-        out->nreqs != 1 || out->tag != tag || out->tag_index != index)
+    if (read_loaded(base, bytes, want, out) != 0 || !rail_cts_ok(out, want, 0) || out->nreqs != 1 ||
+        out->tag != tag || out->tag_index != index)
         return RAIL_CTS_NEXT_OTHER;
     /* The slot after it: absorb would stop there (not written: read status 1). */
     unsigned next = (unsigned)((f->scan + 1) % RAIL_FIFO_SLOTS);

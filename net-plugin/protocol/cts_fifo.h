@@ -113,5 +113,15 @@ int rail_cts_fifo_next(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int32_t
                        uint32_t index, uint64_t *seq, struct rail_cts *out);
 /* A rendezvous send took sh: resolved, and head moves past every fully resolved slot. */
 void rail_cts_fifo_resolve(struct rail_cts_fifo *f, struct rail_shadow *sh);
+/* rail_cts_fifo_resolve of the entry rail_cts_fifo_next took last (RAIL_CTS_NEXT_TAKEN, nothing
+ * absorbed or resolved since: head + 1 == scan, that slot's one entry open), inline: resolved,
+ * and head at scan. test_cts_fifo compares it with rail_cts_fifo_resolve after every take. */
+static inline void rail_cts_fifo_resolve_next(struct rail_cts_fifo *f)
+{
+    unsigned slot = (unsigned)((f->scan - 1) % RAIL_FIFO_SLOTS);
+    f->shadow[slot][0].resolved = true;
+    f->unresolved[slot] = 0;
+    f->head = f->scan;
+}
 
 #endif

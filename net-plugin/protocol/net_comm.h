@@ -216,7 +216,11 @@ struct rail_send_comm {
     int nfree;
     uint16_t free_list[RAIL_SEND_REQS];
     struct rail_stripe sched;
-    uint64_t max_chunk;    /* smallest max_msg over the rails */
+    uint64_t max_chunk; /* smallest max_msg over the rails */
+    /* Largest rendezvous message sent by the one-rail direct path (net_send.c send_direct: one
+     * rail, no QP split, one WRITE WITH IMM carrying the data), 0: never. Decided once, with the
+     * rails (send_setup_rails). */
+    uint64_t direct_max;
     bool split_qps;        /* NCCL_IB_SPLIT_DATA_ON_QPS */
     bool ar;               /* adaptive routing (NCCL_IB_ADAPTIVE_ROUTING) on this comm's device */
     uint64_t ar_threshold; /* NCCL_IB_AR_THRESHOLD: larger messages carry no data in an imm */

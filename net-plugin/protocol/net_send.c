@@ -28,85 +28,38 @@
 #include "protocol/net_qsize.h"
 #include "protocol/net_reg.h"
 #include "protocol/net_send_eager.h"
+#include "protocol/net_send_blocks.h"
 #include "protocol/net_send_post.h"
+#include "protocol/net_send_wr.h"
+#include "protocol/net_telemetry.h"
 #include "telemetry/rail_stats.h"
 #include "transport/net_verbs.h"
 
-static void init_state(struct rail_send_comm *s)
-{
-    rail_tagmap_init(&s->sent);
-    /* Lowest index on top: a block is first used only when every request of the blocks below
-     * it is in flight (freed requests go back on top). */
-    s->nfree = RAIL_SEND_REQS;
-    for (int i = 0; i < RAIL_SEND_REQS; i++)
-        s->free_list[i] = (uint16_t)(RAIL_SEND_REQS - 1 - i);
-}
-
-/* Block b of s's requests with its registered source region. 0 or -errno (err says why). */
-static int block_alloc(struct rail_send_comm *s, int b, char *err, size_t errlen)
-{
-    struct rail_send_req_block *k = calloc(1, sizeof(*k));
-    size_t len = (size_t)RAIL_SEND_REQ_BLOCK * RAIL_LOCAL_STRIDE;
-    int rc = k ? rail_region_alloc(len, &k->src) : -ENOMEM;
-    for (int r = 0; rc == 0 && r < s->base.nrails; r++) {
-        struct rail_dev *d = s->base.link[r].dev;
-        rc = rail_verbs_reg_mr(d->pd, k->src, len, IBV_ACCESS_LOCAL_WRITE, &k->mr[r], d->name, err,
-                               errlen);
-    }
-    if (rc < 0) {
-        if (rc == -ENOMEM && !err[0])
-            snprintf(err, errlen, "out of memory for send requests");
-        if (k) {
-            for (int r = 0; r < RAIL_MAX_RAILS; r++)
-                rail_verbs_dereg_mr(k->mr[r]);
-            free(k->src);
-            free(k);
-        }
-        return rc;
-    }
-    for (int i = 0; i < RAIL_SEND_REQ_BLOCK; i++) {
-        k->req[i].h.comm = &s->base;
-        k->req[i].idx = (uint16_t)(b * RAIL_SEND_REQ_BLOCK + i);
-        k->req[i].src = k->src + (size_t)i * RAIL_LOCAL_STRIDE;
-        k->req[i].blk = k;
-    }
-    s->blk[b] = k;
-    return 0;
-}
-
-static void blocks_free(struct rail_send_comm *s)
-{
-    for (int b = 0; b < RAIL_SEND_REQ_BLOCKS; b++) {
-        struct rail_send_req_block *k = s->blk[b];
-        if (!k)
-            continue;
-        for (int r = 0; r < RAIL_MAX_RAILS; r++)
-            rail_verbs_dereg_mr(k->mr[r]);
-        free(k->src);
-        free(k);
-        s->blk[b] = NULL;
-    }
-}
-
 static const struct rail_req_ops send_req_ops;
 
-static struct rail_send_req *req_alloc(struct rail_send_comm *s)
+/* Every request allocated so far is in flight: one block more for request i (out of line: rare).
+ * When that fails, the comm keeps the requests it has (the caller calls again once one
+ * completes). */
+static __attribute__((noinline)) bool block_more(struct rail_send_comm *s, int i)
+{
+    char err[256] = "";
+    if (rail_send_block_alloc(s, i / RAIL_SEND_REQ_BLOCK, err, sizeof(err)) == 0)
+        return true;
+    if (!s->blk_warned)
+        RAIL_INFO(NCCL_NET, "send comm %p: no more than %d messages in flight: %s", (void *)s,
+                  RAIL_SEND_REQS - s->nfree, err);
+    s->blk_warned = true;
+    return false;
+}
+
+static inline __attribute__((always_inline)) struct rail_send_req *
+req_alloc(struct rail_send_comm *s)
 {
     if (s->nfree == 0)
         return NULL;
     int i = s->free_list[s->nfree - 1];
-    if (!s->blk[i / RAIL_SEND_REQ_BLOCK]) {
-        /* Every request allocated so far is in flight: one block more. When that fails, the
-         * comm keeps the requests it has (the caller calls again once one completes). */
-        char err[256] = "";
-        if (block_alloc(s, i / RAIL_SEND_REQ_BLOCK, err, sizeof(err)) < 0) {
-            if (!s->blk_warned)
-                RAIL_INFO(NCCL_NET, "send comm %p: no more than %d messages in flight: %s",
-                          (void *)s, RAIL_SEND_REQS - s->nfree, err);
-            s->blk_warned = true;
-            return NULL;
-        }
-    }
+    if (!s->blk[i / RAIL_SEND_REQ_BLOCK] && !block_more(s, i))
+        return NULL;
     s->nfree--;
     struct rail_send_req *q = rail_send_req_at(s, i);
     q->h.ops = &send_req_ops;
@@ -182,6 +135,92 @@ static int send_taken(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t
     }
     *request = q;
     return rc;
+}
+
+/* The common rendezvous send in one piece: one rail up, no QP split, and the whole message one
+ * WRITE WITH IMM (0 < size <= direct_max, decided once per comm: send_setup_rails), that fits the
+ * receive buffer, with a request ready (its block allocated) and room on the QP it goes to. What
+ * send_taken does then through req_alloc, rail_send_post_rdv and post_pipelined (the same request,
+ * record, work request, counters and FIFO state; a refused post the same way back), without
+ * their layers and the checks this condition settles. test_send_direct compares the two over
+ * many states. */
+static inline __attribute__((always_inline)) bool direct_ok(const struct rail_send_comm *s,
+                                                            size_t size, const struct rail_cts *cts)
+{
+    const struct rail_link *l = &s->base.link[0];
+    return (uint64_t)size - 1 < s->direct_max && size <= cts->size && (s->sched.up_mask & 1u) &&
+           s->nfree > 0 && s->blk[s->free_list[s->nfree - 1] / RAIL_SEND_REQ_BLOCK] &&
+           rail_send_sq_room(l, (int)(l->rr % (unsigned)s->ndata)) >= 1;
+}
+
+static inline __attribute__((always_inline)) int
+send_direct(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts, void *data,
+            size_t size, int tag, const struct rail_mr *m, void **request)
+{
+    struct rail_link *l = &s->base.link[0];
+    struct rail_send_req *q = rail_send_req_at(s, s->free_list[--s->nfree]);
+    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
+    int qp = (int)(l->rr++ % (unsigned)s->ndata);
+    q->h.ops = &send_req_ops;
+    q->error = 0;
+    q->data = (uintptr_t)data;
+    q->size = size;
+    rail_2ph_plan(&q->tp, 1);
+    q->striped = q->too_big = false;
+    q->host = m->type == NCCL_PTR_HOST;
+    memcpy(q->lkey, m->lkey, sizeof(q->lkey));
+    q->raddr = cts->addr;
+    memcpy(q->rkey, cts->rkey, sizeof(q->rkey));
+    q->seq = seq;
+    q->entry = 0;
+    q->ch[0].off = 0;
+    q->ch[0].len = size;
+    q->ch[0].rail = 0;
+    q->ch[0].qp = (uint8_t)qp;
+    struct rail_record *rec = (struct rail_record *)q->src; /* for a query after a failover */
+    rec->size = size;
+    rec->seq = (uint32_t)(seq + 1);
+    rec->entry = 0;
+    q->unsure = 0;
+    q->kind = RAIL_SREQ_PIPE;
+    struct ibv_sge sge = {q->data, (uint32_t)size, q->lkey[0]};
+    struct ibv_send_wr wr;
+    rail_send_fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, 0, qp, q->idx), q->raddr, q->rkey[0]);
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.imm_data = htonl(rail_imm_direct(slot, 0, (uint32_t)size));
+    int rc = rail_send_post_wr(s, 0, qp, &wr, 1);
+    if (rc != 0) {
+        q->wrs_left = 0;
+        req_free(s, q);
+        return rc < 0 ? rc : 0; /* 1: the rail failed over meanwhile, NCCL calls again */
+    }
+    q->wrs_left = 1;
+    rail_tel_whole(&s->base, 0, size);
+    s->slot_busy[slot] = 1;
+    rail_cts_fifo_resolve_next(&s->cts); /* the entry just taken (try_send) */
+    uint32_t ignored;
+    rc = rail_tagmap_next_inl(&s->sent, tag, &ignored);
+    *request = q;
+    return rc;
+}
+
+/* Entry 0 of slot sequence seq (the one rail_cts_fifo_next took, as cts): the direct path when
+ * direct_ok, else send_taken. */
+int rail_send_taken(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts, void *data,
+                    size_t size, int tag, const struct rail_mr *m, void **request)
+{
+    if (direct_ok(s, size, cts))
+        return send_direct(s, seq, cts, data, size, tag, m, request);
+    return send_taken(s, &s->cts.shadow[seq % RAIL_FIFO_SLOTS][0], seq, 0, cts, data, size, tag, m,
+                      request);
+}
+
+int rail_send_taken_general(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts,
+                            void *data, size_t size, int tag, const struct rail_mr *m,
+                            void **request)
+{
+    return send_taken(s, &s->cts.shadow[seq % RAIL_FIFO_SLOTS][0], seq, 0, cts, data, size, tag, m,
+                      request);
 }
 
 /* Rendezvous: entry `sh` (slot sequence seq, entry e) was matched in the shadow; the entry is
@@ -275,6 +314,8 @@ static int try_send(struct rail_send_comm *s, void *data, size_t size, int tag,
             return rail_comm_error(&s->base);
         if (s->slot_busy[seq % RAIL_FIFO_SLOTS])
             return 0; /* the previous message of this FIFO slot is still in flight */
+        if (direct_ok(s, size, &cts))
+            return send_direct(s, seq, &cts, data, size, tag, m, request);
         return send_taken(s, &s->cts.shadow[seq % RAIL_FIFO_SLOTS][0], seq, 0, &cts, data, size,
                           tag, m, request);
     }
@@ -411,7 +452,23 @@ static int send_setup_rails(struct rail_comm *c, char *err, size_t errlen)
     if (s->max_chunk == 0)
         s->max_chunk = RAIL_STRIPE_ALIGN;
     s->split_qps = rail_param_bool(RAIL_PARAM_IB_SPLIT_DATA_ON_QPS);
-    return rail_stripe_init(&s->sched, &cfg, err, errlen);
+    int rc = rail_stripe_init(&s->sched, &cfg, err, errlen);
+    s->direct_max = rc == 0 ? rail_send_direct_max(s) : 0;
+    return rc;
+}
+
+uint64_t rail_send_direct_max(const struct rail_send_comm *s)
+{
+    /* What rail_send_post_rdv's one-piece test and post_pipelined's direct write ask of a size
+     * (rail_stripe_one_whole, max_chunk, RAIL_IMM_DIRECT_MAX, rail_ar_imm_data_ok), less what
+     * changes per message (the rail being up). */
+    if (s->base.nrails != 1 || s->sched.nrails != 1 || (s->split_qps && s->ndata != 1) ||
+        s->ndata < 1)
+        return 0;
+    uint64_t max = s->max_chunk < RAIL_IMM_DIRECT_MAX ? s->max_chunk : RAIL_IMM_DIRECT_MAX;
+    if (s->ar && s->ar_threshold < max)
+        max = s->ar_threshold;
+    return max < RAIL_STRIPE_MAX_SIZE ? max : RAIL_STRIPE_MAX_SIZE;
 }
 
 static void send_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
@@ -435,7 +492,7 @@ static void send_quiesce(struct rail_comm *c)
 static void send_release(struct rail_comm *c)
 {
     struct rail_send_comm *s = send_of(c);
-    blocks_free(s);
+    rail_send_blocks_free(s);
     free(s->fifo);
     free(s->local);
     rail_tagmap_free(&s->sent);
@@ -456,7 +513,7 @@ const struct rail_comm_ops rail_send_comm_ops = {
 
 static const struct rail_req_ops send_req_ops = {.test = send_test, .ticks_health = true};
 
-/* ---- construction ---- */
+/* ---- construction (request blocks and image sources: net_send_blocks.c) ---- */
 
 int rail_send_images_alloc(struct rail_send_comm *s, char *err, size_t errlen)
 {
@@ -493,7 +550,7 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, unsigned cts_bytes,
     s->base.nqps = nqps + (s->ctl_qp >= 0);
     s->base.fd = -1;
     s->base.group = g;
-    init_state(s);
+    rail_send_state_init(s);
     s->cts.entry_bytes = cts_bytes; /* the FIFO's layout (wire/cts_layout.h) */
     int sq = (int)rail_param_int(RAIL_PARAM_SEND_QUEUE_DEPTH);
     int inl = (int)rail_param_int(RAIL_PARAM_EAGER_INLINE);
@@ -515,7 +572,7 @@ int rail_send_comm_create(struct rail_netdev *g, int nqps, unsigned cts_bytes,
         rc = rail_region_reg(&s->base, 0, s->fifo, RAIL_SEND_REGION_OF(cts_bytes), true, err,
                              errlen);
     if (rc == 0)
-        rc = block_alloc(s, 0, err, errlen);
+        rc = rail_send_block_alloc(s, 0, err, errlen);
     if (rc < 0) {
         if (rc == -ENOMEM && !err[0])
             snprintf(err, errlen, "out of memory for the send comm");

@@ -24,4 +24,16 @@ int rail_send_images_alloc(struct rail_send_comm *s, char *err, size_t errlen);
 int rail_net_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
                    void **request);
 
+/* Entry 0 of FIFO slot sequence seq, taken by rail_cts_fifo_next as *cts, goes to the message
+ * (data, size, tag, m): the one-rail direct path (one WRITE WITH IMM) when its condition holds,
+ * else the general one. 0 or -errno; *request NULL when nothing could be posted yet. */
+int rail_send_taken(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts, void *data,
+                    size_t size, int tag, const struct rail_mr *m, void **request);
+/* The same through the general path alone (what the direct path must match). */
+int rail_send_taken_general(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts,
+                            void *data, size_t size, int tag, const struct rail_mr *m,
+                            void **request);
+/* The comm's direct_max from its rails and settings (0: no direct path). */
+uint64_t rail_send_direct_max(const struct rail_send_comm *s);
+
 #endif

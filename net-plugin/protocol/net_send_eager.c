@@ -64,7 +64,10 @@ static int post_header_on(struct rail_send_comm *s, struct rail_send_req *q, int
     return rail_send_post_wr(s, rail, qp, &wr, 1);
 }
 
-int rail_send_post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, int rail)
+/* Inline into the first post (rail_send_post_eager); the re-send after a rail failure calls it
+ * through rail_send_post_eager_on. */
+static inline __attribute__((always_inline)) int post_eager_on(struct rail_send_comm *s,
+                                                               struct rail_send_req *q, int rail)
 {
     struct rail_link *l = &s->base.link[rail];
     int qp = rail_send_control_qp(s, l);
@@ -76,6 +79,11 @@ int rail_send_post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, i
         q->rec_rail = (uint8_t)rail;
     }
     return rc;
+}
+
+int rail_send_post_eager_on(struct rail_send_comm *s, struct rail_send_req *q, int rail)
+{
+    return post_eager_on(s, q, rail);
 }
 
 int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q, int32_t tag,
@@ -95,11 +103,11 @@ int rail_send_post_eager(struct rail_send_comm *s, struct rail_send_req *q, int3
         h->size = q->size;
         h->seq = q->seq;
     }
-    int rail = rail_pick_up(&s->base, s->base.rr++);
+    int rail = rail_send_pick_up(&s->base, s->base.rr++);
     if (rail < 0)
         return atomic_load(&s->base.error) ? atomic_load(&s->base.error) : 1;
     q->kind = RAIL_SREQ_EAGER;
-    int rc = rail_send_post_eager_on(s, q, rail);
+    int rc = post_eager_on(s, q, rail);
     if (rc == 0) {
         s->bounce_busy[q->bounce] = 1;
         rail_tel_whole(&s->base, rail, q->size);

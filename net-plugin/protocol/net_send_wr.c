@@ -15,24 +15,18 @@ int rail_send_sq_room(const struct rail_link *l, int qp)
     return l->qps[qp].sq_max - l->qps[qp].sq_out;
 }
 
-int rail_send_post_wr(struct rail_send_comm *s, int rail, int qp, struct ibv_send_wr *wr, int nwr)
+int rail_send_post_failed(struct rail_send_comm *s, int rail, int qp, int rc)
 {
+    /* A QP already moved to the error state refuses posts on some providers: that is the rail's
+     * failure, not the comm's. */
     struct rail_link *l = &s->base.link[rail];
-    int rc = rail_verbs_post_send(l->qps[qp].qp, wr);
-    if (rc < 0) {
-        /* A QP already moved to the error state refuses posts on some providers: that is the
-         * rail's failure, not the comm's. */
-        char why[160];
-        snprintf(why, sizeof(why), "ibv_post_send on QP %#x failed: %s", l->qps[qp].qp->qp_num,
-                 strerror(-rc));
-        if (s->base.failover && rail_link_fail(&s->base, rail, why))
-            return 1;
-        rail_comm_fail(&s->base, rc, "%s: %s", l->dev->name, why);
-        return rc;
-    }
-    l->qps[qp].sq_out += nwr;
-    l->cq_work += nwr;
-    return 0;
+    char why[160];
+    snprintf(why, sizeof(why), "ibv_post_send on QP %#x failed: %s", l->qps[qp].qp->qp_num,
+             strerror(-rc));
+    if (s->base.failover && rail_link_fail(&s->base, rail, why))
+        return 1;
+    rail_comm_fail(&s->base, rc, "%s: %s", l->dev->name, why);
+    return rc;
 }
 
 void rail_send_fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wrid,

@@ -280,6 +280,19 @@ static int fast_vs_general(struct rail_cts_fifo *f, const struct rail_tagmap *se
                 news, arc, gsh != NULL, (unsigned long long)gseq, ge, trc);
         ++*bad;
     }
+    if (nx == RAIL_CTS_NEXT_TAKEN) { /* the inline resolve of what was just taken */
+        static struct rail_cts_fifo r;
+        r = *f;
+        rail_cts_fifo_resolve(f, &f->shadow[fseq % RAIL_FIFO_SLOTS][0]);
+        rail_cts_fifo_resolve_next(&r);
+        if (!same_state(f, &r) || memcmp(f->shadow, r.shadow, sizeof(r.shadow)) != 0) {
+            fprintf(stderr, "rail_cts_fifo_resolve_next differs after taking slot %llu\n",
+                    (unsigned long long)fseq);
+            ++*bad;
+        }
+        *f = before; /* the callers resolve (or not) themselves */
+        nx = rail_cts_fifo_next(f, MEM, tag, index, &fseq, &fc);
+    }
     if (took && nx == RAIL_CTS_NEXT_TAKEN)
         *took = fc;
     return nx;

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A send comm's request free list, and request blocks (net_send_blocks.c). */
+#ifndef NCCL_RAIL_NET_SEND_BLOCKS_H
+#define NCCL_RAIL_NET_SEND_BLOCKS_H
+
+#include <stddef.h>
+
+#include "protocol/net_comm.h"
+
+/* Every request free (lowest index on top), no message counted per tag. */
+void rail_send_state_init(struct rail_send_comm *s);
+/* Block b of s's requests with its registered source region: 0 or -errno (err says why). */
+int rail_send_block_alloc(struct rail_send_comm *s, int b, char *err, size_t errlen);
+/* Every request block of s, deregistered and freed. */
+void rail_send_blocks_free(struct rail_send_comm *s);
+
+#endif
