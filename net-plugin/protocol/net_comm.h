@@ -233,7 +233,7 @@ struct rail_send_comm {
     int nunsure;      /* PIPE requests asking the receiver (unsure) */
     atomic_int busy;  /* a thread is inside this comm (net_data.c) */
     bool helped;      /* two-phase work in flight: other comms' progress polls it (net_data.c) */
-    bool help_listed; /* in the help list (from its first two-phase message until closed) */
+    bool help_listed; /* in the help list (from a two-phase message until closed or dropped) */
     unsigned owner_calls; /* the owner's enters (net_data.c: a helper skips an active owner) */
     unsigned help_seen;   /* owner_calls at the last help pass that looked at it */
     uint16_t slot_busy[RAIL_FIFO_SLOTS];    /* WRs of a message of that FIFO slot in flight */

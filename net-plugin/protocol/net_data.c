@@ -19,6 +19,7 @@
  * has not entered it since the pass before: an owner that keeps calling polls its own CQs (every
  * test does, and an isend that cannot post does), and a caller that waits on a receive without
  * touching its send comm gets that comm polled by every second pass.
+ * A full list makes room by dropping the comms not helped (help_evict_idle).
  * busy: 0 free, RAIL_BUSY_HELPER (a help pass polls it), RAIL_BUSY_OWNER (its owner is inside):
  * rail_send_help_unlist called by the owner inside (n2ph back to 0) only clears the flag; called
  * outside (the comm's quiesce, before it is freed) it also takes the comm out of the list. */
@@ -49,13 +50,33 @@ void rail_send_leave(struct rail_send_comm *s)
     atomic_store_explicit(&s->busy, 0, memory_order_release);
 }
 
+/* The list is full: the comms in it with no two-phase work in flight (not helped) leave it, and
+ * their owners list them again with their next two-phase message. So the list is full only with
+ * HELP_MAX comms helped at once, however many comms a process has. Under the list's lock; the
+ * release store pairs with the owner's acquire load in rail_send_help_unlist (a comm read as
+ * unlisted may be freed at once: this pass no longer touches it). */
+static void help_evict_idle(void)
+{
+    int k = 0;
+    for (int i = 0; i < g_nhelp; i++) {
+        struct rail_send_comm *c = g_help[i];
+        if (__atomic_load_n(&c->helped, __ATOMIC_RELAXED))
+            g_help[k++] = c;
+        else
+            __atomic_store_n(&c->help_listed, false, __ATOMIC_RELEASE);
+    }
+    g_nhelp = k;
+}
+
 /* Once per comm (out of line): into the list, under its lock. */
 static __attribute__((noinline)) void help_add(struct rail_send_comm *s)
 {
     pthread_mutex_lock(&g_help_lock);
+    if (g_nhelp == HELP_MAX)
+        help_evict_idle();
     if (g_nhelp < HELP_MAX) {
         g_help[g_nhelp++] = s;
-        s->help_listed = true;
+        __atomic_store_n(&s->help_listed, true, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&g_help_lock);
 }
@@ -69,7 +90,7 @@ static __attribute__((noinline)) void help_remove(struct rail_send_comm *s)
             break;
         }
     }
-    s->help_listed = false;
+    __atomic_store_n(&s->help_listed, false, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g_help_lock);
 }
 
@@ -77,10 +98,11 @@ void rail_send_help_list(struct rail_send_comm *s)
 {
     if (s->helped)
         return;
-    if (!s->help_listed) {
+    if (!__atomic_load_n(&s->help_listed, __ATOMIC_RELAXED)) {
         help_add(s);
-        if (!s->help_listed)
-            return; /* the list is full: not helped (tried again with its next message) */
+        if (!__atomic_load_n(&s->help_listed, __ATOMIC_RELAXED))
+            return; /* HELP_MAX comms helped at once: not helped (tried again with its next
+                     * message) */
     }
     __atomic_store_n(&s->helped, true, __ATOMIC_RELAXED);
     atomic_fetch_add(&g_help_count, 1);
@@ -93,7 +115,8 @@ void rail_send_help_unlist(struct rail_send_comm *s)
         __atomic_store_n(&s->helped, false, __ATOMIC_RELAXED);
         atomic_fetch_sub(&g_help_count, 1);
     }
-    if (s->help_listed && atomic_load_explicit(&s->busy, memory_order_relaxed) != RAIL_BUSY_OWNER)
+    if (__atomic_load_n(&s->help_listed, __ATOMIC_ACQUIRE) &&
+        atomic_load_explicit(&s->busy, memory_order_relaxed) != RAIL_BUSY_OWNER)
         help_remove(s);
 }
 
