@@ -16,24 +16,8 @@
 
 #include "check.h"
 #include "nccl/nccl_net.h"
+#include "shm_plugin.h"
 #include "warn_capture.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int dev_of(const ncclNet_v11_t *n, int ndev, const char *name)
-{
-    for (int d = 0; d < ndev; d++) {
-        ncclNetProperties_v11_t p;
-        if (n->getProperties(d, &p) == ncclSuccess && strcmp(p.name, name) == 0)
-            return d;
-    }
-    return -1;
-}
 
 /* One 8-byte message sc -> rc with the given handles, both requests tested until done. */
 static int one_message(const ncclNet_v11_t *n, void *sc, void *rc, uint8_t *sbuf, void *smh,
@@ -67,24 +51,12 @@ int main(int argc, char **argv)
         setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0", 1);
         execv("/proc/self/exe", argv);
     }
-    char path[4096], fabric[64], shm[128];
-    snprintf(path, sizeof(path), "%s/libnccl-net-rail.so", RAIL_BINARY_DIR);
-    snprintf(fabric, sizeof(fabric), "mr-reuse-%d", (int)getpid());
-    snprintf(shm, sizeof(shm), "/dev/shm/nccl-rail-shm-%u-%s", (unsigned)getuid(), fabric);
-    setenv("NCCL_RAIL_VERBS_PROVIDER", "shm", 1);
-    setenv("NCCL_RAIL_SHM_FABRIC", fabric, 1);
-    setenv("NCCL_RAIL_RAILS", "shm0,shm1,shm2,shm3", 1);
-    unsetenv("NCCL_IB_HCA");
-
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    CHECK_MSG(dl != NULL, "dlopen %s: %s", path, dlerror());
-    const ncclNet_v11_t *n = dl ? dlsym(dl, "ncclNetPlugin_v11") : NULL;
-    ncclNetCommConfig_v11_t cfg = {-1};
-    void *ctx = NULL;
-    int ndev = 0;
-    CHECK(n && n->init(&ctx, 1, &cfg, capture, NULL) == ncclSuccess);
-    CHECK(n && n->devices(&ndev) == ncclSuccess);
-    int sdev = n ? dev_of(n, ndev, "shm0") : -1, rdev = n ? dev_of(n, ndev, "shm1") : -1;
+    struct shm_plugin pl;
+    shm_plugin_open(&pl, "mr-reuse", "shm0,shm1,shm2,shm3", capture);
+    const ncclNet_v11_t *n = pl.n;
+    void *ctx = pl.ctx;
+    const char *shm = pl.shm;
+    int sdev = shm_plugin_dev(&pl, "shm0"), rdev = shm_plugin_dev(&pl, "shm1");
     CHECK(sdev >= 0 && rdev >= 0);
     if (!n || sdev < 0 || rdev < 0) {
         unlink(shm);

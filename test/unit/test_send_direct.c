@@ -25,21 +25,8 @@
 #include "telemetry/rail_stats.h"
 #include "transport/net_verbs.h"
 
-static uint64_t g_rng = 0x2545f4914f6cdd1dull;
-
-static unsigned rnd(unsigned n)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (unsigned)(g_rng % n);
-}
-
-static void quiet(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
-                  const char *fmt, ...)
-{
-    (void)level, (void)flags, (void)file, (void)line, (void)fmt;
-}
+#define XORSHIFT_SEED 0x2545f4914f6cdd1dull
+#include "xorshift.h"
 
 #define NQPS   2
 #define NPOSTS 24

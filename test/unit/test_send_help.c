@@ -18,26 +18,10 @@
 
 #include "check.h"
 #include "nccl/nccl_net.h"
+#include "shm_plugin.h"
 #include "warn_capture.h"
 
 #define MSG (512u * 1024u)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int dev_of(const ncclNet_v11_t *n, int ndev, const char *name)
-{
-    for (int d = 0; d < ndev; d++) {
-        ncclNetProperties_v11_t p;
-        if (n->getProperties(d, &p) == ncclSuccess && strcmp(p.name, name) == 0)
-            return d;
-    }
-    return -1;
-}
 
 /* One MSG-byte message sc -> rc. recv_only: the receive is tested until done (at most `polls`
  * calls) before the send is tested at all; else both alternately. 0, or where it failed. */
@@ -74,44 +58,15 @@ static int one_message(const ncclNet_v11_t *n, void *sc, void *rc, uint8_t *sbuf
     return done_r && done_s && memcmp(rbuf, sbuf, MSG) == 0 ? 0 : -5;
 }
 
-static int connect_pair(const ncclNet_v11_t *n, void *ctx, int sdev, int rdev, void **lc, void **sc,
-                        void **rc)
-{
-    char handle[NCCL_NET_HANDLE_MAXSIZE];
-    *lc = *sc = *rc = NULL;
-    if (n->listen(ctx, rdev, handle, lc) != ncclSuccess || !*lc)
-        return -1;
-    double t0 = now_s();
-    while ((!*sc || !*rc) && now_s() - t0 < 30) {
-        if (!*sc && n->connect(ctx, sdev, handle, sc, NULL) != ncclSuccess)
-            return -1;
-        if (!*rc && n->accept(*lc, rc, NULL) != ncclSuccess)
-            return -1;
-    }
-    return *sc && *rc ? 0 : -1;
-}
-
 int main(void)
 {
-    char path[4096], fabric[64], shm[128];
-    snprintf(path, sizeof(path), "%s/libnccl-net-rail.so", RAIL_BINARY_DIR);
-    snprintf(fabric, sizeof(fabric), "send-help-%d", (int)getpid());
-    snprintf(shm, sizeof(shm), "/dev/shm/nccl-rail-shm-%u-%s", (unsigned)getuid(), fabric);
-    setenv("NCCL_RAIL_VERBS_PROVIDER", "shm", 1);
-    setenv("NCCL_RAIL_SHM_FABRIC", fabric, 1);
-    setenv("NCCL_RAIL_RAILS", "shm0+shm2,shm1+shm3", 1);
+    struct shm_plugin pl;
     setenv("NCCL_IB_ADAPTIVE_ROUTING", "0", 1);
-    unsetenv("NCCL_IB_HCA");
-
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    CHECK_MSG(dl != NULL, "dlopen %s: %s", path, dlerror());
-    const ncclNet_v11_t *n = dl ? dlsym(dl, "ncclNetPlugin_v11") : NULL;
-    ncclNetCommConfig_v11_t cfg = {-1};
-    void *ctx = NULL;
-    int ndev = 0;
-    CHECK(n && n->init(&ctx, 1, &cfg, capture, NULL) == ncclSuccess);
-    CHECK(n && n->devices(&ndev) == ncclSuccess);
-    int sdev = n ? dev_of(n, ndev, "shm0+shm2") : -1, rdev = n ? dev_of(n, ndev, "shm1+shm3") : -1;
+    shm_plugin_open(&pl, "send-help", "shm0+shm2,shm1+shm3", capture);
+    const ncclNet_v11_t *n = pl.n;
+    void *ctx = pl.ctx;
+    const char *shm = pl.shm;
+    int sdev = shm_plugin_dev(&pl, "shm0+shm2"), rdev = shm_plugin_dev(&pl, "shm1+shm3");
     CHECK(sdev >= 0 && rdev >= 0);
     if (!n || sdev < 0 || rdev < 0) {
         unlink(shm);
@@ -120,7 +75,7 @@ int main(void)
     uint8_t *sbuf = aligned_alloc(4096, MSG), *rbuf = aligned_alloc(4096, MSG);
     for (int round = 0; round < 2; round++) { /* the second after closing the first pair */
         void *lc, *sc, *rc, *smh = NULL, *rmh = NULL;
-        CHECK_EQ_INT(connect_pair(n, ctx, sdev, rdev, &lc, &sc, &rc), 0);
+        CHECK_EQ_INT(shm_plugin_connect(&pl, sdev, rdev, &lc, &sc, &rc), 0);
         if (!sc || !rc)
             break;
         CHECK(n->regMr(sc, sbuf, MSG, NCCL_PTR_HOST, &smh) == ncclSuccess);
@@ -144,7 +99,7 @@ int main(void)
     uint8_t *rb[2] = {rbuf, aligned_alloc(4096, MSG)};
     int done_r[2] = {0}, done_s[2] = {0}, ok = 1;
     for (int p = 0; p < 2 && ok; p++) {
-        ok = connect_pair(n, ctx, sdev, rdev, &lc[p], &sc[p], &rc[p]) == 0 &&
+        ok = shm_plugin_connect(&pl, sdev, rdev, &lc[p], &sc[p], &rc[p]) == 0 &&
              n->regMr(sc[p], sbuf, MSG, NCCL_PTR_HOST, &smh[p]) == ncclSuccess &&
              n->regMr(rc[p], rb[p], MSG, NCCL_PTR_HOST, &rmh[p]) == ncclSuccess;
         size_t rsize = MSG;

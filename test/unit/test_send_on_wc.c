@@ -17,21 +17,8 @@
 #include "protocol/net_comm.h"
 #include "protocol/net_send_post.h"
 
-static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
-
-static unsigned rnd(unsigned n)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (unsigned)(g_rng % n);
-}
-
-static void quiet(ncclDebugLogLevel level, unsigned long flags, const char *file, int line,
-                  const char *fmt, ...)
-{
-    (void)level, (void)flags, (void)file, (void)line, (void)fmt;
-}
+#define XORSHIFT_SEED 0x9e3779b97f4a7c15ull
+#include "xorshift.h"
 
 static const struct rail_req_ops k_ops; /* any table: in flight */
 
