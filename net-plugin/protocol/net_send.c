@@ -205,14 +205,22 @@ send_direct(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts, 
 }
 
 /* Entry 0 of slot sequence seq (the one rail_cts_fifo_next took, as cts): the direct path when
- * direct_ok, else send_taken. */
-int rail_send_taken(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts, void *data,
-                    size_t size, int tag, const struct rail_mr *m, void **request)
+ * direct_ok, else send_taken. try_send's, and through rail_send_taken test_send_direct's. */
+static inline __attribute__((always_inline)) int taken(struct rail_send_comm *s, uint64_t seq,
+                                                       const struct rail_cts *cts, void *data,
+                                                       size_t size, int tag,
+                                                       const struct rail_mr *m, void **request)
 {
     if (direct_ok(s, size, cts))
         return send_direct(s, seq, cts, data, size, tag, m, request);
     return send_taken(s, &s->cts.shadow[seq % RAIL_FIFO_SLOTS][0], seq, 0, cts, data, size, tag, m,
                       request);
+}
+
+int rail_send_taken(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts, void *data,
+                    size_t size, int tag, const struct rail_mr *m, void **request)
+{
+    return taken(s, seq, cts, data, size, tag, m, request);
 }
 
 int rail_send_taken_general(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts,
@@ -314,10 +322,7 @@ static int try_send(struct rail_send_comm *s, void *data, size_t size, int tag,
             return rail_comm_error(&s->base);
         if (s->slot_busy[seq % RAIL_FIFO_SLOTS])
             return 0; /* the previous message of this FIFO slot is still in flight */
-        if (direct_ok(s, size, &cts))
-            return send_direct(s, seq, &cts, data, size, tag, m, request);
-        return send_taken(s, &s->cts.shadow[seq % RAIL_FIFO_SLOTS][0], seq, 0, &cts, data, size,
-                          tag, m, request);
+        return taken(s, seq, &cts, data, size, tag, m, request);
     }
     if (next == RAIL_CTS_NEXT_OTHER) {
         absorb(s);
