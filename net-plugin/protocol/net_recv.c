@@ -239,17 +239,21 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
 /* Posts the receive WRs owed on one QP. 0 when posted or when the failure failed only the rail
  * (failover: its QPs are made again with full receive queues when it rejoins), -errno after failing
  * the comm. */
+int rail_recv_repost_failed(struct rail_recv_comm *r, int rail, int rc)
+{
+    if (rail_link_fail(&r->base, rail, "reposting a receive failed"))
+        return 0;
+    rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", r->base.link[rail].dev->name,
+                   strerror(-rc));
+    return rc;
+}
+
 static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
 {
     struct rail_link *l = &r->base.link[rail];
     int rc = rail_post_recvs(&r->base, rail, qp, l->qps[qp].rq_owed);
-    if (rc < 0) {
-        if (rail_link_fail(&r->base, rail, "reposting a receive failed"))
-            return 0;
-        rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", l->dev->name,
-                       strerror(-rc));
-        return rc;
-    }
+    if (rc < 0)
+        return rail_recv_repost_failed(r, rail, rc);
     l->qps[qp].rq_owed = 0;
     return 0;
 }
@@ -271,8 +275,9 @@ static int repost_if_owed(struct rail_recv_comm *r, int rail, int qp)
  * ping-pong that call is on the critical path. The RQs were sized with RAIL_REPOST_BATCH spare
  * entries for what is owed, and on_wc posts a full batch itself. When one QP took every
  * completion since the last call (owes_at, the usual case: one message in flight), only that QP
- * is looked at; else every rail's every QP. */
-static void repost_owed(struct rail_recv_comm *r)
+ * is looked at; else every rail's every QP. The usual case of all, one WR owed on a rail that is
+ * up, is rail_recv_repost_owed's lean path (net_recv.h); this is the rest. */
+__attribute__((noinline)) void rail_recv_repost_walk(struct rail_recv_comm *r)
 {
     if (!r->owes)
         return;
@@ -489,7 +494,7 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         rail_recv_flush_deferred(r);
     if (rail_eager_ring_credit_due(&r->ring)) /* usually not: no call */
         rail_recv_send_credit(r);
-    repost_owed(r);
+    rail_recv_repost_owed(r);
     *request = q;
     return 0;
 }
@@ -524,7 +529,7 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
         rail_recv_flush_deferred(r);
     if (rail_eager_ring_credit_due(&r->ring)) /* usually not: no call */
         rail_recv_send_credit(r);
-    repost_owed(r);
+    rail_recv_repost_owed(r);
     /* In flight: test() ticks the health check and returns the comm's error itself. */
     return atomic_load(&r->base.error);
 }

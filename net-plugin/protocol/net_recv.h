@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "protocol/net_comm.h"
+#include "transport/net_verbs.h"
 
 extern const struct rail_comm_ops rail_recv_comm_ops;
 
@@ -34,6 +35,44 @@ int rail_net_irecv(void *recv_comm, int n, void **data, const size_t *sizes, con
 static inline bool rail_recv_irecv_quiet(const struct rail_recv_comm *r)
 {
     return !(r->sq_wrs | r->nretry | r->nquery | (int)r->repoll);
+}
+
+/* The receive WRs owed (rq_owed: consumed by completions) posted again, every QP that owes: the
+ * general walk (net_recv.c). */
+void rail_recv_repost_walk(struct rail_recv_comm *r);
+/* A re-post on rail failed with rc: the rail fails (0: failover carries on; its QPs are made
+ * again with full receive queues when it rejoins) or, when it cannot, the comm (rc). */
+int rail_recv_repost_failed(struct rail_recv_comm *r, int rail, int rc);
+
+/* What irecv and a receive test that is not done call: rail_recv_repost_walk, with its usual case
+ * in the caller's frame -- one QP took every completion since the last call (owes_at), owes the
+ * one receive WR a rendezvous message consumed, and its rail is up -- as one post of a WR built
+ * here (it takes no buffer: what consumes it is a write with immediate), the peer's one
+ * ibv_post_recv per receive. The same post, counts and failure handling as the walk's
+ * (test_recv_fast repost_lean compares the two over many states). */
+static inline __attribute__((always_inline)) void rail_recv_repost_owed(struct rail_recv_comm *r)
+{
+    if (!r->owes)
+        return;
+    int at = r->owes_at;
+    if (at >= 0) {
+        int rail = at / RAIL_MAX_QPS, qp = at % RAIL_MAX_QPS;
+        struct rail_link *l = &r->base.link[rail];
+        if (l->qps && l->qps[qp].rq_owed == 1 && l->rj.up) {
+            struct rail_qp *p = &l->qps[qp];
+            struct ibv_recv_wr wr = {.wr_id = rail_wrid(RAIL_WR_RECV, rail, qp, 0)};
+            r->owes = false;
+            int rc = rail_verbs_post_recv(p->qp, &wr);
+            if (rc < 0) {
+                (void)rail_recv_repost_failed(r, rail, rc);
+                return;
+            }
+            p->rq_posted++;
+            p->rq_owed = 0;
+            return;
+        }
+    }
+    rail_recv_repost_walk(r);
 }
 
 #endif
