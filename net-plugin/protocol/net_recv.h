@@ -37,6 +37,12 @@ static inline bool rail_recv_irecv_quiet(const struct rail_recv_comm *r)
     return !(r->sq_wrs | r->nretry | r->nquery | (int)r->repoll);
 }
 
+/* A completion of the receive comm through the handler of a one-rail comm's receive test (its
+ * in-place paths: a CTS write, a direct rendezvous write) and through the general handler alone:
+ * the same state after either (test_recv_fast on_data). */
+void rail_recv_on_wc_one_rail(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
+void rail_recv_on_wc_general(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
+
 /* The receive WRs owed (rq_owed: consumed by completions) posted again, every QP that owes: the
  * general walk (net_recv.c). */
 void rail_recv_repost_walk(struct rail_recv_comm *r);

@@ -32,8 +32,18 @@
  *     (first post or none) on a fake verbs table; both run on copies of one state and must post
  *     the same WRs (QP and wr_id, in order) and leave the same counts, owes flag and comm error.
  *     Fails with the rq_owed == 1 or the rail-up condition dropped.
+ *   - the receive test's completion handler on a one-rail comm (rail_recv_on_wc_one_rail: a
+ *     direct rendezvous write taken in place) against the general handler alone
+ *     (rail_recv_on_wc_general): 200,000 random completions (status, kind, opcode, flags,
+ *     immediate: direct into a free, pending, done or too small entry, record, bad) on random
+ *     states (rail up, ready or down; receive WRs owed up to the batch re-post; another QP or the
+ *     same one owing; slots owned or not), each through both from the same state; the comm, its
+ *     requests and the QP counters compared byte for byte. Fails with any condition of the
+ *     in-place path dropped.
  * Each fails when any one condition of its fast answer is dropped; each checks that every answer
  * occurs. */
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -426,6 +436,118 @@ static void repost_lean(void)
     rail_log_set_logger(NULL);
 }
 
+/* ---- the one-rail completion handler against the general one ---- */
+
+static struct rail_recv_comm g_w;
+static struct rail_recv_req_block g_wblk;
+static struct rail_qp g_wqps[2];
+static struct rail_dev g_wdev;
+static uint8_t g_wrec[RAIL_RECORDS_SIZE];
+
+static void on_data(void)
+{
+    static struct rail_recv_comm c0, c1;
+    static struct rail_recv_req_block b0, b1;
+    struct rail_qp q0[2], q1[2];
+    int inplace = 0, general = 0, failed = 0, completed = 0;
+    rail_log_set_logger(quiet);
+    g_rp_fail_at = -1;
+    for (int it = 0; it < 200000; it++) {
+        memset(&g_w, 0, sizeof(g_w));
+        memset(&g_wblk, 0, sizeof(g_wblk));
+        memset(g_wqps, 0, sizeof(g_wqps));
+        snprintf(g_wdev.name, sizeof(g_wdev.name), "shm8");
+        g_w.base.ops = &rail_recv_comm_ops;
+        g_w.base.nrails = 1;
+        g_w.base.nqps = 2;
+        g_w.base.link[0].qps = g_wqps;
+        g_w.base.link[0].dev = &g_wdev;
+        unsigned st = rnd(8);
+        g_w.base.link[0].rj.up = st < 6;
+        g_w.base.link[0].rj.ready = st == 6;
+        g_w.records = g_wrec;
+        g_w.blk[0] = &g_wblk;
+        for (int q = 0; q < 2; q++) {
+            g_wqps[q].qp = &g_rp_handle[0][q];
+            unsigned o = rnd(8);
+            g_wqps[q].rq_owed = o < 5    ? (int)rnd(3)
+                                : o == 5 ? RAIL_REPOST_BATCH - 1
+                                         : RAIL_REPOST_BATCH - 2;
+            g_wqps[q].rq_posted = 10 + (int)rnd(50);
+            g_wqps[q].sq_out = (int)rnd(3);
+            g_wqps[q].sq_max = 63;
+        }
+        g_w.sq_wrs = g_wqps[0].sq_out + g_wqps[1].sq_out;
+        g_w.owes = rnd(2);
+        g_w.owes_at = rnd(4) == 0 ? -1 : (int)rnd(2);
+        for (int i = 0; i < RAIL_RECV_REQ_BLOCK; i++) {
+            struct rail_recv_req *q = &g_wblk.req[i];
+            q->idx = (uint8_t)i;
+            q->blk = &g_wblk;
+            q->h.ops = rnd(4) ? (const struct rail_req_ops *)&g_w : NULL;
+            q->n = 1 + (int)rnd(3);
+            q->left = 0;
+            for (int e = 0; e < q->n; e++) {
+                q->e[e].done = rnd(4) == 0;
+                q->e[e].cap = rnd(3) == 0 ? rnd(64) : 1u << 20;
+                q->left += !q->e[e].done;
+            }
+            q->cts_pending = rnd(2);
+        }
+        for (int sl = 0; sl < 4; sl++) /* slots 0..3 owned by requests 0..3 or free */
+            g_w.fifo.by_slot[sl] = rnd(4) ? &g_wblk.req[sl] : NULL;
+        struct ibv_wc wc;
+        memset(&wc, 0, sizeof(wc));
+        unsigned k = rnd(16);
+        int kind = k < 12 ? RAIL_WR_RECV : k < 14 ? RAIL_WR_CTS : k < 15 ? RAIL_WR_CREDIT : 77;
+        int qp = (int)rnd(2);
+        wc.wr_id = rail_wrid(kind, 0, qp, (int)rnd(RAIL_RECV_REQ_BLOCK + 1));
+        wc.status =
+            rnd(16) == 0 ? (rnd(2) ? IBV_WC_WR_FLUSH_ERR : IBV_WC_LOC_PROT_ERR) : IBV_WC_SUCCESS;
+        wc.opcode = rnd(16) == 0 ? IBV_WC_RECV : IBV_WC_RECV_RDMA_WITH_IMM;
+        wc.wc_flags = rnd(16) == 0 ? 0 : IBV_WC_WITH_IMM;
+        unsigned slot = rnd(5), entry = rnd(4);
+        unsigned im = rnd(8);
+        uint32_t imm = im < 5    ? rail_imm_direct(slot, entry, 1 + rnd(100))
+                       : im == 5 ? rail_imm_rdv(slot, entry)
+                       : im == 6 ? (RAIL_IMM_DIRECT | slot << 3 | entry) /* size 0 */
+                                 : (uint32_t)rnd(0x7fffffff);
+        wc.imm_data = htonl(imm);
+        /* From the same state through each handler. */
+        c0 = g_w;
+        b0 = g_wblk;
+        memcpy(q0, g_wqps, sizeof(q0));
+        rail_recv_on_wc_one_rail(&g_w, 0, &wc);
+        c1 = g_w;
+        b1 = g_wblk;
+        memcpy(q1, g_wqps, sizeof(q1));
+        bool took_inplace = g_w.base.link[0].rj.up && kind == RAIL_WR_RECV &&
+                            wc.status == IBV_WC_SUCCESS && im < 5 && wc.opcode != IBV_WC_RECV &&
+                            wc.wc_flags && q0[qp].rq_owed + 1 < RAIL_REPOST_BATCH &&
+                            (!c0.owes || c0.owes_at == qp);
+        g_w = c0;
+        g_wblk = b0;
+        memcpy(g_wqps, q0, sizeof(q0));
+        rail_recv_on_wc_general(&g_w, 0, &wc);
+        bool same = memcmp(&c1, &g_w, sizeof(g_w)) == 0 && memcmp(&b1, &g_wblk, sizeof(b1)) == 0 &&
+                    memcmp(q1, g_wqps, sizeof(q1)) == 0;
+        CHECK(same);
+        if (!same) {
+            fprintf(stderr, "on_data: completion %d differs (kind %d, imm %#x)\n", it, kind, imm);
+            break;
+        }
+        inplace += took_inplace;
+        general += !took_inplace;
+        failed += atomic_load(&g_w.base.error) != 0;
+        completed += took_inplace && !atomic_load(&g_w.base.error);
+    }
+    fprintf(stderr,
+            "on_data: %d in place (%d completing an entry), %d general, %d failing the comm\n",
+            inplace, completed, general, failed);
+    CHECK(inplace > 30000 && general > 30000 && failed > 10000 && completed > 4000);
+    rail_log_set_logger(NULL);
+}
+
 int main(void)
 {
     static struct rail_verbs_ops ops;
@@ -439,5 +561,6 @@ int main(void)
     irecv_quiet();
     staged_late();
     repost_lean();
+    on_data();
     return check_report("test_recv_fast");
 }
