@@ -221,6 +221,10 @@ struct rail_send_comm {
      * rail, no QP split, one WRITE WITH IMM carrying the data), 0: never. Decided once, with the
      * rails (send_setup_rails). */
     uint64_t direct_max;
+    /* Largest rendezvous message the dual-rail lean path (net_send.c send_striped) may split over
+     * both rails (two rails, no QP split: min(max_chunk, RAIL_STRIPE_MAX_SIZE)), 0: never. Decided
+     * with the rails, as direct_max. */
+    uint64_t striped_max;
     bool split_qps;        /* NCCL_IB_SPLIT_DATA_ON_QPS */
     bool ar;               /* adaptive routing (NCCL_IB_ADAPTIVE_ROUTING) on this comm's device */
     uint64_t ar_threshold; /* NCCL_IB_AR_THRESHOLD: larger messages carry no data in an imm */

@@ -22,12 +22,14 @@
 #include "log.h"
 #include "nccl/nccl_net.h"
 #include "params.h"
+#include "protocol/net_clock.h"
 #include "protocol/net_data.h"
 #include "protocol/net_health.h"
 #include "protocol/net_link.h"
 #include "protocol/net_qsize.h"
 #include "protocol/net_reg.h"
 #include "protocol/net_send_eager.h"
+#include "protocol/net_send_lean.h"
 #include "protocol/net_send_blocks.h"
 #include "protocol/net_send_post.h"
 #include "protocol/net_send_wr.h"
@@ -67,12 +69,6 @@ req_alloc(struct rail_send_comm *s)
     q->size = 0;
     q->error = 0;
     return q;
-}
-
-static void req_free(struct rail_send_comm *s, struct rail_send_req *q)
-{
-    q->h.ops = NULL;
-    s->free_list[s->nfree++] = q->idx;
 }
 
 /* Absorbs newly written FIFO slots (cts_fifo.c), validating every entry. */
@@ -120,7 +116,7 @@ static int send_taken(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t
     q->entry = e;
     int rc = rail_send_post_rdv(s, q);
     if (rc != 0) {
-        req_free(s, q);
+        rail_send_req_free(s, q);
         return rc < 0 ? rc : 0; /* 1: no room yet, NCCL calls again */
     }
     rail_cts_fifo_resolve(&s->cts, sh);
@@ -137,82 +133,22 @@ static int send_taken(struct rail_send_comm *s, struct rail_shadow *sh, uint64_t
     return rc;
 }
 
-/* The common rendezvous send in one piece: one rail up, no QP split, and the whole message one
- * WRITE WITH IMM (0 < size <= direct_max, decided once per comm: send_setup_rails), that fits the
- * receive buffer, with a request ready (its block allocated) and room on the QP it goes to. What
- * send_taken does then through req_alloc, rail_send_post_rdv and post_pipelined (the same request,
- * record, work request, counters and FIFO state; a refused post the same way back), without
- * their layers and the checks this condition settles. test_send_direct compares the two over
- * many states. */
-static inline __attribute__((always_inline)) bool direct_ok(const struct rail_send_comm *s,
-                                                            size_t size, const struct rail_cts *cts)
-{
-    const struct rail_link *l = &s->base.link[0];
-    return (uint64_t)size - 1 < s->direct_max && size <= cts->size && (s->sched.up_mask & 1u) &&
-           s->nfree > 0 && s->blk[s->free_list[s->nfree - 1] / RAIL_SEND_REQ_BLOCK] &&
-           rail_send_sq_room(l, (int)(l->rr % (unsigned)s->ndata)) >= 1;
-}
-
-static inline __attribute__((always_inline)) int
-send_direct(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts, void *data,
-            size_t size, int tag, const struct rail_mr *m, void **request)
-{
-    struct rail_link *l = &s->base.link[0];
-    struct rail_send_req *q = rail_send_req_at(s, s->free_list[--s->nfree]);
-    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
-    int qp = (int)(l->rr++ % (unsigned)s->ndata);
-    q->h.ops = &send_req_ops;
-    q->error = 0;
-    q->data = (uintptr_t)data;
-    q->size = size;
-    rail_2ph_plan(&q->tp, 1);
-    q->striped = q->too_big = false;
-    q->host = m->type == NCCL_PTR_HOST;
-    memcpy(q->lkey, m->lkey, sizeof(q->lkey));
-    q->raddr = cts->addr;
-    memcpy(q->rkey, cts->rkey, sizeof(q->rkey));
-    q->seq = seq;
-    q->entry = 0;
-    q->ch[0].off = 0;
-    q->ch[0].len = size;
-    q->ch[0].rail = 0;
-    q->ch[0].qp = (uint8_t)qp;
-    struct rail_record *rec = (struct rail_record *)q->src; /* for a query after a failover */
-    rec->size = size;
-    rec->seq = (uint32_t)(seq + 1);
-    rec->entry = 0;
-    q->unsure = 0;
-    q->kind = RAIL_SREQ_PIPE;
-    struct ibv_sge sge = {q->data, (uint32_t)size, q->lkey[0]};
-    struct ibv_send_wr wr;
-    rail_send_fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, 0, qp, q->idx), q->raddr, q->rkey[0]);
-    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    wr.imm_data = htonl(rail_imm_direct(slot, 0, (uint32_t)size));
-    int rc = rail_send_post_wr(s, 0, qp, &wr, 1);
-    if (rc != 0) {
-        q->wrs_left = 0;
-        req_free(s, q);
-        return rc < 0 ? rc : 0; /* 1: the rail failed over meanwhile, NCCL calls again */
-    }
-    q->wrs_left = 1;
-    rail_tel_whole(&s->base, 0, size);
-    s->slot_busy[slot] = 1;
-    rail_cts_fifo_resolve_next(&s->cts); /* the entry just taken (try_send) */
-    uint32_t ignored;
-    rc = rail_tagmap_next_inl(&s->sent, tag, &ignored);
-    *request = q;
-    return rc;
-}
-
 /* Entry 0 of slot sequence seq (the one rail_cts_fifo_next took, as cts): the direct path when
- * direct_ok, else send_taken. try_send's, and through rail_send_taken test_send_direct's. */
+ * rail_send_direct_ok, the striped one when rail_send_striped_ok and the scheduler cuts it in two
+ * non-empty pieces, else send_taken. try_send's, and through rail_send_taken test_send_direct's and
+ * test_send_striped's. */
 static inline __attribute__((always_inline)) int taken(struct rail_send_comm *s, uint64_t seq,
                                                        const struct rail_cts *cts, void *data,
                                                        size_t size, int tag,
                                                        const struct rail_mr *m, void **request)
 {
-    if (direct_ok(s, size, cts))
-        return send_direct(s, seq, cts, data, size, tag, m, request);
+    if (rail_send_direct_ok(s, size, cts))
+        return rail_send_direct(s, &send_req_ops, seq, cts, data, size, tag, m, request);
+    if (rail_send_striped_ok(s, size, cts)) {
+        uint64_t end = rail_stripe_two_end(&s->sched, size);
+        if (end > 0 && end < size)
+            return rail_send_striped(s, &send_req_ops, seq, cts, data, size, tag, m, end, request);
+    }
     return send_taken(s, &s->cts.shadow[seq % RAIL_FIFO_SLOTS][0], seq, 0, cts, data, size, tag, m,
                       request);
 }
@@ -271,7 +207,7 @@ static int send_eager(struct rail_send_comm *s, void *data, size_t size, int tag
     q->seq = s->eager_posted;
     int rc = rail_send_post_eager(s, q, tag, index);
     if (rc != 0) {
-        req_free(s, q);
+        rail_send_req_free(s, q);
         return rc < 0 ? rc : 0;
     }
     s->eager_posted++;
@@ -414,12 +350,12 @@ static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *
     if (req_done(q) || ((q->kind != RAIL_SREQ_PIPE || q->unsure) && atomic_load(&s->base.error))) {
         int err = q->error;
         if (err) {
-            req_free(s, q);
+            rail_send_req_free(s, q);
             return atomic_load(&s->base.error) ? rail_comm_error(&s->base) : err;
         }
         if (sizes)
             sizes[0] = (int)q->size;
-        req_free(s, q);
+        rail_send_req_free(s, q);
         *done = 1;
         return 0;
     }
@@ -459,6 +395,7 @@ static int send_setup_rails(struct rail_comm *c, char *err, size_t errlen)
     s->split_qps = rail_param_bool(RAIL_PARAM_IB_SPLIT_DATA_ON_QPS);
     int rc = rail_stripe_init(&s->sched, &cfg, err, errlen);
     s->direct_max = rc == 0 ? rail_send_direct_max(s) : 0;
+    s->striped_max = rc == 0 ? rail_send_striped_max(s) : 0;
     return rc;
 }
 
@@ -474,6 +411,17 @@ uint64_t rail_send_direct_max(const struct rail_send_comm *s)
     if (s->ar && s->ar_threshold < max)
         max = s->ar_threshold;
     return max < RAIL_STRIPE_MAX_SIZE ? max : RAIL_STRIPE_MAX_SIZE;
+}
+
+uint64_t rail_send_striped_max(const struct rail_send_comm *s)
+{
+    /* What rail_send_post_rdv asks of a message it splits in two one-piece chunks
+     * (rail_stripe_schedule's size limit, cut_pieces' one piece per chunk on one QP), less what
+     * changes per message (the rails being up, the split). */
+    if (s->base.nrails != 2 || s->sched.nrails != 2 || (s->split_qps && s->ndata != 1) ||
+        s->ndata < 1)
+        return 0;
+    return s->max_chunk < RAIL_STRIPE_MAX_SIZE ? s->max_chunk : RAIL_STRIPE_MAX_SIZE;
 }
 
 static void send_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)

@@ -25,8 +25,9 @@ int rail_net_isend(void *send_comm, void *data, size_t size, int tag, void *mhan
                    void **request);
 
 /* Entry 0 of FIFO slot sequence seq, taken by rail_cts_fifo_next as *cts, goes to the message
- * (data, size, tag, m): the one-rail direct path (one WRITE WITH IMM) when its condition holds,
- * else the general one. 0 or -errno; *request NULL when nothing could be posted yet. */
+ * (data, size, tag, m): the one-rail direct path (one WRITE WITH IMM) or the dual-rail striped one
+ * (two plain writes) when its condition holds, else the general one. 0 or -errno; *request NULL
+ * when nothing could be posted yet. */
 int rail_send_taken(struct rail_send_comm *s, uint64_t seq, const struct rail_cts *cts, void *data,
                     size_t size, int tag, const struct rail_mr *m, void **request);
 /* The same through the general path alone (what the direct path must match). */
@@ -35,5 +36,7 @@ int rail_send_taken_general(struct rail_send_comm *s, uint64_t seq, const struct
                             void **request);
 /* The comm's direct_max from its rails and settings (0: no direct path). */
 uint64_t rail_send_direct_max(const struct rail_send_comm *s);
+/* The comm's striped_max (the dual-rail lean path's largest message; 0: no such path). */
+uint64_t rail_send_striped_max(const struct rail_send_comm *s);
 
 #endif

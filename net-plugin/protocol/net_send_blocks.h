@@ -13,5 +13,11 @@ void rail_send_state_init(struct rail_send_comm *s);
 int rail_send_block_alloc(struct rail_send_comm *s, int b, char *err, size_t errlen);
 /* Every request block of s, deregistered and freed. */
 void rail_send_blocks_free(struct rail_send_comm *s);
+/* Request q back on the free list (no longer in flight). */
+static inline void rail_send_req_free(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    q->h.ops = NULL;
+    s->free_list[s->nfree++] = q->idx;
+}
 
 #endif

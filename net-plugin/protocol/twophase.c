@@ -20,28 +20,9 @@ void rail_2ph_start(struct rail_twophase *t, bool empty)
     t->rec = 0;
 }
 
-bool rail_2ph_done(const struct rail_twophase *t)
-{
-    return t->left == 0 && t->rec == RAIL_CH_DONE;
-}
-
-void rail_2ph_piece_posted(struct rail_twophase *t, int k)
-{
-    t->piece[k] = RAIL_CH_POSTED;
-}
-
 void rail_2ph_piece_wait(struct rail_twophase *t, int k)
 {
     t->piece[k] = RAIL_CH_PENDING;
-}
-
-int rail_2ph_piece_ok(struct rail_twophase *t, int k)
-{
-    if (k < 0 || k >= t->n || t->piece[k] != RAIL_CH_POSTED)
-        return -1;
-    t->piece[k] = RAIL_CH_DONE;
-    t->left--;
-    return t->left == 0;
 }
 
 bool rail_2ph_piece_failed(struct rail_twophase *t, int k)
@@ -52,22 +33,9 @@ bool rail_2ph_piece_failed(struct rail_twophase *t, int k)
     return true;
 }
 
-void rail_2ph_record_posted(struct rail_twophase *t)
-{
-    t->rec = RAIL_CH_POSTED;
-}
-
 void rail_2ph_record_wait(struct rail_twophase *t)
 {
     t->rec = RAIL_CH_PENDING;
-}
-
-bool rail_2ph_record_ok(struct rail_twophase *t)
-{
-    if (t->rec != RAIL_CH_POSTED)
-        return false;
-    t->rec = RAIL_CH_DONE;
-    return true;
 }
 
 bool rail_2ph_record_failed(struct rail_twophase *t)

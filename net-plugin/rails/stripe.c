@@ -277,16 +277,22 @@ static int split(uint64_t base, uint64_t len, const uint16_t *w, int nrails,
     return n;
 }
 
+/* Rail 0's end in split_two: rail 0's weight times len, rounded to the nearest 128 bytes, at most
+ * len. */
+static uint64_t end_of_two(uint64_t len, const uint16_t *w)
+{
+    const uint64_t unit = (uint64_t)RAIL_STRIPE_ALIGN * RAIL_STRIPE_WEIGHT_ONE;
+    uint64_t end = (len * w[0] + unit / 2) / unit * RAIL_STRIPE_ALIGN;
+    return end > len ? len : end;
+}
+
 /* split of [0, len) for a dual-rail comm with both rails up: the one boundary, rounded as split
  * rounds it. Both weights are at least the floor share (64 of 1024), so rail 0's cumulative
  * weight is below RAIL_STRIPE_WEIGHT_ONE and rail 1's is all of it, as split's loop finds. */
 static int split_two(uint64_t len, const uint16_t *w, struct rail_stripe_chunk *out, int cap)
 {
-    const uint64_t unit = (uint64_t)RAIL_STRIPE_ALIGN * RAIL_STRIPE_WEIGHT_ONE;
-    uint64_t end = (len * w[0] + unit / 2) / unit * RAIL_STRIPE_ALIGN;
+    uint64_t end = end_of_two(len, w);
     int n = 0;
-    if (end > len)
-        end = len;
     if (end > 0)
         out[n++] = (struct rail_stripe_chunk){.rail = 0, .offset = 0, .length = end};
     if (len > end) {
@@ -378,6 +384,11 @@ int rail_stripe_schedule(struct rail_stripe *s, uint64_t size, struct rail_strip
     if (s->nrails == 2 && mask == 3u)
         return split_two(size, w, out, cap);
     return split(0, size, w, s->nrails, out, cap);
+}
+
+uint64_t rail_stripe_two_end(struct rail_stripe *s, uint64_t size)
+{
+    return end_of_two(size, current_weights(s));
 }
 
 int rail_stripe_reschedule(struct rail_stripe *s, int failed_rail,

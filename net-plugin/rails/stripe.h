@@ -109,6 +109,14 @@ static inline bool rail_stripe_one_whole(const struct rail_stripe *s, uint64_t s
     return s->nrails == 1 && (s->up_mask & 1u) && size <= RAIL_STRIPE_MAX_SIZE;
 }
 
+/* Where rail_stripe_schedule(s, size, ...) cuts a message that it splits over two rails, for a
+ * caller that checked the state: s has two rails, both up, and min_stripe <= size <=
+ * RAIL_STRIPE_MAX_SIZE, size > 0. Returns rail 0's length: the schedule is {rail 0, 0, end},
+ * {rail 1, end, size - end} when 0 < end < size (the weights cached as the call caches them,
+ * nothing else changed). The dual-rail send's lean path (net_send.c); test_send_striped compares.
+ */
+uint64_t rail_stripe_two_end(struct rail_stripe *s, uint64_t size);
+
 /* Re-send plan after failed_rail lost its chunks: the chunks of chunks[0..n) that are on
  * failed_rail are redistributed over the other rails that are up (each failed chunk split like a
  * message of its length at its offset, or sent whole round-robin when shorter than min_stripe),

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The rendezvous sender's lean paths for the common states (net_send.c's dispatch `taken` runs
+ * them, inline, in front of the general path send_taken): the one-rail direct write and the
+ * dual-rail striped send. Each is guarded by a cheap condition under which it leaves exactly what
+ * the general path leaves; test_send_direct and test_send_striped compare the two over many random
+ * states. Header only: always inline into its one caller. */
+#ifndef NCCL_RAIL_NET_SEND_LEAN_H
+#define NCCL_RAIL_NET_SEND_LEAN_H
+
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "nccl/nccl_net.h"
+#include "protocol/cts_fifo.h"
+#include "protocol/net_clock.h"
+#include "protocol/net_comm.h"
+#include "protocol/net_data.h"
+#include "protocol/net_send_blocks.h"
+#include "protocol/net_send_wr.h"
+#include "protocol/net_telemetry.h"
+#include "rails/stripe.h"
+#include "transport/net_verbs.h"
+#include "wire/net_tagmap.h"
+#include "wire/net_wire.h"
+
+/* The common rendezvous send in one piece: one rail up, no QP split, and the whole message one
+ * WRITE WITH IMM (0 < size <= direct_max, decided once per comm: send_setup_rails), that fits the
+ * receive buffer, with a request ready (its block allocated) and room on the QP it goes to. What
+ * send_taken does then through req_alloc, rail_send_post_rdv and post_pipelined (the same request,
+ * record, work request, counters and FIFO state; a refused post the same way back), without
+ * their layers and the checks this condition settles. test_send_direct compares the two over
+ * many states. */
+static inline __attribute__((always_inline)) bool
+rail_send_direct_ok(const struct rail_send_comm *s, size_t size, const struct rail_cts *cts)
+{
+    const struct rail_link *l = &s->base.link[0];
+    return (uint64_t)size - 1 < s->direct_max && size <= cts->size && (s->sched.up_mask & 1u) &&
+           s->nfree > 0 && s->blk[s->free_list[s->nfree - 1] / RAIL_SEND_REQ_BLOCK] &&
+           rail_send_sq_room(l, (int)(l->rr % (unsigned)s->ndata)) >= 1;
+}
+
+static inline __attribute__((always_inline)) int
+rail_send_direct(struct rail_send_comm *s, const struct rail_req_ops *ops, uint64_t seq,
+                 const struct rail_cts *cts, void *data, size_t size, int tag,
+                 const struct rail_mr *m, void **request)
+{
+    struct rail_link *l = &s->base.link[0];
+    struct rail_send_req *q = rail_send_req_at(s, s->free_list[--s->nfree]);
+    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
+    int qp = (int)(l->rr++ % (unsigned)s->ndata);
+    q->h.ops = ops;
+    q->error = 0;
+    q->data = (uintptr_t)data;
+    q->size = size;
+    rail_2ph_plan(&q->tp, 1);
+    q->striped = q->too_big = false;
+    q->host = m->type == NCCL_PTR_HOST;
+    memcpy(q->lkey, m->lkey, sizeof(q->lkey));
+    q->raddr = cts->addr;
+    memcpy(q->rkey, cts->rkey, sizeof(q->rkey));
+    q->seq = seq;
+    q->entry = 0;
+    q->ch[0].off = 0;
+    q->ch[0].len = size;
+    q->ch[0].rail = 0;
+    q->ch[0].qp = (uint8_t)qp;
+    struct rail_record *rec = (struct rail_record *)q->src; /* for a query after a failover */
+    rec->size = size;
+    rec->seq = (uint32_t)(seq + 1);
+    rec->entry = 0;
+    q->unsure = 0;
+    q->kind = RAIL_SREQ_PIPE;
+    struct ibv_sge sge = {q->data, (uint32_t)size, q->lkey[0]};
+    struct ibv_send_wr wr;
+    rail_send_fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, 0, qp, q->idx), q->raddr, q->rkey[0]);
+    wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+    wr.imm_data = htonl(rail_imm_direct(slot, 0, (uint32_t)size));
+    int rc = rail_send_post_wr(s, 0, qp, &wr, 1);
+    if (rc != 0) {
+        q->wrs_left = 0;
+        rail_send_req_free(s, q);
+        return rc < 0 ? rc : 0; /* 1: the rail failed over meanwhile, NCCL calls again */
+    }
+    q->wrs_left = 1;
+    rail_tel_whole(&s->base, 0, size);
+    s->slot_busy[slot] = 1;
+    rail_cts_fifo_resolve_next(&s->cts); /* the entry just taken (try_send) */
+    uint32_t ignored;
+    rc = rail_tagmap_next_inl(&s->sent, tag, &ignored);
+    *request = q;
+    return rc;
+}
+
+/* The common striped send: a dual-rail comm with both rails up and no QP split, a message of
+ * min_stripe .. striped_max bytes that fits the receive buffer, a request ready, room on each
+ * rail's next data QP for its piece (and the record, without a control QP). Then the scheduler
+ * splits it in two (rail_stripe_two_end says where, unless a piece would be empty) and each piece
+ * is one plain write: what send_taken does through req_prepare, rail_send_post_rdv (schedule,
+ * cut_pieces, room_for_pieces, the two-phase start) and post_piece, without those layers and the
+ * checks this condition settles. test_send_striped compares the two over many states. */
+static inline __attribute__((always_inline)) bool
+rail_send_striped_ok(const struct rail_send_comm *s, size_t size, const struct rail_cts *cts)
+{
+    const int need = 1 + (s->ctl_qp < 0);
+    const struct rail_link *l0 = &s->base.link[0], *l1 = &s->base.link[1];
+    return (uint64_t)size - 1 < s->striped_max && size >= s->sched.min_stripe &&
+           size <= cts->size && s->sched.up_mask == 3u && s->nfree > 0 &&
+           s->blk[s->free_list[s->nfree - 1] / RAIL_SEND_REQ_BLOCK] &&
+           rail_send_sq_room(l0, (int)(l0->rr % (unsigned)s->ndata)) >= need &&
+           rail_send_sq_room(l1, (int)(l1->rr % (unsigned)s->ndata)) >= need;
+}
+
+/* Piece k of q (on rail k, as cut) as a plain write, as post_piece posts it: 0 posted, 1 its rail
+ * failed over meanwhile (the piece waits), -errno (the comm failed). */
+static inline __attribute__((always_inline)) int
+rail_send_striped_piece(struct rail_send_comm *s, struct rail_send_req *q, int k, uint64_t now)
+{
+    struct rail_send_chunk *c = &q->ch[k];
+    c->post_ns = now;
+    struct ibv_sge sge = {q->data + c->off, (uint32_t)c->len, q->lkey[k]};
+    struct ibv_send_wr wr;
+    rail_send_fill_write(&wr, &sge, rail_wrid(RAIL_WR_DATA, k, c->qp, q->idx | k << 16),
+                         q->raddr + c->off, q->rkey[k]);
+    int rc = rail_send_post_wr(s, k, c->qp, &wr, 1);
+    if (rc == 0) {
+        q->tp.piece[k] = RAIL_CH_POSTED;
+        rail_tel_stripe(&s->base, k, c->len);
+    }
+    return rc;
+}
+
+static inline __attribute__((always_inline)) int
+rail_send_striped(struct rail_send_comm *s, const struct rail_req_ops *ops, uint64_t seq,
+                  const struct rail_cts *cts, void *data, size_t size, int tag,
+                  const struct rail_mr *m, uint64_t end, void **request)
+{
+    struct rail_send_req *q = rail_send_req_at(s, s->free_list[--s->nfree]);
+    unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
+    q->h.ops = ops;
+    q->wrs_left = 0;
+    q->error = 0;
+    q->data = (uintptr_t)data;
+    q->size = size;
+    q->too_big = false;
+    q->striped = true;
+    q->host = m->type == NCCL_PTR_HOST;
+    memcpy(q->lkey, m->lkey, sizeof(q->lkey));
+    q->raddr = cts->addr;
+    memcpy(q->rkey, cts->rkey, sizeof(q->rkey));
+    q->seq = seq;
+    q->entry = 0;
+    /* The pieces as cut_pieces cuts them: each rail's next data QP. */
+    for (int k = 0; k < 2; k++) {
+        struct rail_link *l = &s->base.link[k];
+        struct rail_send_chunk *c = &q->ch[k];
+        c->off = k ? end : 0;
+        c->len = k ? size - end : end;
+        c->rail = (uint8_t)k;
+        c->qp = (uint8_t)(l->rr++ % (unsigned)s->ndata);
+    }
+    memset(q->tp.piece, 0, sizeof(q->tp.piece));
+    q->tp.n = 2;
+    q->tp.left = 2;
+    q->tp.rec = 0;
+    struct rail_record *rec = (struct rail_record *)q->src;
+    rec->size = size;
+    rec->seq = (uint32_t)(seq + 1);
+    rec->entry = 0;
+    q->unsure = 0;
+    q->kind = RAIL_SREQ_2PH;
+    rail_tel_striped_msg(&s->base);
+    s->n2ph++;
+    rail_send_help_list(s);
+    s->slot_busy[slot] = 3;
+    uint64_t now = rail_now_ns(); /* both pieces posted back to back */
+    for (int k = 0; k < 2; k++) {
+        int rc = rail_send_striped_piece(s, q, k, now);
+        if (rc < 0) {
+            rail_send_req_free(s, q);
+            return rc;
+        }
+        if (rc == 1) { /* its rail failed while posting: rail_send_retry sends it elsewhere */
+            q->tp.piece[k] = RAIL_CH_PENDING;
+            s->npending++;
+        }
+    }
+    rail_cts_fifo_resolve_next(&s->cts); /* the entry just taken (try_send) */
+    uint32_t ignored;
+    int rc = rail_tagmap_next_inl(&s->sent, tag, &ignored);
+    *request = q;
+    return rc;
+}
+
+#endif
