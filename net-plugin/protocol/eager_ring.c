@@ -33,16 +33,6 @@ void rail_eager_ring_arrive(struct rail_eager_ring *g, unsigned b)
     g->arrived++;
 }
 
-void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b)
-{
-    g->state[b] = RAIL_BOUNCE_CONSUMED;
-    while (g->state[g->free_b] == RAIL_BOUNCE_CONSUMED) {
-        g->state[g->free_b] = RAIL_BOUNCE_EMPTY;
-        g->freed++;
-        g->free_b = g->free_b + 1 == g->slots ? 0 : g->free_b + 1;
-    }
-}
-
 static void poll_advance(struct rail_eager_ring *g)
 {
     g->poll_seq++;

@@ -60,8 +60,17 @@ bool rail_eager_ring_in_window(const struct rail_eager_ring *g, unsigned b, uint
 /* Slot b (free, checked above) now holds a message. */
 void rail_eager_ring_arrive(struct rail_eager_ring *g, unsigned b);
 /* The message of slot b was copied out: releases it and every consumed slot after the last
- * release, in ring order. */
-void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b);
+ * release, in ring order. Inline: once per eager message, on the receive test's lean path
+ * (rail_recv_image_lean). */
+static inline void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b)
+{
+    g->state[b] = RAIL_BOUNCE_CONSUMED;
+    while (g->state[g->free_b] == RAIL_BOUNCE_CONSUMED) {
+        g->state[g->free_b] = RAIL_BOUNCE_EMPTY;
+        g->freed++;
+        g->free_b = g->free_b + 1 == g->slots ? 0 : g->free_b + 1;
+    }
+}
 
 /* ---- flagged images (found by polling, wire/eager_image.h) ----
  * The receiver looks for them in message order, from the oldest message not seen yet: its slot

@@ -217,3 +217,10 @@ void rail_recv_poll_walk(struct rail_recv_comm *r, struct rail_recv_req *until, 
             return; /* its test reports it now; no look at the next slot on the way */
     }
 }
+
+void rail_recv_poll_found(struct rail_recv_comm *r, struct rail_recv_req *until, int at)
+{
+    if (until && at >= 0 && rail_recv_image_lean(r, until, at))
+        return;
+    rail_recv_poll_walk(r, until, at);
+}
