@@ -9,7 +9,7 @@ void rail_eager_ring_init(struct rail_eager_ring *g, int slots)
 {
     memset(g, 0, sizeof(*g));
     g->slots = slots < 0 ? 0 : slots > RAIL_EAGER_SLOTS ? RAIL_EAGER_SLOTS : slots;
-    g->batch = g->slots > 1 ? (uint64_t)g->slots / 2 : 1;
+    g->batch = g->slots > 1 ? (uint64_t)g->slots - 1 : 1;
 }
 
 bool rail_eager_ring_duplicate(const struct rail_eager_ring *g, unsigned b, uint64_t seq)

@@ -21,7 +21,7 @@ static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
     return (struct rail_eager_hdr *)(r->bounce + (size_t)b * r->slot_stride);
 }
 
-/* Sends the freed count to the sender, in batches of half the slots, or at once when the sender
+/* Sends the freed count to the sender, in batches of the slots less one, or at once when the sender
  * may be waiting for it; never with a credit write still in flight. */
 void rail_recv_send_credit(struct rail_recv_comm *r)
 {
