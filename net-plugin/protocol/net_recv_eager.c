@@ -191,7 +191,8 @@ void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b)
 }
 
 /* Flagged images, in message order (the cursor: eager_ring.c). */
-void rail_recv_poll_walk(struct rail_recv_comm *r, struct rail_recv_req *until, int at)
+__attribute__((noinline)) void rail_recv_poll_walk(struct rail_recv_comm *r,
+                                                   struct rail_recv_req *until, int at)
 {
     for (bool first = true; !atomic_load(&r->base.error); first = false) {
         int b = first && at >= 0 ? at : rail_eager_ring_poll_slot(&r->ring);
