@@ -9,7 +9,7 @@ void rail_eager_ring_init(struct rail_eager_ring *g, int slots)
 {
     memset(g, 0, sizeof(*g));
     g->slots = slots < 0 ? 0 : slots > RAIL_EAGER_SLOTS ? RAIL_EAGER_SLOTS : slots;
-    g->batch = g->slots > 1 ? (uint64_t)g->slots / 2 : 1;
+    g->batch = g->slots > 1 ? (uint64_t)g->slots - 1 : 1;
 }
 
 bool rail_eager_ring_duplicate(const struct rail_eager_ring *g, unsigned b, uint64_t seq)
@@ -31,16 +31,6 @@ void rail_eager_ring_arrive(struct rail_eager_ring *g, unsigned b)
 {
     g->state[b] = RAIL_BOUNCE_ARRIVED;
     g->arrived++;
-}
-
-void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b)
-{
-    g->state[b] = RAIL_BOUNCE_CONSUMED;
-    while (g->state[g->free_b] == RAIL_BOUNCE_CONSUMED) {
-        g->state[g->free_b] = RAIL_BOUNCE_EMPTY;
-        g->freed++;
-        g->free_b = g->free_b + 1 == g->slots ? 0 : g->free_b + 1;
-    }
 }
 
 static void poll_advance(struct rail_eager_ring *g)

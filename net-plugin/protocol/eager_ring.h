@@ -4,7 +4,7 @@
  * `slots` messages that the receiver has not released yet. The receiver releases slots in ring
  * order only (a slot consumed out of order waits for the ones before it) and returns the count
  * it released (`freed`) by an RDMA write of a credit word, one write in flight at a time, in
- * batches of half the ring unless the sender may be waiting for it.
+ * batches of the ring less one slot unless the sender may be waiting for it.
  *
  * Invariants (test_eager_ring checks them against a reordering, duplicating, lossy stream):
  *   - freed <= arrived, arrived - freed <= slots: a slot is never reused before its release;
@@ -37,7 +37,7 @@ struct rail_eager_ring {
     uint64_t credit_sent;
     uint64_t credit_acked;    /* the value of the last credit write that completed */
     uint64_t credit_inflight; /* the value of the credit write in flight */
-    uint64_t batch;           /* credits returned per write when not starved: slots / 2, >= 1 */
+    uint64_t batch;           /* credits returned per write when not starved: slots - 1, >= 1 */
     bool credit_busy;
     uint64_t poll_seq; /* the next message whose image slot is polled (rail_eager_ring_poll_slot) */
     int poll_b;        /* poll_seq % slots, kept without a division on the polling path */
@@ -60,8 +60,17 @@ bool rail_eager_ring_in_window(const struct rail_eager_ring *g, unsigned b, uint
 /* Slot b (free, checked above) now holds a message. */
 void rail_eager_ring_arrive(struct rail_eager_ring *g, unsigned b);
 /* The message of slot b was copied out: releases it and every consumed slot after the last
- * release, in ring order. */
-void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b);
+ * release, in ring order. Inline: once per eager message, on the receive test's lean path
+ * (rail_recv_image_lean). */
+static inline void rail_eager_ring_consume(struct rail_eager_ring *g, unsigned b)
+{
+    g->state[b] = RAIL_BOUNCE_CONSUMED;
+    while (g->state[g->free_b] == RAIL_BOUNCE_CONSUMED) {
+        g->state[g->free_b] = RAIL_BOUNCE_EMPTY;
+        g->freed++;
+        g->free_b = g->free_b + 1 == g->slots ? 0 : g->free_b + 1;
+    }
+}
 
 /* ---- flagged images (found by polling, wire/eager_image.h) ----
  * The receiver looks for them in message order, from the oldest message not seen yet: its slot
@@ -94,8 +103,8 @@ static inline bool rail_eager_ring_stuck(const struct rail_eager_ring *g)
     return rail_eager_ring_starved(g) && g->freed == g->credit_sent;
 }
 /* A credit write should go now: none in flight, something new to return, and either a batch
- * (half the ring, `batch`) is ready or the sender is starved. Inline: asked on every irecv and
- * receive test, and usually false. */
+ * (the ring less one slot, `batch`) is ready or the sender is starved. Inline: asked on every irecv
+ * and receive test, and usually false. */
 static inline bool rail_eager_ring_credit_due(const struct rail_eager_ring *g)
 {
     if (g->credit_busy || g->freed == g->credit_sent)

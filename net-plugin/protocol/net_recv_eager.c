@@ -21,7 +21,7 @@ static struct rail_eager_hdr *bounce_hdr(struct rail_recv_comm *r, unsigned b)
     return (struct rail_eager_hdr *)(r->bounce + (size_t)b * r->slot_stride);
 }
 
-/* Sends the freed count to the sender, in batches of half the slots, or at once when the sender
+/* Sends the freed count to the sender, in batches of the slots less one, or at once when the sender
  * may be waiting for it; never with a credit write still in flight. */
 void rail_recv_send_credit(struct rail_recv_comm *r)
 {
@@ -191,7 +191,8 @@ void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b)
 }
 
 /* Flagged images, in message order (the cursor: eager_ring.c). */
-void rail_recv_poll_walk(struct rail_recv_comm *r, struct rail_recv_req *until, int at)
+__attribute__((noinline)) void rail_recv_poll_walk(struct rail_recv_comm *r,
+                                                   struct rail_recv_req *until, int at)
 {
     for (bool first = true; !atomic_load(&r->base.error); first = false) {
         int b = first && at >= 0 ? at : rail_eager_ring_poll_slot(&r->ring);
@@ -216,4 +217,11 @@ void rail_recv_poll_walk(struct rail_recv_comm *r, struct rail_recv_req *until, 
         if (until && until->left == 0)
             return; /* its test reports it now; no look at the next slot on the way */
     }
+}
+
+void rail_recv_poll_found(struct rail_recv_comm *r, struct rail_recv_req *until, int at)
+{
+    if (until && at >= 0 && rail_recv_image_lean(r, until, at))
+        return;
+    rail_recv_poll_walk(r, until, at);
 }

@@ -3,6 +3,8 @@
 #ifndef NCCL_RAIL_NET_RECV_EAGER_H
 #define NCCL_RAIL_NET_RECV_EAGER_H
 
+#include <string.h>
+
 #include "protocol/eager_ring.h"
 #include "protocol/net_comm.h"
 #include "wire/eager_image.h"
@@ -12,6 +14,9 @@ void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b);
 /* The cursor walk of rail_recv_poll_images from `at` (what rail_recv_image_at gave: a slot, or
  * RAIL_IMAGE_WALK). */
 void rail_recv_poll_walk(struct rail_recv_comm *r, struct rail_recv_req *until, int at);
+
+/* The batched credit write (also when the sender waits for it). */
+void rail_recv_send_credit(struct rail_recv_comm *r);
 
 /* Flagged images, in message order (the cursor: eager_ring.c). The usual answers without the
  * cursor walk, from the cursor's slot when it waits for message poll_seq (in the window, nothing
@@ -35,19 +40,91 @@ static inline int rail_recv_image_at(const struct rail_recv_comm *r)
                : g->poll_b;
 }
 
+/* The receive test's lean path for the image at the cursor's slot b (what rail_recv_image_at
+ * returned): when that image is whole, of at most RAIL_IMAGE_LEAN_MAX bytes (and within the
+ * eager limit), its receive posted ((tag, index) below the posted count: not unexpected), and it
+ * is the last entry q waits for (q live, one entry left, entry 0 that entry, the buffer large
+ * enough), it is delivered into q here, in the caller's frame, with exactly the effects of
+ * rail_recv_poll_walk(r, q, b) (which then returns: q is complete): the ring's poll_found and
+ * consume, the copy, the image slot zeroed up to its high water, the credit when the sender is
+ * starved. true then; false, changing nothing, for everything else (the walk decides).
+ * test_recv_image compares the two over random states. */
+#define RAIL_IMAGE_LEAN_MAX 8
+static inline __attribute__((always_inline)) bool
+rail_recv_image_lean(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
+{
+    struct rail_eager_ring *g = &r->ring;
+    uint64_t *w = (uint64_t *)(r->images + (size_t)b * RAIL_IMAGE_STRIDE);
+    uint32_t flag = rail_image_flag(g->poll_seq);
+    uint64_t w0 = __atomic_load_n(&w[0], __ATOMIC_RELAXED);
+    uint64_t w1 = __atomic_load_n(&w[1], __ATOMIC_RELAXED);
+    uint64_t w2 = __atomic_load_n(&w[2], __ATOMIC_RELAXED);
+    uint32_t size = (uint32_t)w0;
+    if (((uint32_t)(w0 >> 32) != flag) | ((uint32_t)(w1 >> 32) != flag) |
+        ((uint32_t)(w2 >> 32) != flag) | (size > RAIL_IMAGE_LEAN_MAX) | (size > r->eager_bytes))
+        return false;
+    uint64_t lo = 0, hi = 0;
+    if (size) {
+        lo = __atomic_load_n(&w[3], __ATOMIC_RELAXED);
+        if ((uint32_t)(lo >> 32) != flag)
+            return false;
+        if (size > 4) {
+            hi = __atomic_load_n(&w[4], __ATOMIC_RELAXED);
+            if ((uint32_t)(hi >> 32) != flag)
+                return false;
+        }
+    }
+    int32_t tag = (int32_t)(uint32_t)w1;
+    uint32_t index = (uint32_t)w2;
+    struct rail_recv_entry *e = &q->e[0];
+    if (!q->h.ops || q->left != 1 || e->done || e->tag != tag || e->tag_index != index ||
+        size > e->cap || atomic_load(&r->base.error) ||
+        index >= rail_tagmap_get_inl(&r->posted, tag))
+        return false;
+    /* rail_eager_ring_poll_found */
+    g->arrived++;
+    g->poll_seq++;
+    g->poll_b = g->poll_b + 1 == g->slots ? 0 : g->poll_b + 1;
+    r->msg_size[b] = size;
+    /* deliver: the payload (the low halves of words 3 and 4), the entry, the image slot */
+    uint64_t v = (uint32_t)lo | (uint64_t)(uint32_t)hi << 32;
+    if (size == 8)
+        memcpy(e->data, &v, 8);
+    else
+        for (uint32_t k = 0; k < size; k++)
+            e->data[k] = (uint8_t)(v >> 8 * k);
+    e->size = size;
+    e->done = true;
+    q->left = 0;
+    uint16_t bytes = (uint16_t)((RAIL_IMAGE_HDR_WORDS + (size + 3) / 4) * 8);
+    uint16_t hw = r->image_hw[b] > bytes ? r->image_hw[b] : bytes;
+    r->image_hw[b] = hw;
+    for (unsigned k = 0; k < hw / 8u; k++) /* whole words: images are */
+        __atomic_store_n(&w[k], 0, __ATOMIC_RELAXED);
+    r->polled[b] = false;
+    rail_eager_ring_consume(g, (unsigned)b);
+    if (rail_eager_ring_starved(g))
+        rail_recv_send_credit(r);
+    return true;
+}
+
+/* An image at the cursor (at: rail_recv_image_at's slot or RAIL_IMAGE_WALK): the lean path for
+ * the receive under test (`until`), else the walk. Out of line: the callers' frames (an idle
+ * receive test's above all) stay as small as before. */
+void rail_recv_poll_found(struct rail_recv_comm *r, struct rail_recv_req *until, int at);
+
 /* The flagged eager images that landed since the last call; with `until`, only up to the one
  * that completes that receive (the rest are found by the next call: the cursor stays there),
- * and an image is matched against `until` first. Inline: usually nothing has landed. */
+ * and an image is matched against `until` first (rail_recv_image_lean when it is the usual one).
+ * Inline: usually nothing has landed. */
 static inline void rail_recv_poll_images(struct rail_recv_comm *r, struct rail_recv_req *until)
 {
     r->repoll = false;
     int at = rail_recv_image_at(r);
     if (at != RAIL_IMAGE_NONE)
-        rail_recv_poll_walk(r, until, at);
+        rail_recv_poll_found(r, until, at);
 }
 /* Entry i of q against what arrived before it was posted. */
 void rail_recv_match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i);
-/* The batched credit write (also when the sender waits for it). */
-void rail_recv_send_credit(struct rail_recv_comm *r);
 
 #endif

@@ -24,8 +24,10 @@ static uint8_t *image_src(struct rail_send_comm *s, const struct rail_send_req *
 }
 
 /* A flagged image (wire/eager_image.h): a plain write into the receiver's image slot, found
- * there by polling; inline when it fits. */
-static int post_image_on(struct rail_send_comm *s, struct rail_send_req *q, int rail, int qp)
+ * there by polling; inline when it fits. Always inline (in post_eager_on): its own prologue was
+ * a fifth of it. */
+static inline __attribute__((always_inline)) int
+post_image_on(struct rail_send_comm *s, struct rail_send_req *q, int rail, int qp)
 {
     struct rail_link *l = &s->base.link[rail];
     uint32_t len = (uint32_t)rail_image_bytes((uint32_t)q->size);

@@ -7,16 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-size_t rail_image_bytes(uint32_t size)
-{
-    return ((size_t)RAIL_IMAGE_HDR_WORDS + (size + 3u) / 4u) * 8u;
-}
-
-uint64_t rail_image_region_off(int slots, uint64_t slot_stride)
-{
-    return ((uint64_t)slots * slot_stride + 63u) & ~(uint64_t)63u;
-}
-
 static uint64_t word(uint32_t value, uint32_t flag)
 {
     return (uint64_t)flag << 32 | value;
@@ -27,8 +17,8 @@ static uint64_t load(const void *img, size_t i)
     return __atomic_load_n((const uint64_t *)img + i, __ATOMIC_RELAXED);
 }
 
-void rail_image_encode(void *dst, uint64_t seq, int32_t tag, uint32_t tag_index,
-                       const void *payload, uint32_t size)
+void rail_image_encode_any(void *dst, uint64_t seq, int32_t tag, uint32_t tag_index,
+                           const void *payload, uint32_t size)
 {
     uint64_t *w = dst;
     const uint8_t *p = payload;

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define RAIL_IMAGE_MAX_PAYLOAD 512 /* NCCL_RAIL_EAGER_POLL_MAX's upper bound */
 #define RAIL_IMAGE_HDR_WORDS   3
@@ -33,14 +34,38 @@ static inline uint32_t rail_image_flag(uint64_t seq)
     return (uint32_t)seq | 0x80000000u;
 }
 /* Bytes of the image of a size-byte message (size <= RAIL_IMAGE_MAX_PAYLOAD). */
-size_t rail_image_bytes(uint32_t size);
+static inline size_t rail_image_bytes(uint32_t size)
+{
+    return ((size_t)RAIL_IMAGE_HDR_WORDS + (size + 3u) / 4u) * 8u;
+}
 /* Offset of the image slots in the receiver's bounce region: after `slots` bounce slots of
  * `slot_stride` bytes, at a 64-byte boundary. */
-uint64_t rail_image_region_off(int slots, uint64_t slot_stride);
+static inline uint64_t rail_image_region_off(int slots, uint64_t slot_stride)
+{
+    return ((uint64_t)slots * slot_stride + 63u) & ~(uint64_t)63u;
+}
 
 /* Writes the image of message seq into dst (rail_image_bytes(size) bytes, 8-byte aligned). */
-void rail_image_encode(void *dst, uint64_t seq, int32_t tag, uint32_t tag_index,
-                       const void *payload, uint32_t size);
+void rail_image_encode_any(void *dst, uint64_t seq, int32_t tag, uint32_t tag_index,
+                           const void *payload, uint32_t size);
+/* The same; an 8-byte message's five words inline (test_eager_image compares the two). */
+static inline void rail_image_encode(void *dst, uint64_t seq, int32_t tag, uint32_t tag_index,
+                                     const void *payload, uint32_t size)
+{
+    if (size != 8) {
+        rail_image_encode_any(dst, seq, tag, tag_index, payload, size);
+        return;
+    }
+    uint64_t *w = dst, f = (uint64_t)rail_image_flag(seq) << 32;
+    uint32_t lo, hi;
+    memcpy(&lo, payload, 4);
+    memcpy(&hi, (const uint8_t *)payload + 4, 4);
+    w[0] = f | 8u;
+    w[1] = f | (uint32_t)tag;
+    w[2] = f | tag_index;
+    w[3] = f | lo;
+    w[4] = f | hi;
+}
 
 struct rail_image_info {
     int32_t tag;

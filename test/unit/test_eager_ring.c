@@ -41,7 +41,7 @@ static void chosen(void)
     CHECK(!rail_eager_ring_credit_due(&g));
     rail_eager_ring_consume(&g, 0);
     CHECK_EQ_INT(g.freed, 1);
-    CHECK(rail_eager_ring_credit_due(&g)); /* starved: at once, below the batch of 2 */
+    CHECK(rail_eager_ring_credit_due(&g)); /* starved: at once, below the batch of 3 */
     CHECK_EQ_INT(rail_eager_ring_credit_posted(&g), 1);
     CHECK(g.credit_busy);
     CHECK(!rail_eager_ring_credit_due(&g)); /* one write in flight at a time */
@@ -63,9 +63,12 @@ static void chosen(void)
     /* Batches: with 3 slots free and the sender not starved, one release is below the batch. */
     rail_eager_ring_consume(&g, 3);
     CHECK_EQ_INT(g.freed, 4);
-    CHECK(!rail_eager_ring_credit_due(&g)); /* 1 < batch 2, sender has room */
+    CHECK(!rail_eager_ring_credit_due(&g)); /* 1 < batch 3, sender has room */
     rail_eager_ring_arrive(&g, 0);
     rail_eager_ring_consume(&g, 0);
+    CHECK(!rail_eager_ring_credit_due(&g)); /* 2 < batch 3: the sender still has a slot */
+    rail_eager_ring_arrive(&g, 1);
+    rail_eager_ring_consume(&g, 1);
     CHECK(rail_eager_ring_credit_due(&g));
 
     /* The unexpected list: by (tag, index), a second (tag, index) refused. */
@@ -121,10 +124,10 @@ static void chosen(void)
     CHECK_EQ_INT(rail_eager_sender_room(5, 5, 0), 0); /* no eager path */
     rail_eager_ring_init(&g, 99);
     CHECK_EQ_INT(g.slots, RAIL_EAGER_SLOTS);
-    /* The credit batch, kept from init: half the ring, at least 1. */
+    /* The credit batch, kept from init: the ring less one slot, at least 1. */
     for (int k = -1; k <= RAIL_EAGER_SLOTS + 1; k++) {
         rail_eager_ring_init(&g, k);
-        CHECK_EQ_INT(g.batch, g.slots > 1 ? g.slots / 2 : 1);
+        CHECK_EQ_INT(g.batch, g.slots > 1 ? g.slots - 1 : 1);
     }
 }
 
