@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "protocol/net_recv.h"
+#include "protocol/net_recv_blocks.h"
 
 #include "gdr/net_gdr.h"
 #include "log.h"
@@ -42,60 +43,6 @@ static const struct rail_req_ops recv_req_ops;
 static inline __attribute__((always_inline)) int recv_progress_cqs(struct rail_recv_comm *r);
 static int recv_progress_rails(struct rail_recv_comm *r);
 
-static void init_state(struct rail_recv_comm *r)
-{
-    rail_tagmap_init(&r->posted);
-    r->nfree = RAIL_RECV_REQS;
-    for (int i = 0; i < RAIL_RECV_REQS; i++)
-        r->free_list[i] = (uint8_t)(RAIL_RECV_REQS - 1 - i);
-}
-
-/* Block b of receive requests and its registered CTS staging region (every rail). */
-static int block_alloc(struct rail_recv_comm *r, int b, char *err, size_t errlen)
-{
-    struct rail_recv_req_block *k = calloc(1, sizeof(*k));
-    size_t len = (size_t)RAIL_RECV_REQ_BLOCK * RAIL_RECV_STAGE(r->cts_bytes);
-    int rc = k ? rail_region_alloc(len, &k->stage) : -ENOMEM;
-    for (int rl = 0; rc == 0 && rl < r->base.nrails; rl++) {
-        struct rail_dev *d = r->base.link[rl].dev;
-        rc = rail_verbs_reg_mr(d->pd, k->stage, len, IBV_ACCESS_LOCAL_WRITE, &k->mr[rl], d->name,
-                               err, errlen);
-    }
-    if (rc < 0) {
-        if (rc == -ENOMEM && !err[0])
-            snprintf(err, errlen, "out of memory for receive requests");
-        if (k) {
-            for (int rl = 0; rl < RAIL_MAX_RAILS; rl++)
-                rail_verbs_dereg_mr(k->mr[rl]);
-            free(k->stage);
-            free(k);
-        }
-        return rc;
-    }
-    for (int i = 0; i < RAIL_RECV_REQ_BLOCK; i++) {
-        k->req[i].h.comm = &r->base;
-        k->req[i].idx = (uint8_t)(b * RAIL_RECV_REQ_BLOCK + i);
-        k->req[i].stage = k->stage + (size_t)i * RAIL_RECV_STAGE(r->cts_bytes);
-        k->req[i].blk = k;
-    }
-    r->blk[b] = k;
-    return 0;
-}
-
-static void blocks_free(struct rail_recv_comm *r)
-{
-    for (int b = 0; b < RAIL_RECV_REQ_BLOCKS; b++) {
-        struct rail_recv_req_block *k = r->blk[b];
-        if (!k)
-            continue;
-        for (int rl = 0; rl < RAIL_MAX_RAILS; rl++)
-            rail_verbs_dereg_mr(k->mr[rl]);
-        free(k->stage);
-        free(k);
-        r->blk[b] = NULL;
-    }
-}
-
 /* A free request, its block allocated when every request so far is in flight; NULL when none
  * (the caller calls again once one completes). */
 static struct rail_recv_req *req_alloc(struct rail_recv_comm *r)
@@ -105,7 +52,7 @@ static struct rail_recv_req *req_alloc(struct rail_recv_comm *r)
     int i = r->free_list[r->nfree - 1];
     if (!r->blk[i / RAIL_RECV_REQ_BLOCK]) {
         char err[256] = "";
-        if (block_alloc(r, i / RAIL_RECV_REQ_BLOCK, err, sizeof(err)) < 0) {
+        if (rail_recv_block_alloc(r, i / RAIL_RECV_REQ_BLOCK, err, sizeof(err)) < 0) {
             if (!r->blk_warned)
                 RAIL_INFO(NCCL_NET, "receive comm %p: no more than %d receives in flight: %s",
                           (void *)r, RAIL_RECV_REQS - r->nfree, err);
@@ -236,62 +183,6 @@ static void on_wc_error(struct rail_recv_comm *r, int rail, const struct ibv_wc 
     }
 }
 
-/* Posts the receive WRs owed on one QP. 0 when posted or when the failure failed only the rail
- * (failover: its QPs are made again with full receive queues when it rejoins), -errno after failing
- * the comm. */
-int rail_recv_repost_failed(struct rail_recv_comm *r, int rail, int rc)
-{
-    if (rail_link_fail(&r->base, rail, "reposting a receive failed"))
-        return 0;
-    rail_comm_fail(&r->base, rc, "%s: reposting a receive failed: %s", r->base.link[rail].dev->name,
-                   strerror(-rc));
-    return rc;
-}
-
-static int repost_qp(struct rail_recv_comm *r, int rail, int qp)
-{
-    struct rail_link *l = &r->base.link[rail];
-    int rc = rail_post_recvs(&r->base, rail, qp, l->qps[qp].rq_owed);
-    if (rc < 0)
-        return rail_recv_repost_failed(r, rail, rc);
-    l->qps[qp].rq_owed = 0;
-    return 0;
-}
-
-static int repost_if_owed(struct rail_recv_comm *r, int rail, int qp)
-{
-    struct rail_link *l = &r->base.link[rail];
-    if (!l->qps || !l->qps[qp].rq_owed)
-        return 0;
-    if (!(l->rj.up || l->rj.ready)) {
-        l->qps[qp].rq_owed = 0; /* a rejoin posts the whole queue again */
-        return 0;
-    }
-    return repost_qp(r, rail, qp);
-}
-
-/* Receive WRs consumed by completions are posted again here, from calls that complete nothing
- * (a test that is not done, irecv), not on the way to reporting a completion: under a
- * ping-pong that call is on the critical path. The RQs were sized with RAIL_REPOST_BATCH spare
- * entries for what is owed, and on_wc posts a full batch itself. When one QP took every
- * completion since the last call (owes_at, the usual case: one message in flight), only that QP
- * is looked at; else every rail's every QP. The usual case of all, one WR owed on a rail that is
- * up, is rail_recv_repost_owed's lean path (net_recv.h); this is the rest. */
-__attribute__((noinline)) void rail_recv_repost_walk(struct rail_recv_comm *r)
-{
-    if (!r->owes)
-        return;
-    r->owes = false;
-    if (r->owes_at >= 0) {
-        (void)repost_if_owed(r, r->owes_at / RAIL_MAX_QPS, r->owes_at % RAIL_MAX_QPS);
-        return;
-    }
-    for (int rail = 0; rail < r->base.nrails; rail++)
-        for (int qp = 0; qp < r->base.nqps; qp++)
-            if (repost_if_owed(r, rail, qp) < 0)
-                return;
-}
-
 static __attribute__((noinline)) void recv_on_wc_any(struct rail_comm *c, int rail,
                                                      const struct ibv_wc *wc)
 {
@@ -337,7 +228,7 @@ static __attribute__((noinline)) void recv_on_wc_any(struct rail_comm *c, int ra
             r->owes_at = -1; /* several QPs owe: the next repost walks them all */
         }
         /* Only a comm whose every call completes something gets here with a full batch. */
-        if (l->qps[qp].rq_owed >= RAIL_REPOST_BATCH && repost_qp(r, rail, qp) < 0)
+        if (l->qps[qp].rq_owed >= RAIL_REPOST_BATCH && rail_recv_repost_qp(r, rail, qp) < 0)
             return;
     }
     /* A direct rendezvous write (the usual immediate) decoded inline. */
@@ -649,7 +540,7 @@ static void recv_release(struct rail_comm *c)
     free(r->records);
     free(r->bounce);
     free(r->staging);
-    blocks_free(r);
+    rail_recv_blocks_free(r);
     rail_tagmap_free(&r->posted);
 }
 
@@ -692,7 +583,7 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned 
     r->eager_bytes = eager > 0 ? (uint32_t)eager : 0;
     rail_eager_ring_init(&r->ring, eager > 0 ? (int)rail_param_int(RAIL_PARAM_EAGER_SLOTS) : 0);
     r->slot_stride = RAIL_EAGER_HDR + r->eager_bytes;
-    init_state(r);
+    rail_recv_state_init(r);
     /* The receive side writes no eager data: no inline room. */
     struct rail_qshape shape = {.nqps = nqps,
                                 .sq = RAIL_RECV_SQ,
@@ -723,7 +614,7 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned 
     if (rc == 0)
         rc = rail_region_reg(&r->base, 2, r->staging, RAIL_STAGING_SIZE, false, err, errlen);
     if (rc == 0)
-        rc = block_alloc(r, 0, err, errlen);
+        rc = rail_recv_block_alloc(r, 0, err, errlen);
     if (rc < 0) {
         if (rc == -ENOMEM && !err[0])
             snprintf(err, errlen, "out of memory for the receive comm");

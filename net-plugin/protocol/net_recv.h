@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "protocol/net_comm.h"
+#include "protocol/net_recv_repost.h"
 #include "transport/net_verbs.h"
 
 extern const struct rail_comm_ops rail_recv_comm_ops;
@@ -42,13 +43,6 @@ static inline bool rail_recv_irecv_quiet(const struct rail_recv_comm *r)
  * the same state after either (test_recv_fast on_data). */
 void rail_recv_on_wc_one_rail(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
 void rail_recv_on_wc_general(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
-
-/* The receive WRs owed (rq_owed: consumed by completions) posted again, every QP that owes: the
- * general walk (net_recv.c). */
-void rail_recv_repost_walk(struct rail_recv_comm *r);
-/* A re-post on rail failed with rc: the rail fails (0: failover carries on; its QPs are made
- * again with full receive queues when it rejoins) or, when it cannot, the comm (rc). */
-int rail_recv_repost_failed(struct rail_recv_comm *r, int rail, int rc);
 
 /* What irecv and a receive test that is not done call: rail_recv_repost_walk, with its usual case
  * in the caller's frame -- one QP took every completion since the last call (owes_at), owes the
