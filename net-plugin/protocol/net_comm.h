@@ -177,6 +177,9 @@ struct rail_send_req {
     bool host;        /* the source buffer is host memory: an eager write may go inline */
     bool polled;      /* EAGER: written as a flagged image (wire/eager_image.h) */
     bool too_big;
+    bool held;                   /* 2PH: reported done to NCCL with its size record still out:
+                                  * the plugin keeps it (record source, FIFO slot, two-phase
+                                  * state) until the record's completion, then frees it */
     uint8_t unsure, unsure_rail; /* PIPE: RAIL_UNSURE_*, the rail that failed under it */
     uintptr_t data;
     uint32_t lkey[RAIL_MAX_RAILS];
@@ -235,6 +238,7 @@ struct rail_send_comm {
     int npending;     /* requests with chunks waiting to be (re)posted */
     int n2ph;         /* two-phase or unsure requests not yet done */
     int nunsure;      /* PIPE requests asking the receiver (unsure) */
+    int nheld;        /* 2PH requests reported done whose record is still out (held) */
     atomic_int busy;  /* a thread is inside this comm (net_data.c) */
     bool helped;      /* two-phase work in flight: other comms' progress polls it (net_data.c) */
     bool help_listed; /* in the help list (from a two-phase message until closed or dropped) */

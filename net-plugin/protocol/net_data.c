@@ -143,6 +143,10 @@ static __attribute__((noinline)) void help_pass(const struct rail_comm *self)
                                                      memory_order_acquire, memory_order_relaxed))
             continue;
         (void)poll_comm(&s->base);
+        /* Records NCCL no longer waits for (held, net_send.c): a failed rail must still be found
+         * (async events, the peer's DOWN frame) for them to go again, whoever calls. */
+        if (s->nheld)
+            rail_health_tick_due(&s->base, true);
         rail_send_leave(s);
     }
     pthread_mutex_unlock(&g_help_lock);

@@ -303,11 +303,47 @@ static int isend_entered(struct rail_send_comm *s, void *data, size_t size, int 
     return rc ? rc : *request ? 0 : rail_comm_error(&s->base);
 }
 
-static bool req_done(const struct rail_send_req *q)
+/* Done for NCCL: a pipelined message once its WRs completed (and no query is open); an eager one
+ * once its write completed; a two-phase one once every piece completed and its size record is
+ * posted (rail_2ph_handed): NCCL's buffer is no longer read (a re-sent record comes from the
+ * request's own source), and what is left (the record's completion, a re-post if its rail fails)
+ * is the plugin's: the request is then held until that completion (req_end). */
+static bool req_done(const struct rail_send_comm *s, const struct rail_send_req *q)
 {
     if (q->kind == RAIL_SREQ_PIPE)
         return q->wrs_left == 0 && !q->unsure;
+    /* Only with a control QP: there the record goes out at once; on a data QP it may queue
+     * behind the pieces of later messages, and a provider that moves data only in the sender's
+     * calls (shm) would leave it there once NCCL stops calling (mr_record_ahead_off). */
+    if (q->kind == RAIL_SREQ_2PH && s->ctl_qp >= 0)
+        return rail_2ph_handed(&q->tp);
     return rail_2ph_done(&q->tp);
+}
+
+static int held_test(struct rail_req_head *h, int *done, int *sizes);
+static const struct rail_req_ops send_held_ops = {.test = held_test, .ticks_health = false};
+
+/* The request goes back to NCCL: freed, or held while its size record is out (its completion
+ * frees it: net_send_post.c). */
+static inline void req_end(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    if (q->kind == RAIL_SREQ_2PH && q->tp.rec == RAIL_CH_POSTED) {
+        q->held = true;
+        q->h.ops = &send_held_ops; /* still in flight for the completions, not for NCCL */
+        s->nheld++;
+        return;
+    }
+    rail_send_req_free(s, q);
+}
+
+/* NCCL tested a request it already got back as done. */
+static int held_test(struct rail_req_head *h, int *done, int *sizes)
+{
+    (void)sizes;
+    *done = 0;
+    RAIL_WARN(NCCL_NET, "test: %p is not a request in flight (completed or never issued)",
+              (void *)h);
+    return -EINVAL;
 }
 
 static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes);
@@ -347,15 +383,16 @@ static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *
      * pieces parked for a re-send that will never come; an unsure one never gets its answer). */
     if (q->unsure && atomic_load(&s->base.error) && !q->error)
         q->error = atomic_load(&s->base.error);
-    if (req_done(q) || ((q->kind != RAIL_SREQ_PIPE || q->unsure) && atomic_load(&s->base.error))) {
+    if (req_done(s, q) ||
+        ((q->kind != RAIL_SREQ_PIPE || q->unsure) && atomic_load(&s->base.error))) {
         int err = q->error;
         if (err) {
-            rail_send_req_free(s, q);
+            req_end(s, q);
             return atomic_load(&s->base.error) ? rail_comm_error(&s->base) : err;
         }
         if (sizes)
             sizes[0] = (int)q->size;
-        rail_send_req_free(s, q);
+        req_end(s, q);
         *done = 1;
         return 0;
     }
@@ -436,8 +473,41 @@ static void send_retry(struct rail_comm *c)
         rail_send_retry(s);
 }
 
+/* closeSend with size records still out (requests NCCL got back as done, held): the receiver
+ * owns those messages only once their records land, so the comm is polled (re-posting a record
+ * whose rail fails) until every one has completed, the comm fails, or RAIL_CLOSE_DRAIN_NS pass;
+ * then the close goes on as for any work still in flight (the QPs are destroyed before the
+ * request blocks are freed: nothing is left to touch them). */
+#define RAIL_CLOSE_DRAIN_NS (5ull * 1000 * 1000 * 1000)
+
+static void drain_held(struct rail_send_comm *s)
+{
+    uint64_t t0 = rail_now_ns();
+    for (;;) {
+        rail_send_enter(s); /* nheld changes only inside (a help pass may take a completion) */
+        int left = atomic_load(&s->base.error) ? 0 : s->nheld;
+        if (left) {
+            rail_comm_progress(&s->base);
+            rail_health_tick(&s->base, true);
+            left = atomic_load(&s->base.error) ? 0 : s->nheld;
+        }
+        rail_send_leave(s);
+        if (!left)
+            return;
+        if (rail_now_ns() - t0 > RAIL_CLOSE_DRAIN_NS) {
+            RAIL_WARN(NCCL_NET,
+                      "closeSend %p: %d size record(s) of messages reported done still out "
+                      "after %llu s: closing without them (their receives never complete)",
+                      (void *)s, left, RAIL_CLOSE_DRAIN_NS / 1000000000ull);
+            return;
+        }
+    }
+}
+
 static void send_quiesce(struct rail_comm *c)
 {
+    if (c->nrails > 1) /* only multi-rail comms send two-phase */
+        drain_held(send_of(c));
     rail_send_help_unlist(send_of(c));
     rail_send_enter(send_of(c));
 }

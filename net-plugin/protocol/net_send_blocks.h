@@ -19,5 +19,13 @@ static inline void rail_send_req_free(struct rail_send_comm *s, struct rail_send
     q->h.ops = NULL;
     s->free_list[s->nfree++] = q->idx;
 }
+/* A held request (reported done to NCCL, its size record still out): its record's completion
+ * came back, it goes back on the free list. */
+static inline void rail_send_req_unhold(struct rail_send_comm *s, struct rail_send_req *q)
+{
+    q->held = false;
+    s->nheld--;
+    rail_send_req_free(s, q);
+}
 
 #endif

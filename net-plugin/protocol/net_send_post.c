@@ -35,6 +35,7 @@
 #include "protocol/net_data.h"
 #include "protocol/net_health.h"
 #include "protocol/net_pieces.h"
+#include "protocol/net_send_blocks.h"
 #include "protocol/net_send_eager.h"
 #include "protocol/net_send_wr.h"
 #include "protocol/net_telemetry.h"
@@ -517,6 +518,8 @@ __attribute__((noinline)) void rail_send_on_wc_general(struct rail_send_comm *s,
     } else {
         s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
         s->n2ph--;
+        if (q->held) /* NCCL has it back since the record was posted */
+            rail_send_req_unhold(s, q);
     }
 }
 
@@ -550,6 +553,8 @@ void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc
     } else {
         s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
         s->n2ph--;
+        if (q->held) /* NCCL has it back since the record was posted */
+            rail_send_req_unhold(s, q);
     }
 }
 

@@ -41,6 +41,12 @@ static inline bool rail_2ph_done(const struct rail_twophase *t)
     return t->left == 0 && t->rec == RAIL_CH_DONE;
 }
 
+/* Every piece done and the record posted (or done): what is left is the record's completion. */
+static inline bool rail_2ph_handed(const struct rail_twophase *t)
+{
+    return t->left == 0 && (t->rec == RAIL_CH_POSTED || t->rec == RAIL_CH_DONE);
+}
+
 static inline void rail_2ph_piece_posted(struct rail_twophase *t, int k)
 {
     t->piece[k] = RAIL_CH_POSTED;
