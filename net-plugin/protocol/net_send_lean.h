@@ -25,6 +25,25 @@
 #include "wire/net_tagmap.h"
 #include "wire/net_wire.h"
 
+/* What both lean paths set alike in the request they take for (seq, cts): NCCL's buffer and its
+ * keys, the receiver's buffer and keys, the slot sequence, entry 0. */
+static inline __attribute__((always_inline)) void
+rail_send_lean_fill(struct rail_send_req *q, const struct rail_req_ops *ops, uint64_t seq,
+                    const struct rail_cts *cts, void *data, size_t size, const struct rail_mr *m)
+{
+    q->h.ops = ops;
+    q->error = 0;
+    q->data = (uintptr_t)data;
+    q->size = size;
+    q->too_big = false;
+    q->host = m->type == NCCL_PTR_HOST;
+    memcpy(q->lkey, m->lkey, sizeof(q->lkey));
+    q->raddr = cts->addr;
+    memcpy(q->rkey, cts->rkey, sizeof(q->rkey));
+    q->seq = seq;
+    q->entry = 0;
+}
+
 /* The common rendezvous send in one piece: one rail up, no QP split, and the whole message one
  * WRITE WITH IMM (0 < size <= direct_max, decided once per comm: send_setup_rails), that fits the
  * receive buffer, with a request ready (its block allocated) and room on the QP it goes to. What
@@ -50,18 +69,9 @@ rail_send_direct(struct rail_send_comm *s, const struct rail_req_ops *ops, uint6
     struct rail_send_req *q = rail_send_req_at(s, s->free_list[--s->nfree]);
     unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
     int qp = (int)(l->rr++ % (unsigned)s->ndata);
-    q->h.ops = ops;
-    q->error = 0;
-    q->data = (uintptr_t)data;
-    q->size = size;
+    rail_send_lean_fill(q, ops, seq, cts, data, size, m);
     rail_2ph_plan(&q->tp, 1);
-    q->striped = q->too_big = false;
-    q->host = m->type == NCCL_PTR_HOST;
-    memcpy(q->lkey, m->lkey, sizeof(q->lkey));
-    q->raddr = cts->addr;
-    memcpy(q->rkey, cts->rkey, sizeof(q->rkey));
-    q->seq = seq;
-    q->entry = 0;
+    q->striped = false;
     q->ch[0].off = 0;
     q->ch[0].len = size;
     q->ch[0].rail = 0;
@@ -138,19 +148,9 @@ rail_send_striped(struct rail_send_comm *s, const struct rail_req_ops *ops, uint
 {
     struct rail_send_req *q = rail_send_req_at(s, s->free_list[--s->nfree]);
     unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
-    q->h.ops = ops;
+    rail_send_lean_fill(q, ops, seq, cts, data, size, m);
     q->wrs_left = 0;
-    q->error = 0;
-    q->data = (uintptr_t)data;
-    q->size = size;
-    q->too_big = false;
     q->striped = true;
-    q->host = m->type == NCCL_PTR_HOST;
-    memcpy(q->lkey, m->lkey, sizeof(q->lkey));
-    q->raddr = cts->addr;
-    memcpy(q->rkey, cts->rkey, sizeof(q->rkey));
-    q->seq = seq;
-    q->entry = 0;
     /* The pieces as cut_pieces cuts them: each rail's next data QP. */
     for (int k = 0; k < 2; k++) {
         struct rail_link *l = &s->base.link[k];
