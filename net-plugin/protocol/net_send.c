@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -480,8 +481,14 @@ static void send_retry(struct rail_comm *c)
  * request blocks are freed: nothing is left to touch them). */
 #define RAIL_CLOSE_DRAIN_NS (5ull * 1000 * 1000 * 1000)
 
+/* Set once a close gave up on its records: a peer that stopped answering (a hung node, an abort)
+ * would otherwise cost every later close of the process its own 5 s. */
+static atomic_bool g_drain_gave_up;
+
 static void drain_held(struct rail_send_comm *s)
 {
+    if (atomic_load_explicit(&g_drain_gave_up, memory_order_relaxed))
+        return;
     uint64_t t0 = rail_now_ns();
     for (;;) {
         rail_send_enter(s); /* nheld changes only inside (a help pass may take a completion) */
@@ -497,8 +504,10 @@ static void drain_held(struct rail_send_comm *s)
         if (rail_now_ns() - t0 > RAIL_CLOSE_DRAIN_NS) {
             RAIL_WARN(NCCL_NET,
                       "closeSend %p: %d size record(s) of messages reported done still out "
-                      "after %llu s: closing without them (their receives never complete)",
+                      "after %llu s: closing without them (their receives never complete); later "
+                      "closes of this process do not wait",
                       (void *)s, left, RAIL_CLOSE_DRAIN_NS / 1000000000ull);
+            atomic_store_explicit(&g_drain_gave_up, true, memory_order_relaxed);
             return;
         }
     }
