@@ -120,6 +120,31 @@ int rail_region_alloc(size_t size, uint8_t **out)
     return 0;
 }
 
+int rail_region_alloc_reg(const struct rail_comm *c, size_t size, uint8_t **out, struct ibv_mr **mr,
+                          char *err, size_t errlen)
+{
+    int rc = rail_region_alloc(size, out);
+    for (int r = 0; rc == 0 && r < c->nrails; r++) {
+        struct rail_dev *d = c->link[r].dev;
+        rc = rail_verbs_reg_mr(d->pd, *out, size, IBV_ACCESS_LOCAL_WRITE, &mr[r], d->name, err,
+                               errlen);
+    }
+    if (rc < 0 && *out) {
+        rail_region_free_reg(*out, mr);
+        *out = NULL;
+    }
+    return rc;
+}
+
+void rail_region_free_reg(uint8_t *p, struct ibv_mr **mr)
+{
+    for (int r = 0; r < RAIL_MAX_RAILS; r++) {
+        rail_verbs_dereg_mr(mr[r]);
+        mr[r] = NULL;
+    }
+    free(p);
+}
+
 int rail_region_reg(struct rail_comm *c, int slot, void *p, size_t size, bool remote, char *err,
                     size_t errlen)
 {

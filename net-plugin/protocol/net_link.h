@@ -35,6 +35,14 @@ static inline int rail_post_recvs(struct rail_comm *c, int rail, int qp, int cou
 int rail_wire_ll(int verbs_ll);
 /* Page-aligned, zeroed. */
 int rail_region_alloc(size_t size, uint8_t **out);
+/* A region of size bytes (rail_region_alloc) registered for local writes on every rail of c into
+ * mr[0..nrails) (all NULL on entry): 0, or -errno with nothing left allocated (err says why when a
+ * registration failed). */
+int rail_region_alloc_reg(const struct rail_comm *c, size_t size, uint8_t **out, struct ibv_mr **mr,
+                          char *err, size_t errlen);
+/* What rail_region_alloc_reg made: every registration of mr (RAIL_MAX_RAILS entries, NULL
+ * skipped), then the region. */
+void rail_region_free_reg(uint8_t *p, struct ibv_mr **mr);
 /* Registers p on every rail of c into link[r].mr[slot]. */
 int rail_region_reg(struct rail_comm *c, int slot, void *p, size_t size, bool remote, char *err,
                     size_t errlen);

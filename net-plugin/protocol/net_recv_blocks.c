@@ -22,21 +22,11 @@ int rail_recv_block_alloc(struct rail_recv_comm *r, int b, char *err, size_t err
 {
     struct rail_recv_req_block *k = calloc(1, sizeof(*k));
     size_t len = (size_t)RAIL_RECV_REQ_BLOCK * RAIL_RECV_STAGE(r->cts_bytes);
-    int rc = k ? rail_region_alloc(len, &k->stage) : -ENOMEM;
-    for (int rl = 0; rc == 0 && rl < r->base.nrails; rl++) {
-        struct rail_dev *d = r->base.link[rl].dev;
-        rc = rail_verbs_reg_mr(d->pd, k->stage, len, IBV_ACCESS_LOCAL_WRITE, &k->mr[rl], d->name,
-                               err, errlen);
-    }
+    int rc = k ? rail_region_alloc_reg(&r->base, len, &k->stage, k->mr, err, errlen) : -ENOMEM;
     if (rc < 0) {
         if (rc == -ENOMEM && !err[0])
             snprintf(err, errlen, "out of memory for receive requests");
-        if (k) {
-            for (int rl = 0; rl < RAIL_MAX_RAILS; rl++)
-                rail_verbs_dereg_mr(k->mr[rl]);
-            free(k->stage);
-            free(k);
-        }
+        free(k);
         return rc;
     }
     for (int i = 0; i < RAIL_RECV_REQ_BLOCK; i++) {
@@ -55,9 +45,7 @@ void rail_recv_blocks_free(struct rail_recv_comm *r)
         struct rail_recv_req_block *k = r->blk[b];
         if (!k)
             continue;
-        for (int rl = 0; rl < RAIL_MAX_RAILS; rl++)
-            rail_verbs_dereg_mr(k->mr[rl]);
-        free(k->stage);
+        rail_region_free_reg(k->stage, k->mr);
         free(k);
         r->blk[b] = NULL;
     }

@@ -23,21 +23,11 @@ int rail_send_block_alloc(struct rail_send_comm *s, int b, char *err, size_t err
 {
     struct rail_send_req_block *k = calloc(1, sizeof(*k));
     size_t len = (size_t)RAIL_SEND_REQ_BLOCK * RAIL_LOCAL_STRIDE;
-    int rc = k ? rail_region_alloc(len, &k->src) : -ENOMEM;
-    for (int r = 0; rc == 0 && r < s->base.nrails; r++) {
-        struct rail_dev *d = s->base.link[r].dev;
-        rc = rail_verbs_reg_mr(d->pd, k->src, len, IBV_ACCESS_LOCAL_WRITE, &k->mr[r], d->name, err,
-                               errlen);
-    }
+    int rc = k ? rail_region_alloc_reg(&s->base, len, &k->src, k->mr, err, errlen) : -ENOMEM;
     if (rc < 0) {
         if (rc == -ENOMEM && !err[0])
             snprintf(err, errlen, "out of memory for send requests");
-        if (k) {
-            for (int r = 0; r < RAIL_MAX_RAILS; r++)
-                rail_verbs_dereg_mr(k->mr[r]);
-            free(k->src);
-            free(k);
-        }
+        free(k);
         return rc;
     }
     for (int i = 0; i < RAIL_SEND_REQ_BLOCK; i++) {
@@ -56,9 +46,7 @@ void rail_send_blocks_free(struct rail_send_comm *s)
         struct rail_send_req_block *k = s->blk[b];
         if (!k)
             continue;
-        for (int r = 0; r < RAIL_MAX_RAILS; r++)
-            rail_verbs_dereg_mr(k->mr[r]);
-        free(k->src);
+        rail_region_free_reg(k->src, k->mr);
         free(k);
         s->blk[b] = NULL;
     }
