@@ -373,6 +373,11 @@ static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *
     if (s->base.nrails == 1) {
         if (s->base.link[0].cq_work)
             rail_comm_drain(&s->base, 0, send_on_wc);
+    } else if (s->base.nrails == 2) { /* the dual-rail NIC: the loop unrolled */
+        if (s->base.link[0].cq_work)
+            rail_comm_drain(&s->base, 0, send_on_wc);
+        if (s->base.link[1].cq_work)
+            rail_comm_drain(&s->base, 1, send_on_wc);
     } else {
         for (int r = 0; r < s->base.nrails; r++)
             if (s->base.link[r].cq_work)

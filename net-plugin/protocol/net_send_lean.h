@@ -122,8 +122,9 @@ rail_send_striped_ok(const struct rail_send_comm *s, size_t size, const struct r
            rail_send_sq_room(l1, (int)(l1->rr % (unsigned)s->ndata)) >= need;
 }
 
-/* Piece k of q (on rail k, as cut) as a plain write, as post_piece posts it: 0 posted, 1 its rail
- * failed over meanwhile (the piece waits), -errno (the comm failed). */
+/* Piece k of q (on rail k, as cut) as a plain write, as post_piece posts it but for its
+ * telemetry: 0 posted, 1 its rail failed over meanwhile (the piece waits), -errno (the comm
+ * failed). */
 static inline __attribute__((always_inline)) int
 rail_send_striped_piece(struct rail_send_comm *s, struct rail_send_req *q, int k, uint64_t now)
 {
@@ -134,11 +135,24 @@ rail_send_striped_piece(struct rail_send_comm *s, struct rail_send_req *q, int k
     rail_send_fill_write(&wr, &sge, rail_wrid(RAIL_WR_DATA, k, c->qp, q->idx | k << 16),
                          q->raddr + c->off, q->rkey[k]);
     int rc = rail_send_post_wr(s, k, c->qp, &wr, 1);
-    if (rc == 0) {
-        q->tp.piece[k] = RAIL_CH_POSTED;
-        rail_tel_stripe(&s->base, k, c->len);
-    }
+    if (rc == 0)
+        q->tp.piece[k] = RAIL_CH_POSTED; /* counted by the caller (rail_send_striped_count) */
     return rc;
+}
+
+/* The telemetry of the striped message and of its pieces posted (bit k of posted: piece k), what
+ * rail_tel_striped_msg and each posted piece's rail_tel_stripe count: both posted, one update. */
+static inline __attribute__((always_inline)) void
+rail_send_striped_count(struct rail_send_comm *s, const struct rail_send_req *q, unsigned posted)
+{
+    if (posted == 3u) {
+        rail_tel_two(&s->base, q->ch[0].len, q->ch[1].len);
+        return;
+    }
+    rail_tel_striped_msg(&s->base);
+    for (int k = 0; k < 2; k++)
+        if (posted >> k & 1u)
+            rail_tel_stripe(&s->base, k, q->ch[k].len);
 }
 
 static inline __attribute__((always_inline)) int
@@ -170,22 +184,26 @@ rail_send_striped(struct rail_send_comm *s, const struct rail_req_ops *ops, uint
     rec->entry = 0;
     q->unsure = 0;
     q->kind = RAIL_SREQ_2PH;
-    rail_tel_striped_msg(&s->base);
     s->n2ph++;
     rail_send_help_list(s);
     s->slot_busy[slot] = 3;
     uint64_t now = rail_now_ns(); /* both pieces posted back to back */
+    unsigned posted = 0;
     for (int k = 0; k < 2; k++) {
         int rc = rail_send_striped_piece(s, q, k, now);
         if (rc < 0) {
+            rail_send_striped_count(s, q, posted);
             rail_send_req_free(s, q);
             return rc;
         }
         if (rc == 1) { /* its rail failed while posting: rail_send_retry sends it elsewhere */
             q->tp.piece[k] = RAIL_CH_PENDING;
             s->npending++;
+        } else {
+            posted |= 1u << k;
         }
     }
+    rail_send_striped_count(s, q, posted);
     rail_cts_fifo_resolve_next(&s->cts); /* the entry just taken (try_send) */
     uint32_t ignored;
     int rc = rail_tagmap_next_inl(&s->sent, tag, &ignored);

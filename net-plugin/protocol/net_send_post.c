@@ -161,8 +161,11 @@ static void record_pending(struct rail_send_comm *s, struct rail_send_req *q)
     s->npending++;
 }
 
-/* Posts the record on `prefer` when it is up, else on the next rail up; else it waits. */
-static void record_now(struct rail_send_comm *s, struct rail_send_req *q, int prefer)
+/* Posts the record on `prefer` when it is up, else on the next rail up; else it waits. Always
+ * inline (into piece_done and the empty message's post): as a call its prologue and epilogue
+ * were ~20 of its ~56 instructions per two-rail message. */
+static inline __attribute__((always_inline)) void record_now(struct rail_send_comm *s,
+                                                             struct rail_send_req *q, int prefer)
 {
     int rail = s->base.link[prefer].rj.up ? prefer : rail_pick_up(&s->base, (unsigned)prefer);
     if (rail < 0 || post_record(s, q, rail) != 0)

@@ -30,6 +30,12 @@ static inline void rail_tel_striped_msg(struct rail_comm *c)
 {
     rail_stats_add_striped_msg(c->stats);
 }
+/* A striped message's two pieces, rail 0's and rail 1's, both posted: rail_tel_striped_msg and
+ * rail_tel_stripe of each in one. */
+static inline void rail_tel_two(struct rail_comm *c, uint64_t b0, uint64_t b1)
+{
+    rail_stats_add_two(c->stats, b0, b1);
+}
 static inline void rail_tel_error(struct rail_comm *c, int rail)
 {
     rail_stats_add_error(c->stats, rail);

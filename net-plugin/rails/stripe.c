@@ -464,8 +464,26 @@ int rail_stripe_set_rail_state(struct rail_stripe *s, int rail, bool up)
     return 0;
 }
 
-int rail_stripe_on_completion(struct rail_stripe *s, int rail, uint64_t bytes, uint64_t post_ns,
-                              uint64_t done_ns, bool last)
+/* The probe of a chunk that finished before its message did: its rail's estimate rises by
+ * 1/2^PROBE_SHIFT while it is below twice its starting rate or 16x the fastest other rail up. */
+static void probe(struct rail_stripe *s, int rail)
+{
+    struct rail_stripe_rail_state *st = &s->rail[rail];
+    uint64_t cap = 2 * st->seed_rate;
+    for (unsigned m = up_mask(s) & ~(1u << rail); m; m &= m - 1) { /* the other rails up */
+        uint64_t other = PROBE_SPAN * measured(&s->rail[lowest(m)]);
+        if (other > cap)
+            cap = other;
+    }
+    if (measured(st) < cap) {
+        st->avg_bytes += (st->avg_bytes >> PROBE_SHIFT) + 1;
+        normalise(st);
+    }
+}
+
+__attribute__((noinline)) int rail_stripe_on_completion_general(struct rail_stripe *s, int rail,
+                                                                uint64_t bytes, uint64_t post_ns,
+                                                                uint64_t done_ns, bool last)
 {
     if (!s || rail < 0 || rail >= s->nrails)
         return -EINVAL;
@@ -484,21 +502,47 @@ int rail_stripe_on_completion(struct rail_stripe *s, int rail, uint64_t bytes, u
 
     if (last || queued)
         add_sample(st, bytes, ns);
-    if (!last) { /* probe, up to twice the starting rate or 16x the fastest other rail */
-        uint64_t cap = 2 * st->seed_rate;
-        for (unsigned m = up_mask(s) & ~(1u << rail); m; m &= m - 1) { /* the other rails up */
-            uint64_t other = PROBE_SPAN * measured(&s->rail[lowest(m)]);
-            if (other > cap)
-                cap = other;
-        }
-        if (measured(st) < cap) {
-            st->avg_bytes += (st->avg_bytes >> PROBE_SHIFT) + 1;
-            normalise(st);
-        }
-    }
+    if (!last) /* probe, up to twice the starting rate or 16x the fastest other rail */
+        probe(s, rail);
     if (s->policy == RAIL_STRIPE_ADAPTIVE)
         s->weights_valid = false;
     return 0;
+}
+
+/* The common completion: a piece on rail 0 or 1 with those two rails up and no other (a
+ * dual-rail comm with both rails up), under the adaptive policy, of 1..MAX_SAMPLE_B bytes, not
+ * queued (the rail's previous completion came before this piece was posted) and done_ns - post_ns
+ * at most MAX_SAMPLE_NS (a completion polled out of order wraps above it). Then the general
+ * path's checks all pass, the interval is done_ns - post_ns (done_ns >= post_ns >= the rail's
+ * last completion, which done_ns becomes), the sample is taken only for the last piece and the
+ * probe looks at the one other rail: the same state afterwards, without the clamps and the mask
+ * walk. test_stripe_two compares the two over many random states. */
+int rail_stripe_on_completion(struct rail_stripe *s, int rail, uint64_t bytes, uint64_t post_ns,
+                              uint64_t done_ns, bool last)
+{
+    if (s && s->up_mask == 3u && s->policy == RAIL_STRIPE_ADAPTIVE && (unsigned)rail < 2u &&
+        bytes - 1 < MAX_SAMPLE_B) {
+        struct rail_stripe_rail_state *st = &s->rail[rail];
+        uint64_t ns = done_ns - post_ns; /* out of order: above MAX_SAMPLE_NS */
+        if (post_ns >= st->last_done_ns && ns <= MAX_SAMPLE_NS) {
+            st->last_done_ns = done_ns;
+            s->weights_valid = false;
+            if (last) {
+                add_sample(st, bytes, ns);
+                return 0;
+            }
+            uint64_t cap = 2 * st->seed_rate;
+            uint64_t other = PROBE_SPAN * measured(&s->rail[rail ^ 1]);
+            if (other > cap)
+                cap = other;
+            if (measured(st) < cap) {
+                st->avg_bytes += (st->avg_bytes >> PROBE_SHIFT) + 1;
+                normalise(st);
+            }
+            return 0;
+        }
+    }
+    return rail_stripe_on_completion_general(s, rail, bytes, post_ns, done_ns, last);
 }
 
 int rail_stripe_weights(const struct rail_stripe *s, uint16_t w[RAIL_STRIPE_MAX_RAILS])

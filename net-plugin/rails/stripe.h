@@ -148,6 +148,11 @@ int rail_stripe_set_rail_state(struct rail_stripe *s, int rail, bool up);
 int rail_stripe_on_completion(struct rail_stripe *s, int rail, uint64_t bytes, uint64_t post_ns,
                               uint64_t done_ns, bool last);
 
+/* rail_stripe_on_completion without its lean path for the common dual-rail completion (the
+ * same outcome; test_stripe_two compares the two). */
+int rail_stripe_on_completion_general(struct rail_stripe *s, int rail, uint64_t bytes,
+                                      uint64_t post_ns, uint64_t done_ns, bool last);
+
 /* Current weights in 1/RAIL_STRIPE_WEIGHT_ONE (0 for rails down or past nrails); returns the
  * number of rails up. */
 int rail_stripe_weights(const struct rail_stripe *s, uint16_t w[RAIL_STRIPE_MAX_RAILS]);

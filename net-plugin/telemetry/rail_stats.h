@@ -116,6 +116,24 @@ static inline void rail_stats_add_striped_msg(struct rail_stats_conn *c)
     if (c)
         rail_stats_bump_(&c->striped_messages, 1);
 }
+/* A message striped in two chunks of b0 bytes on rail 0 and b1 on rail 1, both posted:
+ * add_striped_msg, then add_stripe and add_bytes for each, in one (one check). */
+static inline void rail_stats_add_two(struct rail_stats_conn *c, uint64_t b0, uint64_t b1)
+{
+    if (c && c->nrails >= 2) {
+        rail_stats_bump_(&c->striped_messages, 1);
+        rail_stats_bump_(&c->rail[0].stripes, 1);
+        rail_stats_bump_(&c->rail[0].bytes, b0);
+        rail_stats_bump_(&c->rail[1].stripes, 1);
+        rail_stats_bump_(&c->rail[1].bytes, b1);
+        return;
+    }
+    rail_stats_add_striped_msg(c);
+    rail_stats_add_stripe(c, 0);
+    rail_stats_add_bytes(c, 0, b0);
+    rail_stats_add_stripe(c, 1);
+    rail_stats_add_bytes(c, 1, b1);
+}
 /* A completion error on rail. */
 static inline void rail_stats_add_error(struct rail_stats_conn *c, int rail)
 {
