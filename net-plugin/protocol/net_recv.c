@@ -469,9 +469,11 @@ static int recv_test(struct rail_req_head *h, int *done, int *sizes)
      * that complete nothing; req_free takes this one off their list. */
     if (q->left == 0 && (!q->cts_pending || atomic_load(&r->base.error))) {
         err = q->error;
-        if (!err && sizes)
-            for (int i = 0; i < q->n; i++)
+        if (!err && sizes) { /* entry 0 unrolled: n is usually 1 (GCC's loop set-up is ~10) */
+            sizes[0] = (int)q->e[0].size;
+            for (int i = 1; i < q->n; i++)
                 sizes[i] = (int)q->e[i].size;
+        }
         req_free(r, q);
         if (err)
             return err;
