@@ -43,6 +43,9 @@ static inline bool rail_recv_irecv_quiet(const struct rail_recv_comm *r)
  * the same state after either (test_recv_fast on_data). */
 void rail_recv_on_wc_one_rail(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
 void rail_recv_on_wc_general(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
+/* The handler of the multi-rail progress (recv_progress_rails: a size record taken in place,
+ * rail_recv_record_lean in net_recv_wc.h): the same state as the general one (test_recv_record). */
+void rail_recv_on_wc_rails(struct rail_recv_comm *r, int rail, const struct ibv_wc *wc);
 
 /* What irecv and a receive test that is not done call: rail_recv_repost_walk, with its usual case
  * in the caller's frame -- one QP took every completion since the last call (owes_at), owes the

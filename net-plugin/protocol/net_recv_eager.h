@@ -99,10 +99,31 @@ rail_recv_image_lean(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
     uint16_t bytes = (uint16_t)((RAIL_IMAGE_HDR_WORDS + (size + 3) / 4) * 8);
     uint16_t hw = r->image_hw[b] > bytes ? r->image_hw[b] : bytes;
     r->image_hw[b] = hw;
-    for (unsigned k = 0; k < hw / 8u; k++) /* whole words: images are */
-        __atomic_store_n(&w[k], 0, __ATOMIC_RELAXED);
+    if (hw == 40) { /* an 8-byte message's image, as usual: its five words, without a loop */
+        __atomic_store_n(&w[0], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&w[1], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&w[2], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&w[3], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&w[4], 0, __ATOMIC_RELAXED);
+    } else {
+        for (unsigned k = 0; k < hw / 8u; k++) /* whole words: images are */
+            __atomic_store_n(&w[k], 0, __ATOMIC_RELAXED);
+    }
     r->polled[b] = false;
-    rail_eager_ring_consume(g, (unsigned)b);
+    /* rail_eager_ring_consume: slot b is EMPTY (rail_recv_image_at) and usually the oldest not
+     * released (one message in flight); then it stays EMPTY, is released, and the release goes
+     * on from the next slot (the new cursor), without the store of CONSUMED and its reload. */
+    if (g->free_b == b) {
+        g->freed++;
+        g->free_b = g->poll_b;
+    } else {
+        g->state[b] = RAIL_BOUNCE_CONSUMED;
+    }
+    while (g->state[g->free_b] == RAIL_BOUNCE_CONSUMED) {
+        g->state[g->free_b] = RAIL_BOUNCE_EMPTY;
+        g->freed++;
+        g->free_b = g->free_b + 1 == g->slots ? 0 : g->free_b + 1;
+    }
     if (rail_eager_ring_starved(g))
         rail_recv_send_credit(r);
     return true;
