@@ -21,11 +21,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "protocol/eager_ring.h"
 #include "protocol/net_clock.h"
 #include "protocol/net_comm.h"
 #include "protocol/net_recv_cts.h"
-#include "protocol/net_recv_eager.h"
 #include "protocol/net_reg.h"
 #include "transport/net_verbs.h"
 #include "wire/cts_layout.h"
@@ -42,9 +40,11 @@ rail_recv_lean(struct rail_recv_comm *r, const struct rail_req_ops *ops, void *d
     struct rail_link *l = &r->base.link[0];
     const bool small = r->peer_eager_limit > 0 && size <= r->peer_eager_limit;
     if (atomic_load(&r->base.error) || !rail_mr_hit(&r->base, m, data, size) ||
-        !rail_recv_flush_idle(r) || r->nfree == 0 ||
-        !r->blk[r->free_list[r->nfree - 1] / RAIL_RECV_REQ_BLOCK] || !r->posted.last ||
-        r->posted.last->tag != tag)
+        !rail_recv_flush_idle(r) || r->nfree == 0 || !r->posted.last || r->posted.last->tag != tag)
+        return RAIL_RECV_LEAN_NOT;
+    const int top = r->free_list[r->nfree - 1];
+    struct rail_recv_req_block *b = r->blk[top / RAIL_RECV_REQ_BLOCK];
+    if (!b)
         return RAIL_RECV_LEAN_NOT;
     int qp = 0;
     if (!small) {
@@ -56,7 +56,8 @@ rail_recv_lean(struct rail_recv_comm *r, const struct rail_req_ops *ops, void *d
             return RAIL_RECV_LEAN_NOT;
     }
 
-    struct rail_recv_req *q = rail_recv_req_at(r, r->free_list[--r->nfree]);
+    struct rail_recv_req *q = &b->req[top % RAIL_RECV_REQ_BLOCK];
+    r->nfree--;
     struct rail_recv_entry *e = &q->e[0];
     q->h.ops = ops;
     q->n = q->left = 1;
@@ -91,7 +92,7 @@ rail_recv_lean(struct rail_recv_comm *r, const struct rail_req_ops *ops, void *d
     for (int rl = 0; rl < r->base.nrails; rl++)
         k->rkey[rl] = m->rkey[rl];
     k->seq = (uint32_t)(seq + 1);
-    struct ibv_sge sge = {(uintptr_t)k, RAIL_CTS_COMPACT_BYTES, q->blk->mr[0]->lkey};
+    struct ibv_sge sge = {(uintptr_t)k, RAIL_CTS_COMPACT_BYTES, b->mr[0]->lkey};
     struct ibv_send_wr wr;
     wr.wr_id = rail_wrid(RAIL_WR_CTS, 0, qp, q->idx);
     wr.next = NULL;
