@@ -34,6 +34,7 @@
 #include "protocol/net_qsize.h"
 #include "protocol/net_recv_cts.h"
 #include "protocol/net_recv_eager.h"
+#include "protocol/net_recv_lean.h"
 #include "protocol/net_recv_wc.h"
 #include "protocol/net_reg.h"
 #include "protocol/net_telemetry.h"
@@ -347,13 +348,10 @@ static int not_posted(struct rail_recv_comm *r)
     return rail_comm_error(&r->base);
 }
 
-int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const int *tags,
-                   void **mhandles, void **request)
+/* irecv's checks of NCCL's arguments: 0, or -EINVAL with a WARN. */
+static int irecv_args(void *comm, void **request)
 {
     struct rail_recv_comm *r = comm;
-    const struct rail_mr *m[RAIL_MAX_RECVS];
-    int rc;
-
     if (!request)
         return -EINVAL;
     *request = NULL; /* also overwrites NCCL's 0x1 "optional completion" marker */
@@ -361,14 +359,42 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
         RAIL_WARN(NCCL_NET, "irecv: %p is not a receive comm of this plugin", comm);
         return -EINVAL;
     }
+    return 0;
+}
+
+/* What every irecv does once its request is posted or held back: unexpected eager arrivals
+ * matched, held-back CTS written when due, a credit write when due, owed receive WRs posted.
+ * Each check inline, usually without a call. */
+static inline __attribute__((always_inline)) void irecv_tail(struct rail_recv_comm *r,
+                                                             struct rail_recv_req *q, int n)
+{
+    if (r->ring.nunexp) /* else nothing arrived ahead of its receive */
+        for (int i = 0; i < n; i++)
+            rail_recv_match_unexpected(r, q, i);
+    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
+        rail_recv_flush_deferred(r);
+    if (rail_eager_ring_credit_due(&r->ring)) /* usually not: no call */
+        rail_recv_send_credit(r);
+    rail_recv_repost_owed(r);
+}
+
+/* irecv past its first checks, any n, any state; `polled`: the caller ran the progress that
+ * irecv runs when rail_recv_irecv_quiet says no (and no other). */
+static __attribute__((noinline)) int irecv_general(struct rail_recv_comm *r, int n, void **data,
+                                                   const size_t *sizes, const int *tags,
+                                                   void **mhandles, void **request, bool polled)
+{
+    const struct rail_mr *m[RAIL_MAX_RECVS];
+    int rc;
+
     if (n < 1 || n > RAIL_MAX_RECVS || !data || !sizes || !tags || !mhandles) {
         RAIL_WARN(NCCL_NET, "irecv: n=%d (1..%d allowed) or NULL arrays", n, RAIL_MAX_RECVS);
         return -EINVAL;
     }
     /* The progress (the images, then the CQs) only with a reason (rail_recv_irecv_quiet): else
      * what the CQs can hold is the peer's writes, which the next test takes. */
-    bool polled = !rail_recv_irecv_quiet(r);
-    if (polled) {
+    if (!polled && !rail_recv_irecv_quiet(r)) {
+        polled = true;
         rail_recv_poll_images(r, NULL); /* rail_comm_progress: the images, then the CQs */
         (void)recv_progress_rails(r);
     }
@@ -441,16 +467,45 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
             r->deferred[r->ndeferred++] = q->idx;
         }
     }
-    if (r->ring.nunexp) /* else nothing arrived ahead of its receive */
-        for (int i = 0; i < n; i++)
-            rail_recv_match_unexpected(r, q, i);
-    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
-        rail_recv_flush_deferred(r);
-    if (rail_eager_ring_credit_due(&r->ring)) /* usually not: no call */
-        rail_recv_send_credit(r);
-    rail_recv_repost_owed(r);
+    irecv_tail(r, q, n);
     *request = q;
     return 0;
+}
+
+int rail_recv_irecv_general(void *comm, int n, void **data, const size_t *sizes, const int *tags,
+                            void **mhandles, void **request)
+{
+    int rc = irecv_args(comm, request);
+    return rc ? rc : irecv_general(comm, n, data, sizes, tags, mhandles, request, false);
+}
+
+/* The ABI's irecv: a single receive polls first when it has a reason (as the general path would),
+ * then goes straight through in the common state (net_recv_lean.h); everything else takes the
+ * general path, told whether it polled. */
+int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const int *tags,
+                   void **mhandles, void **request)
+{
+    struct rail_recv_comm *r = comm;
+    if (!request || !r || r->base.ops != &rail_recv_comm_ops)
+        return rail_recv_irecv_general(comm, n, data, sizes, tags, mhandles, request);
+    *request = NULL; /* also overwrites NCCL's 0x1 "optional completion" marker */
+    if (n != 1 || !data || !sizes || !tags || !mhandles)
+        return irecv_general(r, n, data, sizes, tags, mhandles, request, false);
+    bool polled = !rail_recv_irecv_quiet(r);
+    if (polled) {
+        rail_recv_poll_images(r, NULL); /* rail_comm_progress: the images, then the CQs */
+        (void)recv_progress_rails(r);
+    }
+    struct rail_recv_req *q;
+    int rc = rail_recv_lean(r, &recv_req_ops, data[0], sizes[0], tags[0], mhandles[0], &q);
+    if (rc == 0) {
+        irecv_tail(r, q, 1);
+        *request = q;
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    return irecv_general(r, n, data, sizes, tags, mhandles, request, polled);
 }
 
 static int recv_test(struct rail_req_head *h, int *done, int *sizes)

@@ -24,6 +24,10 @@ int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned 
 int rail_net_irecv(void *recv_comm, int n, void **data, const size_t *sizes, const int *tags,
                    void **mhandles, void **request);
 
+/* The same through the general path alone (no lean path): test_recv_lean compares the two. */
+int rail_recv_irecv_general(void *recv_comm, int n, void **data, const size_t *sizes,
+                            const int *tags, void **mhandles, void **request);
+
 /* True when irecv may leave the progress (the images and the CQs) to the next test, found without a
  * call: no send WR of this comm out (the CTS, credit and answer writes: a completion of one may
  * gate the next credit, room on a send queue or a failover re-send, and a caller that spins on

@@ -22,6 +22,15 @@ void rail_recv_undefer(struct rail_recv_comm *r, int k)
         r->deferred[j] = r->deferred[j + 1];
 }
 
+int rail_recv_cts_post_failed(struct rail_recv_comm *r, int rail, int rc)
+{
+    if (rail_link_fail(&r->base, rail, "posting the clear-to-send failed"))
+        return 1;
+    rail_comm_fail(&r->base, rc, "%s: posting the clear-to-send failed: %s",
+                   r->base.link[rail].dev->name, strerror(-rc));
+    return rc;
+}
+
 /* Posts q's clear-to-send (prepared in its staging area by irecv) into FIFO slot sequence seq
  * on `rail`, QP `qp` (rail_recv_cts_at: up, with room): 0, 1 when the rail failed on the post
  * (try again on another), -errno. */
@@ -49,13 +58,8 @@ static int post_cts_at(struct rail_recv_comm *r, struct rail_recv_req *q, uint64
     wr.wr.rdma.rkey = l->peer_rkey1;
     wr.qp_type.xrc.remote_srqn = 0;
     int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
-    if (rc < 0) {
-        if (rail_link_fail(&r->base, rail, "posting the clear-to-send failed"))
-            return 1;
-        rail_comm_fail(&r->base, rc, "%s: posting the clear-to-send failed: %s", l->dev->name,
-                       strerror(-rc));
-        return rc;
-    }
+    if (rc < 0)
+        return rail_recv_cts_post_failed(r, rail, rc);
     l->qps[qp].sq_out++;
     r->sq_wrs++;
     l->rr++;

@@ -73,6 +73,10 @@ static inline void rail_recv_stage_entry(const struct rail_recv_comm *r, uint8_t
 }
 #undef STAGE_FIELDS
 
+/* The post of a clear-to-send on `rail` failed with rc (-errno): the rail is failed over (1: the
+ * comm goes on, the CTS waits for another rail) or, when it cannot be, the comm fails (rc). */
+int rail_recv_cts_post_failed(struct rail_recv_comm *r, int rail, int rc);
+
 /* Removes entry k of the held-back list. */
 void rail_recv_undefer(struct rail_recv_comm *r, int k);
 

@@ -3,6 +3,7 @@
 #ifndef NCCL_RAIL_NET_REG_H
 #define NCCL_RAIL_NET_REG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,16 +26,22 @@ static inline int rail_mr_check(struct rail_comm *c, const void *mhandle, const 
 int rail_mr_check_full(struct rail_comm *c, const void *mhandle, const void *data, size_t size,
                        const struct rail_mr **out);
 
-/* The handle that last passed on this comm, same registration generation (not another handle
- * made at the same address since): its devices and rail count were checked then and do not
+/* rail_mr_hit: the handle that last passed on this comm, same registration generation (not another
+ * handle made at the same address since): its devices and rail count were checked then and do not
  * change; the buffer's range is checked every time. Everything else takes the whole check. */
+static inline bool rail_mr_hit(const struct rail_comm *c, const struct rail_mr *m, const void *data,
+                               size_t size)
+{
+    uintptr_t a = (uintptr_t)data;
+    return m && m == c->mr_ok && m->magic == RAIL_MR_MAGIC && m->gen == c->mr_ok_gen &&
+           (!size || (a >= m->start && a + size >= a && a + size <= m->start + m->len));
+}
+
 static inline int rail_mr_check(struct rail_comm *c, const void *mhandle, const void *data,
                                 size_t size, const struct rail_mr **out)
 {
     const struct rail_mr *m = mhandle;
-    uintptr_t a = (uintptr_t)data;
-    if (m && m == c->mr_ok && m->magic == RAIL_MR_MAGIC && m->gen == c->mr_ok_gen &&
-        (!size || (a >= m->start && a + size >= a && a + size <= m->start + m->len))) {
+    if (rail_mr_hit(c, m, data, size)) {
         *out = m;
         return 0;
     }
