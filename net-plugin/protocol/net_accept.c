@@ -19,6 +19,7 @@
 #include "protocol/net_link.h"
 #include "protocol/net_qsize.h"
 #include "protocol/net_recv.h"
+#include "protocol/net_recv_comm.h"
 #include "transport/net_oob.h"
 
 struct rail_listen_comm {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The receiving side (net_recv.c): the receive comm's constructor, its kind's table, and irecv. */
+/* The receiving side (net_recv.c): the receive comm's kind's table and irecv (its constructor:
+ * net_recv_comm.h). */
 #ifndef NCCL_RAIL_NET_RECV_H
 #define NCCL_RAIL_NET_RECV_H
 
@@ -12,13 +13,6 @@
 
 extern const struct rail_comm_ops rail_recv_comm_ops;
 
-/* A receive comm: size records (mr[0]) and eager bounce slots (mr[1]), both remotely
- * writable, and the CTS staging area (mr[2]); it writes clear-to-send entries of cts_bytes
- * (what the sender's metadata announced: wire/cts_layout.h), and its QPs have rq receive WRs
- * each (rail_qsize_recv_rq: spare ones for what is owed included); ctl_rq > 0: the last QP of
- * each rail faces the sender's control QP and has ctl_rq receive WRs instead. */
-int rail_recv_comm_create(struct rail_netdev *g, int nrails, int nqps, unsigned cts_bytes, int rq,
-                          int ctl_rq, struct rail_recv_comm **out, char *err, size_t errlen);
 /* The net API's irecv. *request is always written: a request, or NULL for "cannot post now, call
  * again". */
 int rail_net_irecv(void *recv_comm, int n, void **data, const size_t *sizes, const int *tags,
