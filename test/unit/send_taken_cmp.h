@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The harness that test_send_direct and test_send_striped share: a send comm of CMP_RAILS rails
  * with CMP_NQPS QPs each, a fake provider that records every work request it is asked to post
- * (and refuses the calls numbered [g_post_fail_at, g_post_fail_end)), snapshots of everything a
+ * (and refuses the calls numbered [g_post_fail_at, g_post_fail_end)) and takes any QP state
+ * change, snapshots of everything a
  * send may change, and the loop that sends each random state once through
  * rail_send_taken_general and once through rail_send_taken and compares the two results byte
  * for byte. The includer defines CMP_RAILS, CMP_NQPS and XORSHIFT_SEED first. */
@@ -66,6 +67,12 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
     return 0;
 }
 
+static int fake_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+    (void)qp, (void)attr, (void)mask;
+    return 0; /* a failed rail's QPs to the error state */
+}
+
 static struct rail_send_comm *g_s;
 static struct rail_send_req_block *g_blk;
 static struct rail_qp g_qps[CMP_RAILS][CMP_NQPS];
@@ -127,6 +134,7 @@ static void cmp_setup(void)
     static struct rail_verbs_ops ops;
     ops = rail_verbs_default_ops;
     ops.post_send = fake_post_send;
+    ops.modify_qp = fake_modify_qp;
     rail_verbs_set_ops(&ops);
     rail_log_set_logger(quiet);
     g_s = calloc(1, sizeof(*g_s));
@@ -253,6 +261,7 @@ struct cmp_hooks {
     bool (*lean_case)(const struct snap *general, uint64_t size);
     void (*describe)(const struct snap *before, const struct snap *general, const struct snap *lean,
                      uint64_t size, const struct rail_cts *cts);
+    void (*note)(const struct snap *before, const struct snap *general); /* optional */
 };
 
 /* Sends n random states through both paths; checks that every result is the same and that the
@@ -279,6 +288,8 @@ static void cmp_run(int n, const struct cmp_hooks *h)
         same += eq;
         if (!eq && it - same < 3)
             h->describe(&before, &general, &lean, size, &cts);
+        if (h->note)
+            h->note(&before, &general);
         if (general.req && h->lean_case(&general, size))
             lean_cases++;
         else if (general.req)

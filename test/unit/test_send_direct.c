@@ -101,7 +101,7 @@ int main(void)
 {
     setup();
     pick_up();
-    const struct cmp_hooks hooks = {randomize, direct_case, describe};
+    const struct cmp_hooks hooks = {randomize, direct_case, describe, NULL};
     cmp_run(200000, &hooks);
     cmp_teardown();
     return check_report("test_send_direct");

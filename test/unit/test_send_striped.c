@@ -7,14 +7,27 @@
  * dual-rail send comm in random states (settings: QPs, QP split, control QP, largest piece,
  * stripe policy, minimum stripe size; the scheduler's rates and cached weights, which rails are
  * up; per message: size, receive buffer, free requests and their block, send-queue room, a post
- * refused at the first or second piece) sends from the same state once through each, and the
- * results are compared byte for byte: the comm (scheduler included), its request block, the QP
- * counters, the records, the telemetry, the tag counters, the work requests posted, the return
- * code and the request. The pieces' post times come from the clock: compared as set or not. */
+ * refused at the first or second piece or both, failover on or off: a refused piece with failover
+ * on fails its rail and waits for the other) sends from the same state once through each, and the
+ * results are compared byte for byte: the comm (scheduler and rails' health included), its
+ * request block, the QP counters, the records, the telemetry, the tag counters, the work requests
+ * posted, the return code and the request. The clock is the test's (rail_now_ns and
+ * rail_coarse_ns defined here, so net_clock.c is not linked): a failed rail's retry time is then
+ * the same on both paths. */
 #define CMP_RAILS     2
 #define CMP_NQPS      3 /* two data QPs and a control QP at most */
 #define XORSHIFT_SEED 0x5851f42d4c957f2dull
 #include "send_taken_cmp.h"
+
+static uint64_t g_clock = 1ull << 46; /* a monotonic clock some hours after boot */
+uint64_t rail_now_ns(void)
+{
+    return g_clock;
+}
+uint64_t rail_coarse_ns(void)
+{
+    return g_clock;
+}
 
 static uint64_t pick_size(void)
 {
@@ -72,6 +85,13 @@ static void randomize(uint64_t *seq, struct rail_cts *cts, uint64_t *size, int *
     s->npending = (int)rnd(2);
     s->help_listed = true; /* the help list itself is global: not in the snapshots */
     s->helped = rnd(2);
+    s->base.failover = rnd(4) != 0;
+    s->base.nup = 0;
+    for (int r = 0; r < 2; r++) { /* a rail's health as the scheduler sees it */
+        memset(&s->base.link[r].rj, 0, sizeof(s->base.link[r].rj));
+        s->base.link[r].rj.up = (s->sched.up_mask >> r) & 1u;
+        s->base.nup += s->base.link[r].rj.up;
+    }
     for (int r = 0; r < 2; r++) {
         s->base.link[r].rr = rnd(7);
         s->base.link[r].cq_work = (int)rnd(5);
@@ -97,8 +117,9 @@ static void randomize(uint64_t *seq, struct rail_cts *cts, uint64_t *size, int *
         }
     }
     g_stats->striped_messages = rnd(5);
-    g_post_fail_at = rnd(10) == 0 ? (int)rnd(2) : -1; /* the first or second post refused */
-    g_post_fail_end = g_post_fail_at + 1;
+    g_post_fail_at = rnd(10) == 0 ? (int)rnd(2) : -1; /* the first or second post refused, */
+    g_post_fail_end = g_post_fail_at < 0 ? -1 : g_post_fail_at + 1 + (int)rnd(2); /* or both */
+    g_clock += 1000;
     *size = pick_size();
     cmp_take_slot(seq, cts, *size, tag);
 }
@@ -124,11 +145,19 @@ static void describe(const struct snap *before, const struct snap *general, cons
             g_post_fail_at, general->rc, lean->rc, general->nposted, lean->nposted);
 }
 
+/* States where a refused piece failed its rail over and waits for the other rail. */
+static int g_waiting;
+static void note_waiting(const struct snap *before, const struct snap *general)
+{
+    g_waiting += general->req && general->s.npending > before->s.npending;
+}
+
 int main(void)
 {
     cmp_setup();
-    const struct cmp_hooks hooks = {randomize, striped_case, describe};
+    const struct cmp_hooks hooks = {randomize, striped_case, describe, note_waiting};
     cmp_run(200000, &hooks);
+    CHECK(g_waiting > 200000 / 200);
     cmp_teardown();
     return check_report("test_send_striped");
 }
