@@ -465,20 +465,29 @@ int rail_stripe_set_rail_state(struct rail_stripe *s, int rail, bool up)
 }
 
 /* The probe of a chunk that finished before its message did: its rail's estimate rises by
- * 1/2^PROBE_SHIFT while it is below twice its starting rate or 16x the fastest other rail up. */
-static void probe(struct rail_stripe *s, int rail)
+ * 1/2^PROBE_SHIFT while it is below twice its starting rate or others (16x the fastest other
+ * rail up). */
+static inline __attribute__((always_inline)) void probe_below(struct rail_stripe_rail_state *st,
+                                                              uint64_t others)
 {
-    struct rail_stripe_rail_state *st = &s->rail[rail];
     uint64_t cap = 2 * st->seed_rate;
-    for (unsigned m = up_mask(s) & ~(1u << rail); m; m &= m - 1) { /* the other rails up */
-        uint64_t other = PROBE_SPAN * measured(&s->rail[lowest(m)]);
-        if (other > cap)
-            cap = other;
-    }
+    if (others > cap)
+        cap = others;
     if (measured(st) < cap) {
         st->avg_bytes += (st->avg_bytes >> PROBE_SHIFT) + 1;
         normalise(st);
     }
+}
+
+static void probe(struct rail_stripe *s, int rail)
+{
+    uint64_t others = 0;
+    for (unsigned m = up_mask(s) & ~(1u << rail); m; m &= m - 1) { /* the other rails up */
+        uint64_t other = PROBE_SPAN * measured(&s->rail[lowest(m)]);
+        if (other > others)
+            others = other;
+    }
+    probe_below(&s->rail[rail], others);
 }
 
 __attribute__((noinline)) int rail_stripe_on_completion_general(struct rail_stripe *s, int rail,
@@ -531,14 +540,7 @@ int rail_stripe_on_completion(struct rail_stripe *s, int rail, uint64_t bytes, u
                 add_sample(st, bytes, ns);
                 return 0;
             }
-            uint64_t cap = 2 * st->seed_rate;
-            uint64_t other = PROBE_SPAN * measured(&s->rail[rail ^ 1]);
-            if (other > cap)
-                cap = other;
-            if (measured(st) < cap) {
-                st->avg_bytes += (st->avg_bytes >> PROBE_SHIFT) + 1;
-                normalise(st);
-            }
+            probe_below(st, PROBE_SPAN * measured(&s->rail[rail ^ 1]));
             return 0;
         }
     }
