@@ -221,7 +221,11 @@ __attribute__((noinline)) void rail_recv_poll_walk(struct rail_recv_comm *r,
 
 void rail_recv_poll_found(struct rail_recv_comm *r, struct rail_recv_req *until, int at)
 {
-    if (until && at >= 0 && rail_recv_image_lean(r, until, at))
+    /* rail_recv_image_lean with its calls as tail calls: no frame on the usual path */
+    if (until && at >= 0 && rail_recv_image_take(r, until, at)) {
+        if (rail_eager_ring_starved(&r->ring))
+            rail_recv_send_credit(r);
         return;
+    }
     rail_recv_poll_walk(r, until, at);
 }

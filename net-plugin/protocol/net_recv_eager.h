@@ -42,7 +42,8 @@ static inline int rail_recv_image_at(const struct rail_recv_comm *r)
 
 /* The receive test's lean path for the image at the cursor's slot b (what rail_recv_image_at
  * returned): when that image is whole, of at most RAIL_IMAGE_LEAN_MAX bytes (and within the
- * eager limit), its receive posted ((tag, index) below the posted count: not unexpected), and it
+ * eager limit), its receive posted ((tag, index) below the posted count of the tag counted last:
+ * not unexpected; another tag counted last declines), and it
  * is the last entry q waits for (q live, one entry left, entry 0 that entry, the buffer large
  * enough), it is delivered into q here, in the caller's frame, with exactly the effects of
  * rail_recv_poll_walk(r, q, b) (which then returns: q is complete): the ring's poll_found and
@@ -50,8 +51,10 @@ static inline int rail_recv_image_at(const struct rail_recv_comm *r)
  * starved. true then; false, changing nothing, for everything else (the walk decides).
  * test_recv_image compares the two over random states. */
 #define RAIL_IMAGE_LEAN_MAX 8
+/* rail_recv_image_lean less its credit write: no call at all (the tag's posted count only from
+ * the tag counted last, else it declines), so that rail_recv_poll_found needs no frame. */
 static inline __attribute__((always_inline)) bool
-rail_recv_image_lean(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
+rail_recv_image_take(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
 {
     struct rail_eager_ring *g = &r->ring;
     uint64_t *w = (uint64_t *)(r->images + (size_t)b * RAIL_IMAGE_STRIDE);
@@ -78,8 +81,8 @@ rail_recv_image_lean(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
     uint32_t index = (uint32_t)w2;
     struct rail_recv_entry *e = &q->e[0];
     if (!q->h.ops || q->left != 1 || e->done || e->tag != tag || e->tag_index != index ||
-        size > e->cap || atomic_load(&r->base.error) ||
-        index >= rail_tagmap_get_inl(&r->posted, tag))
+        size > e->cap || atomic_load(&r->base.error) || !r->posted.last ||
+        r->posted.last->tag != tag || index >= r->posted.last->count)
         return false;
     /* rail_eager_ring_poll_found */
     g->arrived++;
@@ -124,7 +127,16 @@ rail_recv_image_lean(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
         g->freed++;
         g->free_b = g->free_b + 1 == g->slots ? 0 : g->free_b + 1;
     }
-    if (rail_eager_ring_starved(g))
+    return true;
+}
+
+/* The image taken (rail_recv_image_take), then the credit when the sender is starved. */
+static inline __attribute__((always_inline)) bool
+rail_recv_image_lean(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
+{
+    if (!rail_recv_image_take(r, q, b))
+        return false;
+    if (rail_eager_ring_starved(&r->ring))
         rail_recv_send_credit(r);
     return true;
 }

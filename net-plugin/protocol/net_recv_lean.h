@@ -89,7 +89,8 @@ rail_recv_lean(struct rail_recv_comm *r, const struct rail_req_ops *ops, void *d
     k->tag_index = e->tag_index;
     k->nreqs = 1;
     k->entry = 0;
-    for (int rl = 0; rl < r->base.nrails; rl++)
+    k->rkey[0] = m->rkey[0]; /* every comm has rail 0: no loop set-up on one rail */
+    for (int rl = 1; rl < r->base.nrails; rl++)
         k->rkey[rl] = m->rkey[rl];
     k->seq = (uint32_t)(seq + 1);
     struct ibv_sge sge = {(uintptr_t)k, RAIL_CTS_COMPACT_BYTES, b->mr[0]->lkey};
