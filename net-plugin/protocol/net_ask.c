@@ -17,18 +17,8 @@ int rail_recv_write(struct rail_recv_comm *r, int rail, int qp, uint64_t wrid, v
 {
     struct rail_link *l = &r->base.link[rail];
     struct ibv_sge sge = {(uintptr_t)src, (uint32_t)len, l->mr[2]->lkey};
-    /* Field by field, as post_cts: not the unions a write never reads (no 128-byte memset). */
     struct ibv_send_wr wr;
-    wr.wr_id = wrid;
-    wr.next = NULL;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = 0;
-    wr.wr.rdma.remote_addr = r->base.peer_addr1 + off;
-    wr.wr.rdma.rkey = l->peer_rkey1;
-    wr.qp_type.xrc.remote_srqn = 0;
+    rail_verbs_fill_write(&wr, &sge, wrid, r->base.peer_addr1 + off, l->peer_rkey1);
     int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
     if (rc < 0) {
         char why[96];

@@ -28,7 +28,6 @@
 #include "protocol/net_data.h"
 #include "protocol/net_flush.h"
 #include "protocol/net_health.h"
-#include "protocol/net_link.h"
 #include "protocol/net_qsize.h"
 #include "protocol/net_recv_cts.h"
 #include "protocol/net_recv_eager.h"
@@ -311,7 +310,8 @@ static inline __attribute__((always_inline)) void recv_on_wc1(struct rail_comm *
 }
 
 /* recv_on_wc with a size record's completion taken in place (rail_recv_record_lean): the handler
- * of recv_progress_rails, whose comms (two rails) complete a striped message by its record. */
+ * of recv_progress_rails, which polls a multi-rail comm (its striped messages end with their
+ * record) and a one-rail comm's CQs for irecv. */
 static inline __attribute__((always_inline)) void recv_on_wc2(struct rail_comm *c, int rail,
                                                               const struct ibv_wc *wc)
 {

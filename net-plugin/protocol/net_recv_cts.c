@@ -45,18 +45,10 @@ static int post_cts_at(struct rail_recv_comm *r, struct rail_recv_req *q, uint64
         rail_cts_stage_seq(stage + (size_t)i * r->cts_bytes, r->cts_bytes, seq + 1);
     struct ibv_sge sge = {(uintptr_t)stage, (uint32_t)((unsigned)q->n * r->cts_bytes),
                           q->blk->mr[rail]->lkey};
-    /* Field by field, as rail_send_fill_write: not the unions a write never reads. */
     struct ibv_send_wr wr;
-    wr.wr_id = rail_wrid(RAIL_WR_CTS, rail, qp, q->idx);
-    wr.next = NULL;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = 0;
-    wr.wr.rdma.remote_addr = r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * r->cts_bytes;
-    wr.wr.rdma.rkey = l->peer_rkey1;
-    wr.qp_type.xrc.remote_srqn = 0;
+    rail_verbs_fill_write(&wr, &sge, rail_wrid(RAIL_WR_CTS, rail, qp, q->idx),
+                          r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * r->cts_bytes,
+                          l->peer_rkey1);
     int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
     if (rc < 0)
         return rail_recv_cts_post_failed(r, rail, rc);

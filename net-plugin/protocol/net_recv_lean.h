@@ -95,17 +95,10 @@ rail_recv_lean(struct rail_recv_comm *r, const struct rail_req_ops *ops, void *d
     k->seq = (uint32_t)(seq + 1);
     struct ibv_sge sge = {(uintptr_t)k, RAIL_CTS_COMPACT_BYTES, b->mr[0]->lkey};
     struct ibv_send_wr wr;
-    wr.wr_id = rail_wrid(RAIL_WR_CTS, 0, qp, q->idx);
-    wr.next = NULL;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = 0;
-    wr.wr.rdma.remote_addr =
-        r->base.peer_addr1 + (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_COMPACT_BYTES;
-    wr.wr.rdma.rkey = l->peer_rkey1;
-    wr.qp_type.xrc.remote_srqn = 0;
+    rail_verbs_fill_write(&wr, &sge, rail_wrid(RAIL_WR_CTS, 0, qp, q->idx),
+                          r->base.peer_addr1 +
+                              (uint64_t)slot * RAIL_MAX_RECVS * RAIL_CTS_COMPACT_BYTES,
+                          l->peer_rkey1);
     int rc = rail_verbs_post_send(l->qps[qp].qp, &wr);
     if (rc < 0) {
         rc = rail_recv_cts_post_failed(r, 0, rc);

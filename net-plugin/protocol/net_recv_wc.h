@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The receive comm's in-place completion paths for the usual completion of a striped (two-phase)
- * message: its size record (net_recv.c takes every other completion, recv_on_wc_any). */
+ * message: its size record (net_recv.c's recv_on_wc takes every other completion). */
 #ifndef NCCL_RAIL_NET_RECV_WC_H
 #define NCCL_RAIL_NET_RECV_WC_H
 

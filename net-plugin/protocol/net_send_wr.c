@@ -32,19 +32,7 @@ int rail_send_post_failed(struct rail_send_comm *s, int rail, int qp, int rc)
 void rail_send_fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wrid,
                           uint64_t raddr, uint32_t rkey)
 {
-    /* Every field an RDMA write (with immediate) reads, and the XRC target; not the unions of
-     * other opcodes (memory-window binds, TSO), which a write never reads: the memset of the
-     * whole 128-byte request they make cost 36 instructions per WR. */
-    wr->wr_id = wrid;
-    wr->next = NULL;
-    wr->sg_list = sge;
-    wr->num_sge = 1;
-    wr->opcode = IBV_WR_RDMA_WRITE;
-    wr->send_flags = IBV_SEND_SIGNALED;
-    wr->imm_data = 0;
-    wr->wr.rdma.remote_addr = raddr;
-    wr->wr.rdma.rkey = rkey;
-    wr->qp_type.xrc.remote_srqn = 0;
+    rail_verbs_fill_write(wr, sge, wrid, raddr, rkey);
 }
 
 /* Where a size record, query or eager write goes: the rail's control QP, or without one the
