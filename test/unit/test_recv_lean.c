@@ -75,6 +75,19 @@ static int qp_no(const struct ibv_qp *qp)
     return (int)(qp - &g_ibqp[0][0]);
 }
 
+/* The next entry of the post log, cleared, with what every post has; NULL when the log is full. */
+static struct posted *logged(int qp, uint64_t wr_id, int nsge)
+{
+    if (g_f.nlog == NLOG)
+        return NULL;
+    struct posted *p = &g_f.log[g_f.nlog++];
+    memset(p, 0, sizeof(*p));
+    p->qp = qp;
+    p->wr_id = wr_id;
+    p->nsge = nsge;
+    return p;
+}
+
 static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
     if (g_f.post_rc) {
@@ -82,17 +95,13 @@ static int fake_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_
         return g_f.post_rc;
     }
     for (; wr; wr = wr->next) {
-        if (g_f.nlog == NLOG)
+        struct posted *p = logged(qp_no(qp), wr->wr_id, wr->num_sge);
+        if (!p)
             return ENOMEM;
-        struct posted *p = &g_f.log[g_f.nlog++];
-        memset(p, 0, sizeof(*p));
-        p->qp = qp_no(qp);
-        p->wr_id = wr->wr_id;
         p->raddr = wr->wr.rdma.remote_addr;
         p->rkey = wr->wr.rdma.rkey;
         p->opcode = wr->opcode;
         p->flags = (int)wr->send_flags;
-        p->nsge = wr->num_sge;
         if (wr->num_sge > 0) {
             p->sge_addr = wr->sg_list[0].addr;
             p->sge_len = wr->sg_list[0].length;
@@ -108,15 +117,9 @@ static int fake_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_
         *bad = wr;
         return g_f.post_rc;
     }
-    for (; wr; wr = wr->next) {
-        if (g_f.nlog == NLOG)
+    for (; wr; wr = wr->next)
+        if (!logged(100 + qp_no(qp), wr->wr_id, wr->num_sge))
             return ENOMEM;
-        struct posted *p = &g_f.log[g_f.nlog++];
-        memset(p, 0, sizeof(*p));
-        p->qp = 100 + qp_no(qp);
-        p->wr_id = wr->wr_id;
-        p->nsge = wr->num_sge;
-    }
     return 0;
 }
 
