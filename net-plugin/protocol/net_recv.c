@@ -266,13 +266,9 @@ static inline __attribute__((always_inline)) void recv_on_data(struct rail_recv_
     struct rail_link *l = &r->base.link[rail];
     unsigned slot, entry;
     uint32_t size;
-    if (l->rj.up && l->qps[qp].rq_owed + 1 < RAIL_REPOST_BATCH && (!r->owes || r->owes_at == at) &&
-        wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM && (wc->wc_flags & IBV_WC_WITH_IMM) &&
+    if (rail_recv_wc_lean_ok(r, l, qp, at, wc) &&
         rail_imm_direct_inl(ntohl(wc->imm_data), &slot, &entry, &size)) {
-        l->qps[qp].rq_posted--;
-        l->qps[qp].rq_owed++;
-        r->owes = true;
-        r->owes_at = at;
+        rail_recv_wc_owe(r, l, qp, at);
         on_direct(r, slot, entry, size);
         return;
     }
