@@ -29,11 +29,10 @@ void rail_recv_send_credit(struct rail_recv_comm *r);
 static inline int rail_recv_image_at(const struct rail_recv_comm *r)
 {
     const struct rail_eager_ring *g = &r->ring;
-    if (g->slots == 0)
-        return RAIL_IMAGE_NONE;
-    if (g->poll_seq < g->freed || g->poll_seq >= g->freed + (uint64_t)g->slots ||
-        g->state[g->poll_b] != RAIL_BOUNCE_EMPTY)
-        return RAIL_IMAGE_WALK;
+    /* poll_seq in [freed, freed + slots), one unsigned compare (below freed wraps to far above);
+     * never with no slots, which has no images to look at: none then. */
+    if (g->poll_seq - g->freed >= (uint64_t)g->slots || g->state[g->poll_b] != RAIL_BOUNCE_EMPTY)
+        return g->slots ? RAIL_IMAGE_WALK : RAIL_IMAGE_NONE;
     const uint64_t *w0 = (const uint64_t *)(r->images + (size_t)g->poll_b * RAIL_IMAGE_STRIDE);
     return (uint32_t)(__atomic_load_n(w0, __ATOMIC_RELAXED) >> 32) != rail_image_flag(g->poll_seq)
                ? RAIL_IMAGE_NONE
