@@ -79,8 +79,10 @@ static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *
     q->left--;
     clear_image(r, b, r->polled[b] ? rail_image_bytes((uint32_t)size) : 0);
     r->polled[b] = false;
+    /* ring.watch stays right: when known, the cursor's slot is EMPTY (so not b, which ARRIVED)
+     * and the release stops there at the latest, so the cursor stays in the window and its slot
+     * EMPTY (test_recv_watch checks it after every delivery). */
     rail_eager_ring_consume(&r->ring, b);
-    rail_recv_watch_lost(r); /* freed and slot states moved */
     /* A batch of credits is written by the next call on this comm, not on the way to
      * completing this receive, unless the sender is out of slots and waits for it. */
     if (rail_eager_ring_starved(&r->ring))

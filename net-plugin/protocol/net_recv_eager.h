@@ -46,9 +46,9 @@ static inline int rail_recv_image_at(const struct rail_recv_comm *r)
  * slot EMPTY), word 0 of that image slot and the flag of message poll_seq (without that flag:
  * RAIL_IMAGE_NONE, with it: that slot); with no slots, a word that never carries a flag (none,
  * always); else NULL (RAIL_IMAGE_WALK: the walk decides, and sets it again). What moves the cursor
- * sets it (the image take, the walk); what changes the released count or a slot's state behind
- * its back (an arrival by completion, a delivery) clears it. test_recv_watch checks the invariant
- * after every kind of step and compares the look-up with rail_recv_image_at. */
+ * sets it (the image take, the walk); an arrival by completion (a slot's state, maybe the cursor's)
+ * clears it; a delivery cannot make it wrong (net_recv_eager.c deliver). test_recv_watch checks the
+ * invariant after every kind of step and compares the look-up with rail_recv_image_at. */
 extern const uint64_t rail_recv_watch_never; /* 0: no flag in it */
 static inline __attribute__((always_inline)) void rail_recv_watch_set(struct rail_recv_comm *r)
 {

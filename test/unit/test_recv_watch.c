@@ -12,7 +12,11 @@
  * ring.watch_flag, image slots and their high water, sizes, flags, receives and their buffers,
  * credit writes, error) must be byte for byte the same, and A's ring.watch must be NULL or what
  * rail_recv_watch_set writes for its ring as it is. Rings of 1-8 slots, 1,000 runs of 400 steps;
- * the look-ups by one word (none found, an image found) and the full ones must all occur. */
+ * the look-ups by one word (none found, an image found) and the full ones must all occur. Runs go
+ * apart with either term of rail_recv_watch_set's condition dropped, without the set after the
+ * walk or after the take's general release, without the clear on an arrival by completion, and
+ * with the take's usual release (net_recv_eager.h) taken with its slot-state term dropped or
+ * setting the old slot or flag (its other term, and the rest of the take: test_recv_image). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,15 +276,12 @@ static void run(uint64_t seed, int *fails)
         step(&g_w[0], &sa, s, false);
         step(&g_w[1], &sb, s, true);
         bool eq = same(&g_w[0], &g_w[1]), ok = watch_ok(&g_w[0]);
-        CHECK(eq);
-        CHECK(ok);
-        if ((!eq || !ok) && ++*fails > 3) {
-            fprintf(stderr, "run %llu step %d: states %s, watch %s\n", (unsigned long long)seed, k,
-                    eq ? "same" : "differ", ok ? "ok" : "stale");
+        if (!eq || !ok) { /* the rest of the run follows from here: on to the next */
+            if (++*fails <= 3)
+                fprintf(stderr, "run %llu step %d: states %s, watch %s\n", (unsigned long long)seed,
+                        k, eq ? "same" : "differ", ok ? "ok" : "stale");
             return;
         }
-        if (!eq || !ok)
-            return;
     }
 }
 
@@ -292,12 +293,14 @@ int main(void)
     rail_verbs_set_ops(&ops);
     rail_log_set_logger(quiet);
     int fails = 0;
-    for (uint64_t it = 0; it < 1000 && fails <= 3; it++)
+    for (uint64_t it = 0; it < 1000; it++)
         run(0x1234 + it, &fails);
     fprintf(stderr,
             "look-ups: %d none by one word, %d found by one word, %d full; %d taken (%d with an "
             "older message not released)\n",
             g_none_fast, g_found_fast, g_full, g_taken, g_taken_behind);
+    fprintf(stderr, "runs that went apart: %d of 1000\n", fails);
+    CHECK_EQ_INT(fails, 0);
     CHECK(g_none_fast > 10000);
     CHECK(g_found_fast > 2000);
     CHECK(g_full > 2000);
