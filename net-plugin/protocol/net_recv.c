@@ -68,9 +68,7 @@ static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
     uint8_t idx = q->idx;
     if (q->has_slot)
         rail_cts_tail_release(&r->fifo, q->slot_seq, q);
-    for (int k = 0; k < r->ndeferred; k++)
-        if (r->deferred[k] == idx)
-            rail_recv_undefer(r, k--);
+    rail_recv_undefer_req(r, idx);
     q->h.ops = NULL;
     r->free_list[r->nfree++] = idx;
 }
