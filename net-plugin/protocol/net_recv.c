@@ -68,9 +68,7 @@ static void req_free(struct rail_recv_comm *r, struct rail_recv_req *q)
     uint8_t idx = q->idx;
     if (q->has_slot)
         rail_cts_tail_release(&r->fifo, q->slot_seq, q);
-    for (int k = 0; k < r->ndeferred; k++)
-        if (r->deferred[k] == idx)
-            rail_recv_undefer(r, k--);
+    rail_recv_undefer_req(r, idx);
     q->h.ops = NULL;
     r->free_list[r->nfree++] = idx;
 }
@@ -356,16 +354,18 @@ static int irecv_args(void *comm, void **request)
     return 0;
 }
 
-/* What every irecv does once its request is posted or held back: unexpected eager arrivals
+/* After irecv posts or holds back q, each check inline (usually no call): unexpected arrivals
  * matched, held-back CTS written when due, a credit write when due, owed receive WRs posted.
- * Each check inline, usually without a call. */
-static inline __attribute__((always_inline)) void irecv_tail(struct rail_recv_comm *r,
-                                                             struct rail_recv_req *q, int n)
+ * `alone` (RAIL_RECV_LEAN_ALONE): the held-back list is {q}, its delay not started, so
+ * rail_recv_flush_idle is q->left > 0 && !stuck. */
+static inline __attribute__((always_inline)) void
+irecv_tail(struct rail_recv_comm *r, struct rail_recv_req *q, int n, bool alone)
 {
     if (r->ring.nunexp) /* else nothing arrived ahead of its receive */
         for (int i = 0; i < n; i++)
             rail_recv_match_unexpected(r, q, i);
-    if (!rail_recv_flush_idle(r)) /* usually idle: no call */
+    if (alone ? q->left == 0 || rail_eager_ring_stuck(&r->ring)
+              : !rail_recv_flush_idle(r)) /* usually idle: no call */
         rail_recv_flush_deferred(r);
     if (rail_eager_ring_credit_due(&r->ring)) /* usually not: no call */
         rail_recv_send_credit(r);
@@ -461,7 +461,7 @@ static __attribute__((noinline)) int irecv_general(struct rail_recv_comm *r, int
             r->deferred[r->ndeferred++] = q->idx;
         }
     }
-    irecv_tail(r, q, n);
+    irecv_tail(r, q, n, false);
     *request = q;
     return 0;
 }
@@ -492,8 +492,8 @@ int rail_net_irecv(void *comm, int n, void **data, const size_t *sizes, const in
     }
     struct rail_recv_req *q;
     int rc = rail_recv_lean(r, &recv_req_ops, data[0], sizes[0], tags[0], mhandles[0], &q);
-    if (rc == 0) {
-        irecv_tail(r, q, 1);
+    if (rc == 0 || rc == RAIL_RECV_LEAN_ALONE) {
+        irecv_tail(r, q, 1, rc == RAIL_RECV_LEAN_ALONE);
         *request = q;
         return 0;
     }

@@ -79,6 +79,9 @@ static void deliver(struct rail_recv_comm *r, unsigned b, struct rail_recv_req *
     q->left--;
     clear_image(r, b, r->polled[b] ? rail_image_bytes((uint32_t)size) : 0);
     r->polled[b] = false;
+    /* ring.watch stays right: when known, the cursor's slot is EMPTY (so not b, which ARRIVED)
+     * and the release stops there at the latest, so the cursor stays in the window and its slot
+     * EMPTY (test_recv_watch checks it after every delivery). */
     rail_eager_ring_consume(&r->ring, b);
     /* A batch of credits is written by the next call on this comm, not on the way to
      * completing this receive, unless the sender is out of slots and waits for it. */
@@ -185,14 +188,16 @@ void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b)
         return;
     }
     rail_eager_ring_arrive(&r->ring, b);
+    rail_recv_watch_lost(r);           /* slot b no longer EMPTY */
     r->msg_size[b] = (uint32_t)h.size; /* at most eager_bytes */
     r->repoll = true;
     arrived(r, b, h.tag, h.tag_index, NULL);
 }
 
+const uint64_t rail_recv_watch_never = 0;
+
 /* Flagged images, in message order (the cursor: eager_ring.c). */
-__attribute__((noinline)) void rail_recv_poll_walk(struct rail_recv_comm *r,
-                                                   struct rail_recv_req *until, int at)
+static void poll_walk(struct rail_recv_comm *r, struct rail_recv_req *until, int at)
 {
     for (bool first = true; !atomic_load(&r->base.error); first = false) {
         int b = first && at >= 0 ? at : rail_eager_ring_poll_slot(&r->ring);
@@ -219,9 +224,24 @@ __attribute__((noinline)) void rail_recv_poll_walk(struct rail_recv_comm *r,
     }
 }
 
+__attribute__((noinline)) void rail_recv_poll_walk(struct rail_recv_comm *r,
+                                                   struct rail_recv_req *until, int at)
+{
+    poll_walk(r, until, at);
+    rail_recv_watch_set(r); /* the cursor moved, or not: known again */
+}
+
 void rail_recv_poll_found(struct rail_recv_comm *r, struct rail_recv_req *until, int at)
 {
-    /* rail_recv_image_lean with its calls as tail calls: no frame on the usual path */
+    if (at == RAIL_IMAGE_UNKNOWN) {
+        at = rail_recv_image_at(r);
+        if (at == RAIL_IMAGE_NONE) {
+            rail_recv_watch_set(r);
+            return;
+        }
+    }
+    /* rail_recv_image_lean with its calls as tail calls: no frame on the usual path; the take
+     * sets ring.watch, the walk too */
     if (until && at >= 0 && rail_recv_image_take(r, until, at)) {
         if (rail_eager_ring_starved(&r->ring))
             rail_recv_send_credit(r);

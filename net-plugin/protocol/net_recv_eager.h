@@ -12,7 +12,7 @@
 /* An eager arrival in bounce slot b. */
 void rail_recv_on_eager(struct rail_recv_comm *r, unsigned b);
 /* The cursor walk of rail_recv_poll_images from `at` (what rail_recv_image_at gave: a slot, or
- * RAIL_IMAGE_WALK). */
+ * RAIL_IMAGE_WALK), then ring.watch set (rail_recv_watch_set). */
 void rail_recv_poll_walk(struct rail_recv_comm *r, struct rail_recv_req *until, int at);
 
 /* The batched credit write (also when the sender waits for it). */
@@ -29,16 +29,42 @@ void rail_recv_send_credit(struct rail_recv_comm *r);
 static inline int rail_recv_image_at(const struct rail_recv_comm *r)
 {
     const struct rail_eager_ring *g = &r->ring;
-    if (g->slots == 0)
-        return RAIL_IMAGE_NONE;
-    if (g->poll_seq < g->freed || g->poll_seq >= g->freed + (uint64_t)g->slots ||
-        g->state[g->poll_b] != RAIL_BOUNCE_EMPTY)
-        return RAIL_IMAGE_WALK;
+    /* poll_seq in [freed, freed + slots), one unsigned compare (below freed wraps to far above);
+     * never with no slots, which has no images to look at: none then. */
+    if (g->poll_seq - g->freed >= (uint64_t)g->slots || g->state[g->poll_b] != RAIL_BOUNCE_EMPTY)
+        return g->slots ? RAIL_IMAGE_WALK : RAIL_IMAGE_NONE;
     const uint64_t *w0 = (const uint64_t *)(r->images + (size_t)g->poll_b * RAIL_IMAGE_STRIDE);
     return (uint32_t)(__atomic_load_n(w0, __ATOMIC_RELAXED) >> 32) != rail_image_flag(g->poll_seq)
                ? RAIL_IMAGE_NONE
                : g->poll_b;
 }
+
+/* rail_recv_image_at's answer kept where the cursor moves, so that a test that finds no image
+ * reads one word and compares (rail_recv_poll_images): ring.watch is NULL (not known: the full
+ * look-up decides, then sets it) or what rail_recv_watch_set writes for the ring as it is now.
+ * That is, where rail_recv_image_at answers from the cursor's slot (poll_seq in the window, its
+ * slot EMPTY), word 0 of that image slot and the flag of message poll_seq (without that flag:
+ * RAIL_IMAGE_NONE, with it: that slot); with no slots, a word that never carries a flag (none,
+ * always); else NULL (RAIL_IMAGE_WALK: the walk decides, and sets it again). What moves the cursor
+ * sets it (the image take, the walk); an arrival by completion (a slot's state, maybe the cursor's)
+ * clears it; a delivery cannot make it wrong (net_recv_eager.c deliver). test_recv_watch checks the
+ * invariant after every kind of step and compares the look-up with rail_recv_image_at. */
+extern const uint64_t rail_recv_watch_never; /* 0: no flag in it */
+static inline __attribute__((always_inline)) void rail_recv_watch_set(struct rail_recv_comm *r)
+{
+    struct rail_eager_ring *g = &r->ring;
+    g->watch_flag = rail_image_flag(g->poll_seq);
+    if (g->poll_seq - g->freed < (uint64_t)g->slots && g->state[g->poll_b] == RAIL_BOUNCE_EMPTY)
+        g->watch = (const uint64_t *)(r->images + (size_t)g->poll_b * RAIL_IMAGE_STRIDE);
+    else
+        g->watch = g->slots ? NULL : &rail_recv_watch_never;
+}
+static inline void rail_recv_watch_lost(struct rail_recv_comm *r)
+{
+    r->ring.watch = NULL;
+}
+/* rail_recv_poll_found's `at` when the look-up is not known (ring.watch NULL). */
+#define RAIL_IMAGE_UNKNOWN (-3)
 
 /* The receive test's lean path for the image at the cursor's slot b (what rail_recv_image_at
  * returned): when that image is whole, of at most RAIL_IMAGE_LEAN_MAX bytes (and within the
@@ -114,8 +140,19 @@ rail_recv_image_take(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
     }
     r->polled[b] = false;
     /* rail_eager_ring_consume: slot b is EMPTY (rail_recv_image_at) and usually the oldest not
-     * released (one message in flight); then it stays EMPTY, is released, and the release goes
-     * on from the next slot (the new cursor), without the store of CONSUMED and its reload. */
+     * released (one message in flight) with nothing arrived in the next slot (the new cursor);
+     * then it stays EMPTY, is released, and the release stops there, without the store of
+     * CONSUMED, its reload and the loop. So freed was poll_seq (free_b == b == the old poll_b and
+     * both in the window), and is the new poll_seq: the new cursor is in the window, its slot
+     * EMPTY, and ring.watch that slot's word 0 (rail_recv_watch_set; its address from slot b's,
+     * or the first slot's after the last). */
+    if (g->free_b == b && g->state[g->poll_b] == RAIL_BOUNCE_EMPTY) {
+        g->freed++;
+        g->free_b = g->poll_b;
+        g->watch_flag = rail_image_flag(g->poll_seq);
+        g->watch = g->poll_b ? w + RAIL_IMAGE_STRIDE / 8 : (const uint64_t *)r->images;
+        return true;
+    }
     if (g->free_b == b) {
         g->freed++;
         g->free_b = g->poll_b;
@@ -127,6 +164,7 @@ rail_recv_image_take(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
         g->freed++;
         g->free_b = g->free_b + 1 == g->slots ? 0 : g->free_b + 1;
     }
+    rail_recv_watch_set(r); /* the cursor moved */
     return true;
 }
 
@@ -141,21 +179,23 @@ rail_recv_image_lean(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
     return true;
 }
 
-/* An image at the cursor (at: rail_recv_image_at's slot or RAIL_IMAGE_WALK): the lean path for
- * the receive under test (`until`), else the walk. Out of line: the callers' frames (an idle
- * receive test's above all) stay as small as before. */
+/* An image at the cursor (at: rail_recv_image_at's slot or RAIL_IMAGE_WALK, or
+ * RAIL_IMAGE_UNKNOWN: rail_recv_image_at decides here): the lean path for the receive under test
+ * (`until`), else the walk; ring.watch set again either way. Out of line: the callers' frames (an
+ * idle receive test's above all) stay as small as before. */
 void rail_recv_poll_found(struct rail_recv_comm *r, struct rail_recv_req *until, int at);
 
 /* The flagged eager images that landed since the last call; with `until`, only up to the one
  * that completes that receive (the rest are found by the next call: the cursor stays there),
  * and an image is matched against `until` first (rail_recv_image_lean when it is the usual one).
- * Inline: usually nothing has landed. */
+ * Inline: usually nothing has landed, found by one word (rail_recv_watch_set). */
 static inline void rail_recv_poll_images(struct rail_recv_comm *r, struct rail_recv_req *until)
 {
     r->repoll = false;
-    int at = rail_recv_image_at(r);
-    if (at != RAIL_IMAGE_NONE)
-        rail_recv_poll_found(r, until, at);
+    const uint64_t *w = r->ring.watch;
+    if (w && (uint32_t)(__atomic_load_n(w, __ATOMIC_RELAXED) >> 32) != r->ring.watch_flag)
+        return; /* RAIL_IMAGE_NONE */
+    rail_recv_poll_found(r, until, w ? r->ring.poll_b : RAIL_IMAGE_UNKNOWN);
 }
 /* Entry i of q against what arrived before it was posted. */
 void rail_recv_match_unexpected(struct rail_recv_comm *r, struct rail_recv_req *q, int i);

@@ -29,8 +29,11 @@
 #include "wire/cts_layout.h"
 
 /* Not the lean path's state: nothing changed. Else 0 (*out: the request, posted or held back;
- * the caller finishes the irecv as the general path does) or -errno (the comm failed). */
-#define RAIL_RECV_LEAN_NOT 1
+ * the caller finishes the irecv as the general path does), RAIL_RECV_LEAN_ALONE (the same, held
+ * back with no other receive held back: the list is {*out}, its delay starting now) or -errno
+ * (the comm failed). */
+#define RAIL_RECV_LEAN_NOT   1
+#define RAIL_RECV_LEAN_ALONE 2
 
 static inline __attribute__((always_inline)) int
 rail_recv_lean(struct rail_recv_comm *r, const struct rail_req_ops *ops, void *data, size_t size,
@@ -74,9 +77,10 @@ rail_recv_lean(struct rail_recv_comm *r, const struct rail_req_ops *ops, void *d
     if (small) { /* held back: its CTS is usually never written (staged then, if ever) */
         memcpy(e->rkey, m->rkey, sizeof(e->rkey));
         q->defer_ns = r->base.coarse_ns = rail_coarse_ns();
+        int alone = r->ndeferred == 0;
         r->deferred[r->ndeferred++] = q->idx;
         *out = q;
-        return 0;
+        return alone ? RAIL_RECV_LEAN_ALONE : 0;
     }
     /* The CTS entry, once, where it is posted from: every field rail_recv_stage_entry writes,
      * then the slot's sequence as post_cts writes it. */

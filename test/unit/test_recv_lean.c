@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rail_net_irecv (net_recv.c) takes a single receive in the common state through its lean path
  * (protocol/net_recv_lean.h: no loops, the CTS entry built once where it is posted from) and
- * everything else through the general path; rail_recv_irecv_general is the general path alone.
- * The two must leave exactly the same: a receive comm built by hand in random states (1-2 rails
- * up or not, 1-2 QPs, send queues full or not, send WRs out with their completions in the CQ or
- * not, a CTS to write again, images to look at again, the comm failed or not, failover on or not,
- * compact or 128-byte CTS entries, the next FIFO slot free or held, held-back receives matched or
- * not and due or not, free requests with their block allocated or not, the credit due or not,
- * receive WRs owed, the post refused; per receive: n 1-3, the sender's eager limit above or below
- * the size, the buffer's handle the one that passed last, another good one, one of another
- * generation or a range outside it, the tag the last one counted or another) gets the same
- * receive once through each, from the same state, and the results are compared byte for byte:
- * the comm, the request block and its CTS stage, the QP counters, the tag counters, the work
- * requests posted (send and receive: QP, wr_id, addresses, keys, lengths, flags), the CQ
- * entries taken, the return code and the request. The clock is the test's (rail_coarse_ns and
- * rail_now_ns defined here, so net_clock.c is not linked). Fails with any term of the lean
- * path's condition dropped; checks that both paths' cases come up often. */
+ * everything else through the general path; rail_recv_irecv_general is the general path alone. The
+ * two must leave exactly the same: a receive comm built by hand in random states (1-2 rails up or
+ * not, 1-2 QPs, send queues full or not, send WRs out with their completions in the CQ or not, a
+ * CTS to write again, images to look at again, the comm failed or not, failover on or not, compact
+ * or 128-byte CTS entries, the next FIFO slot free or held, held-back receives matched or not and
+ * due or not, free requests with their block allocated or not, the credit due or not, an eager
+ * arrival ahead of the receive or not, receive WRs owed, the post refused; per receive: n 1-3, the
+ * sender's eager limit above or below the size, the buffer's handle the one that passed last,
+ * another good one, one of another generation or a range outside it, the tag the last one counted
+ * or another) gets the same receive once through each, from the same state, and the results are
+ * compared byte for byte: the comm, the request block and its CTS stage, the QP counters, the tag
+ * counters, the work requests posted (send and receive: QP, wr_id, addresses, keys, lengths,
+ * flags), the CQ entries taken, the return code and the request. The clock is the test's
+ * (rail_coarse_ns and rail_now_ns defined here, so net_clock.c is not linked). Fails with any term
+ * of the lean path's condition dropped; checks that both paths' cases come up often. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -394,6 +394,18 @@ static void randomize(struct args *a)
         r->ring.freed = r->ring.arrived;
     r->ring.poll_seq = r->ring.freed;
     r->ring.poll_b = (int)(r->ring.poll_seq % 4);
+    /* An empty eager message ahead of its receive (unexpected) in the oldest slot not released,
+     * for the next index of the tag counted last or the one after: this receive may match it. */
+    if (rnd(6) == 0 && r->ring.arrived > r->ring.freed) {
+        unsigned b = (unsigned)(r->ring.freed % 4);
+        r->ring.state[b] = RAIL_BOUNCE_ARRIVED;
+        r->msg_size[b] = 0;
+        r->polled[b] = false;
+        r->image_hw[b] = 0;
+        CHECK_EQ_INT(rail_eager_ring_unexp_add(&r->ring, b, r->posted.last->tag,
+                                               r->posted.last->count + rnd(2)),
+                     0);
+    }
     r->ring.credit_busy = rnd(3) == 0;
     r->peer_eager_limit = rnd(4) == 0 ? 0 : 4096;
     /* Receive WRs owed: none, one on a recorded QP, or several. */
