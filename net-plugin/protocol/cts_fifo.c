@@ -117,7 +117,7 @@ int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int n
             n = 0;
         int left = 0;
         for (int e = 0; e < n; e++) {
-            sh[e].resolved = sh[e].tag_index < rail_tagmap_get_inl(sent, sh[e].tag);
+            sh[e].resolved = rail_tag_before(sh[e].tag_index, rail_tagmap_get_inl(sent, sh[e].tag));
             left += !sh[e].resolved;
         }
         f->shadow_n[slot] = (uint8_t)n;

@@ -150,7 +150,7 @@ static struct rail_recv_req *eager_match(struct rail_recv_comm *r, int32_t tag, 
 static void arrived(struct rail_recv_comm *r, unsigned b, int32_t tag, uint32_t index,
                     struct rail_recv_req *hint)
 {
-    if (index >= rail_tagmap_get_inl(&r->posted, tag)) {
+    if (!rail_tag_before(index, rail_tagmap_get_inl(&r->posted, tag))) {
         if (rail_eager_ring_unexp_add(&r->ring, b, tag, index) < 0)
             rail_comm_fail(&r->base, -EPROTO, "eager message (tag %d, #%u) sent twice", tag, index);
         return;

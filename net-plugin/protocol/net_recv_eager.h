@@ -108,7 +108,7 @@ rail_recv_image_take(struct rail_recv_comm *r, struct rail_recv_req *q, int b)
     struct rail_recv_entry *e = &q->e[0];
     if (!q->h.ops || q->left != 1 || e->done || e->tag != tag || e->tag_index != index ||
         size > e->cap || atomic_load(&r->base.error) || !r->posted.last ||
-        r->posted.last->tag != tag || index >= r->posted.last->count)
+        r->posted.last->tag != tag || !rail_tag_before(index, r->posted.last->count))
         return false;
     /* rail_eager_ring_poll_found */
     g->arrived++;

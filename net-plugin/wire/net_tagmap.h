@@ -22,6 +22,17 @@ struct rail_tagmap {
     struct rail_tag_slot *last;
 };
 
+/* Whether the message numbered index came before the one numbered count, both of one tag: modulo
+ * 2^32 (serial number arithmetic), since a counter wraps after 2^32 messages of its tag (~6 hours
+ * at 190,000 a second). The indices of one tag in flight or waiting span far less than 2^31 (the
+ * FIFO slots and the eager ring bound them), so the signed difference orders them. A plain `<`
+ * put a message whose receive was posted just before the wrap on the unexpected list, where
+ * nothing took it (test_tag_wrap). */
+static inline int rail_tag_before(uint32_t index, uint32_t count)
+{
+    return (int32_t)(index - count) < 0;
+}
+
 void rail_tagmap_init(struct rail_tagmap *m);
 void rail_tagmap_free(struct rail_tagmap *m);
 /* Current counter of tag (0 if never seen). */
