@@ -437,9 +437,10 @@ __attribute__((noinline)) void rail_send_piece_done(struct rail_send_comm *s,
                                                     struct rail_send_req *q, int k, int rail)
 {
     struct rail_send_chunk *c = &q->ch[k];
-    int last = rail_2ph_piece_ok(&q->tp, k);
-    if (last < 0)
-        return; /* a duplicate or late completion */
+    if (q->tp.piece[k] != RAIL_CH_POSTED) /* k < q->tp.n: both callers checked it */
+        return;                           /* a duplicate or late completion */
+    q->tp.piece[k] = RAIL_CH_DONE;        /* rail_2ph_piece_ok without its range check */
+    bool last = --q->tp.left == 0;
     s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
     if (c->post_ns)
         rail_stripe_on_completion(&s->sched, rail, c->len, c->post_ns, rail_now_ns(), last);
