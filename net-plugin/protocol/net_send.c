@@ -145,10 +145,12 @@ static inline __attribute__((always_inline)) int taken(struct rail_send_comm *s,
 {
     if (rail_send_direct_ok(s, size, cts))
         return rail_send_direct(s, &send_req_ops, seq, cts, data, size, tag, m, request);
-    if (rail_send_striped_ok(s, size, cts)) {
+    unsigned qp0, qp1;
+    if (rail_send_striped_ok(s, size, cts, &qp0, &qp1)) {
         uint64_t end = rail_stripe_two_end(&s->sched, size);
         if (end > 0 && end < size)
-            return rail_send_striped(s, &send_req_ops, seq, cts, data, size, tag, m, end, request);
+            return rail_send_striped(s, &send_req_ops, seq, cts, data, size, tag, m, end, qp0, qp1,
+                                     request);
     }
     return send_taken(s, &s->cts.shadow[seq % RAIL_FIFO_SLOTS][0], seq, 0, cts, data, size, tag, m,
                       request);

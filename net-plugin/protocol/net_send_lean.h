@@ -111,15 +111,18 @@ rail_send_direct(struct rail_send_comm *s, const struct rail_req_ops *ops, uint6
  * cut_pieces, room_for_pieces, the two-phase start) and post_piece, without those layers and the
  * checks this condition settles. test_send_striped compares the two over many states. */
 static inline __attribute__((always_inline)) bool
-rail_send_striped_ok(const struct rail_send_comm *s, size_t size, const struct rail_cts *cts)
+rail_send_striped_ok(const struct rail_send_comm *s, size_t size, const struct rail_cts *cts,
+                     unsigned *qp0, unsigned *qp1)
 {
     const int need = 1 + (s->ctl_qp < 0);
     const struct rail_link *l0 = &s->base.link[0], *l1 = &s->base.link[1];
+    /* *qp0, *qp1: each rail's next data QP, for the room checked here and rail_send_striped's
+     * pieces (set once striped_max, hence ndata >= 1, is checked). */
     return (uint64_t)size - 1 < s->striped_max && size >= s->sched.min_stripe &&
            size <= cts->size && s->sched.up_mask == 3u && s->nfree > 0 &&
            s->blk[s->free_list[s->nfree - 1] / RAIL_SEND_REQ_BLOCK] &&
-           rail_send_sq_room(l0, (int)(l0->rr % (unsigned)s->ndata)) >= need &&
-           rail_send_sq_room(l1, (int)(l1->rr % (unsigned)s->ndata)) >= need;
+           rail_send_sq_room(l0, (int)(*qp0 = l0->rr % (unsigned)s->ndata)) >= need &&
+           rail_send_sq_room(l1, (int)(*qp1 = l1->rr % (unsigned)s->ndata)) >= need;
 }
 
 /* A piece of a striped message on rail k as a plain write, as post_piece posts it but for its
@@ -171,7 +174,7 @@ rail_send_striped_failed(struct rail_send_comm *s, struct rail_send_req *q, unsi
 static inline __attribute__((always_inline)) int
 rail_send_striped(struct rail_send_comm *s, const struct rail_req_ops *ops, uint64_t seq,
                   const struct rail_cts *cts, void *data, size_t size, int tag,
-                  const struct rail_mr *m, uint64_t end, void **request)
+                  const struct rail_mr *m, uint64_t end, unsigned qp0, unsigned qp1, void **request)
 {
     _Static_assert(RAIL_CH_PENDING == RAIL_CH_POSTED + 2, "a waiting piece is POSTED + 2 * rc");
     struct rail_send_req *q = rail_send_req_at(s, s->free_list[--s->nfree]);
@@ -179,9 +182,10 @@ rail_send_striped(struct rail_send_comm *s, const struct rail_req_ops *ops, uint
     rail_send_lean_fill(q, ops, seq, cts, data, size, m);
     q->wrs_left = 0;
     q->striped = true;
-    /* The pieces as cut_pieces cuts them: each rail's next data QP. */
-    const unsigned nd = (unsigned)s->ndata;
-    const unsigned qp0 = s->base.link[0].rr++ % nd, qp1 = s->base.link[1].rr++ % nd;
+    /* The pieces as cut_pieces cuts them: each rail's next data QP (qp0, qp1:
+     * rail_send_striped_ok). */
+    s->base.link[0].rr++;
+    s->base.link[1].rr++;
     struct rail_send_chunk *c0 = &q->ch[0], *c1 = &q->ch[1];
     c0->off = 0;
     c0->len = end;
