@@ -206,7 +206,8 @@ rail_send_striped(struct rail_send_comm *s, const struct rail_req_ops *ops, uint
     q->unsure = 0;
     q->kind = RAIL_SREQ_2PH;
     s->n2ph++;
-    rail_send_help_list(s);
+    if (!s->helped) /* rail_send_help_list's own first test: usually no call */
+        rail_send_help_list(s);
     s->slot_busy[slot] = 3;
     const uint64_t now = rail_now_ns(); /* both pieces posted back to back */
     const uint64_t id = rail_wrid(RAIL_WR_DATA, 0, 0, q->idx);
