@@ -145,10 +145,12 @@ static inline __attribute__((always_inline)) int taken(struct rail_send_comm *s,
 {
     if (rail_send_direct_ok(s, size, cts))
         return rail_send_direct(s, &send_req_ops, seq, cts, data, size, tag, m, request);
-    if (rail_send_striped_ok(s, size, cts)) {
+    unsigned qp0, qp1;
+    if (rail_send_striped_ok(s, size, cts, &qp0, &qp1)) {
         uint64_t end = rail_stripe_two_end(&s->sched, size);
         if (end > 0 && end < size)
-            return rail_send_striped(s, &send_req_ops, seq, cts, data, size, tag, m, end, request);
+            return rail_send_striped(s, &send_req_ops, seq, cts, data, size, tag, m, end, qp0, qp1,
+                                     request);
     }
     return send_taken(s, &s->cts.shadow[seq % RAIL_FIFO_SLOTS][0], seq, 0, cts, data, size, tag, m,
                       request);
@@ -348,7 +350,7 @@ static int held_test(struct rail_req_head *h, int *done, int *sizes)
 }
 
 static int test_entered(struct rail_send_comm *s, struct rail_send_req *q, int *done, int *sizes);
-static void send_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc);
+static inline void send_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc);
 static void send_retry(struct rail_comm *c);
 
 static int send_test(struct rail_req_head *h, int *done, int *sizes)
@@ -467,9 +469,12 @@ uint64_t rail_send_striped_max(const struct rail_send_comm *s)
     return s->max_chunk < RAIL_STRIPE_MAX_SIZE ? s->max_chunk : RAIL_STRIPE_MAX_SIZE;
 }
 
-static void send_on_wc(struct rail_comm *c, int rail, const struct ibv_wc *wc)
+/* Always inline: into test_entered's CQ drains (and, as the table's on_wc, one copy out of line).
+ */
+static inline __attribute__((always_inline)) void send_on_wc(struct rail_comm *c, int rail,
+                                                             const struct ibv_wc *wc)
 {
-    rail_send_on_wc(send_of(c), rail, wc);
+    rail_send_on_wc_inl(send_of(c), rail, wc);
 }
 
 static void send_retry(struct rail_comm *c)

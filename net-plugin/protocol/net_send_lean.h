@@ -111,33 +111,32 @@ rail_send_direct(struct rail_send_comm *s, const struct rail_req_ops *ops, uint6
  * cut_pieces, room_for_pieces, the two-phase start) and post_piece, without those layers and the
  * checks this condition settles. test_send_striped compares the two over many states. */
 static inline __attribute__((always_inline)) bool
-rail_send_striped_ok(const struct rail_send_comm *s, size_t size, const struct rail_cts *cts)
+rail_send_striped_ok(const struct rail_send_comm *s, size_t size, const struct rail_cts *cts,
+                     unsigned *qp0, unsigned *qp1)
 {
     const int need = 1 + (s->ctl_qp < 0);
     const struct rail_link *l0 = &s->base.link[0], *l1 = &s->base.link[1];
+    /* *qp0, *qp1: each rail's next data QP, for the room checked here and rail_send_striped's
+     * pieces (set once striped_max, hence ndata >= 1, is checked). */
     return (uint64_t)size - 1 < s->striped_max && size >= s->sched.min_stripe &&
            size <= cts->size && s->sched.up_mask == 3u && s->nfree > 0 &&
            s->blk[s->free_list[s->nfree - 1] / RAIL_SEND_REQ_BLOCK] &&
-           rail_send_sq_room(l0, (int)(l0->rr % (unsigned)s->ndata)) >= need &&
-           rail_send_sq_room(l1, (int)(l1->rr % (unsigned)s->ndata)) >= need;
+           rail_send_sq_room(l0, (int)(*qp0 = l0->rr % (unsigned)s->ndata)) >= need &&
+           rail_send_sq_room(l1, (int)(*qp1 = l1->rr % (unsigned)s->ndata)) >= need;
 }
 
-/* Piece k of q (on rail k, as cut) as a plain write, as post_piece posts it but for its
- * telemetry: 0 posted, 1 its rail failed over meanwhile (the piece waits), -errno (the comm
- * failed). */
+/* A piece of a striped message on rail k as a plain write, as post_piece posts it but for its
+ * state and telemetry (the caller's): 0 posted, 1 its rail failed over meanwhile (the piece
+ * waits), -errno (the comm failed). From the values the caller has at hand, not reloaded from the
+ * request. */
 static inline __attribute__((always_inline)) int
-rail_send_striped_piece(struct rail_send_comm *s, struct rail_send_req *q, int k, uint64_t now)
+rail_send_striped_post(struct rail_send_comm *s, int k, unsigned qp, uint64_t wrid, uintptr_t addr,
+                       uint64_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey)
 {
-    struct rail_send_chunk *c = &q->ch[k];
-    c->post_ns = now;
-    struct ibv_sge sge = {q->data + c->off, (uint32_t)c->len, q->lkey[k]};
+    struct ibv_sge sge = {addr, (uint32_t)len, lkey};
     struct ibv_send_wr wr;
-    rail_send_fill_write(&wr, &sge, rail_wrid(RAIL_WR_DATA, k, c->qp, q->idx | k << 16),
-                         q->raddr + c->off, q->rkey[k]);
-    int rc = rail_send_post_wr(s, k, c->qp, &wr, 1);
-    if (rc == 0)
-        q->tp.piece[k] = RAIL_CH_POSTED; /* counted by the caller (rail_send_striped_count) */
-    return rc;
+    rail_send_fill_write(&wr, &sge, wrid, raddr, rkey);
+    return rail_send_post_wr(s, k, (int)qp, &wr, 1);
 }
 
 /* The telemetry of the striped message and of its pieces posted (bit k of posted: piece k), what
@@ -155,25 +154,47 @@ rail_send_striped_count(struct rail_send_comm *s, const struct rail_send_req *q,
             rail_tel_stripe(&s->base, k, q->ch[k].len);
 }
 
+/* A post refused with the comm failed (rc < 0): the pieces posted so far (bit k of posted) are
+ * counted and the request goes back. Out of line: rare, and the tail call keeps rc out of the
+ * lean path's registers (kept across the calls, it cost the shared epilogue of try_send one
+ * instruction on every isend). */
+static __attribute__((noinline, cold)) int
+rail_send_striped_failed(struct rail_send_comm *s, struct rail_send_req *q, unsigned posted, int rc)
+{
+    rail_send_striped_count(s, q, posted);
+    rail_send_req_free(s, q);
+    return rc;
+}
+
+/* The two pieces written out, not looped over: piece 0 is [0, end) on rail 0, piece 1 [end, size)
+ * on rail 1, their work request ids one base apart (rail_wrid(DATA, k, qp, idx | k << 16)). A
+ * piece whose rail failed over while posting waits (PENDING = POSTED + 2, counted in npending),
+ * as post_piece's caller leaves it; a refused post that failed the comm ends the message there,
+ * the piece after it not written. */
 static inline __attribute__((always_inline)) int
 rail_send_striped(struct rail_send_comm *s, const struct rail_req_ops *ops, uint64_t seq,
                   const struct rail_cts *cts, void *data, size_t size, int tag,
-                  const struct rail_mr *m, uint64_t end, void **request)
+                  const struct rail_mr *m, uint64_t end, unsigned qp0, unsigned qp1, void **request)
 {
+    _Static_assert(RAIL_CH_PENDING == RAIL_CH_POSTED + 2, "a waiting piece is POSTED + 2 * rc");
     struct rail_send_req *q = rail_send_req_at(s, s->free_list[--s->nfree]);
     unsigned slot = (unsigned)(seq % RAIL_FIFO_SLOTS);
     rail_send_lean_fill(q, ops, seq, cts, data, size, m);
     q->wrs_left = 0;
     q->striped = true;
-    /* The pieces as cut_pieces cuts them: each rail's next data QP. */
-    for (int k = 0; k < 2; k++) {
-        struct rail_link *l = &s->base.link[k];
-        struct rail_send_chunk *c = &q->ch[k];
-        c->off = k ? end : 0;
-        c->len = k ? size - end : end;
-        c->rail = (uint8_t)k;
-        c->qp = (uint8_t)(l->rr++ % (unsigned)s->ndata);
-    }
+    /* The pieces as cut_pieces cuts them: each rail's next data QP (qp0, qp1:
+     * rail_send_striped_ok). */
+    s->base.link[0].rr++;
+    s->base.link[1].rr++;
+    struct rail_send_chunk *c0 = &q->ch[0], *c1 = &q->ch[1];
+    c0->off = 0;
+    c0->len = end;
+    c0->rail = 0;
+    c0->qp = (uint8_t)qp0;
+    c1->off = end;
+    c1->len = size - end;
+    c1->rail = 1;
+    c1->qp = (uint8_t)qp1;
     memset(q->tp.piece, 0, sizeof(q->tp.piece));
     q->tp.n = 2;
     q->tp.left = 2;
@@ -185,25 +206,27 @@ rail_send_striped(struct rail_send_comm *s, const struct rail_req_ops *ops, uint
     q->unsure = 0;
     q->kind = RAIL_SREQ_2PH;
     s->n2ph++;
-    rail_send_help_list(s);
+    if (!s->helped) /* rail_send_help_list's own first test: usually no call */
+        rail_send_help_list(s);
     s->slot_busy[slot] = 3;
-    uint64_t now = rail_now_ns(); /* both pieces posted back to back */
-    unsigned posted = 0;
-    for (int k = 0; k < 2; k++) {
-        int rc = rail_send_striped_piece(s, q, k, now);
-        if (rc < 0) {
-            rail_send_striped_count(s, q, posted);
-            rail_send_req_free(s, q);
-            return rc;
-        }
-        if (rc == 1) { /* its rail failed while posting: rail_send_retry sends it elsewhere */
-            q->tp.piece[k] = RAIL_CH_PENDING;
-            s->npending++;
-        } else {
-            posted |= 1u << k;
-        }
-    }
-    rail_send_striped_count(s, q, posted);
+    const uint64_t now = rail_now_ns(); /* both pieces posted back to back */
+    const uint64_t id = rail_wrid(RAIL_WR_DATA, 0, 0, q->idx);
+    c0->post_ns = now;
+    int rc0 = rail_send_striped_post(s, 0, qp0, id | (uint64_t)qp0 << 32, (uintptr_t)data, end,
+                                     m->lkey[0], cts->addr, cts->rkey[0]);
+    if (rc0 < 0)
+        return rail_send_striped_failed(s, q, 0, rc0);
+    q->tp.piece[0] = (uint8_t)(RAIL_CH_POSTED + 2 * rc0);
+    s->npending += rc0;
+    c1->post_ns = now;
+    int rc1 = rail_send_striped_post(s, 1, qp1, id | rail_wrid(0, 1, (int)qp1, 1 << 16),
+                                     (uintptr_t)data + end, size - end, m->lkey[1], cts->addr + end,
+                                     cts->rkey[1]);
+    if (rc1 < 0)
+        return rail_send_striped_failed(s, q, !rc0, rc1);
+    q->tp.piece[1] = (uint8_t)(RAIL_CH_POSTED + 2 * rc1);
+    s->npending += rc1;
+    rail_send_striped_count(s, q, (unsigned)!rc0 | (unsigned)!rc1 << 1);
     rail_cts_fifo_resolve_next(&s->cts); /* the entry just taken (try_send) */
     uint32_t ignored;
     int rc = rail_tagmap_next_inl(&s->sent, tag, &ignored);

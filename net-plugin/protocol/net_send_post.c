@@ -431,12 +431,16 @@ static void ask_done(struct rail_send_comm *s, struct rail_send_req *q, int rail
 
 /* ---- completions ---- */
 
-static void piece_done(struct rail_send_comm *s, struct rail_send_req *q, int k, int rail)
+/* Out of line (rail_send_on_wc_inl's piece completion, and the general path's): always inline it
+ * was 1 instruction more per two-rail message, and every completion's drain grew. */
+__attribute__((noinline)) void rail_send_piece_done(struct rail_send_comm *s,
+                                                    struct rail_send_req *q, int k, int rail)
 {
     struct rail_send_chunk *c = &q->ch[k];
-    int last = rail_2ph_piece_ok(&q->tp, k);
-    if (last < 0)
-        return; /* a duplicate or late completion */
+    if (q->tp.piece[k] != RAIL_CH_POSTED) /* k < q->tp.n: both callers checked it */
+        return;                           /* a duplicate or late completion */
+    q->tp.piece[k] = RAIL_CH_DONE;        /* rail_2ph_piece_ok without its range check */
+    bool last = --q->tp.left == 0;
     s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
     if (c->post_ns)
         rail_stripe_on_completion(&s->sched, rail, c->len, c->post_ns, rail_now_ns(), last);
@@ -511,7 +515,7 @@ __attribute__((noinline)) void rail_send_on_wc_general(struct rail_send_comm *s,
         return;
     }
     if (k != RAIL_CHUNK_REC) {
-        piece_done(s, q, k, rail);
+        rail_send_piece_done(s, q, k, rail);
         return;
     }
     if (!rail_2ph_record_ok(&q->tp))
@@ -526,39 +530,11 @@ __attribute__((noinline)) void rail_send_on_wc_general(struct rail_send_comm *s,
     }
 }
 
-/* The common completion first: a successful WR of a request in flight (not a query). What the
- * general path does for it, tested in the order that leaves the pipelined and eager ones without
- * a call; the rest (errors, queries, a piece number out of range, a completion of no request in
- * flight) goes there. test_send_on_wc compares the two over many states. */
+/* The common completion on its fast path (rail_send_on_wc_inl, net_send_post.h), the rest through
+ * the general one: what the comm's on_wc table entry and test_send_on_wc call. */
 void rail_send_on_wc(struct rail_send_comm *s, int rail, const struct ibv_wc *wc)
 {
-    uint64_t id = wc->wr_id;
-    int kind = rail_wrid_kind(id), idx = rail_wrid_idx(id), k = rail_wrid_chunk(id);
-    struct rail_send_req *q = idx < RAIL_SEND_REQS ? rail_send_req_at(s, idx) : NULL;
-    if (wc->status != IBV_WC_SUCCESS || (kind != RAIL_WR_DATA && kind != RAIL_WR_LAST) || !q ||
-        !q->h.ops || k == RAIL_CHUNK_ASK ||
-        (q->kind != RAIL_SREQ_PIPE && k != RAIL_CHUNK_REC && k >= q->tp.n)) {
-        rail_send_on_wc_general(s, rail, wc);
-        return;
-    }
-    struct rail_link *l = &s->base.link[rail];
-    l->qps[rail_wrid_qp(id)].sq_out--;
-    l->cq_work--;
-    if (q->kind == RAIL_SREQ_PIPE) {
-        q->wrs_left--;
-        s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
-    } else if (k != RAIL_CHUNK_REC) {
-        piece_done(s, q, k, rail);
-    } else if (!rail_2ph_record_ok(&q->tp)) {
-        return; /* a duplicate or late completion */
-    } else if (q->kind == RAIL_SREQ_EAGER) {
-        s->bounce_busy[q->bounce] = 0;
-    } else {
-        s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
-        s->n2ph--;
-        if (q->held) /* NCCL has it back since the record was posted */
-            rail_send_req_unhold(s, q);
-    }
+    rail_send_on_wc_inl(s, rail, wc);
 }
 
 /* Re-posts pieces, records and eager writes whose rail failed, on rails that are up. Not inlined

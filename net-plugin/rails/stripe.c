@@ -122,8 +122,8 @@ static uint64_t raw_weight(const struct rail_stripe *s, int r, unsigned mask)
  * floors sum to 1/8; that one gets the floor and the other the rest. Otherwise each gets its
  * proportional share, and the one unit the rounding may leave goes to the larger remainder, ties
  * to a. */
-static void weights_of_two(int a, int b, uint64_t ra, uint64_t rb,
-                           uint16_t w[RAIL_STRIPE_MAX_RAILS])
+static inline __attribute__((always_inline)) void
+weights_of_two_inl(int a, int b, uint64_t ra, uint64_t rb, uint16_t w[RAIL_STRIPE_MAX_RAILS])
 {
     const uint64_t one = RAIL_STRIPE_WEIGHT_ONE, floor = one / 2 / RAIL_STRIPE_FLOOR_DIV;
     uint64_t sum = ra + rb;
@@ -142,6 +142,12 @@ static void weights_of_two(int a, int b, uint64_t ra, uint64_t rb,
     w[b] = (uint16_t)(sb / sum);
     if (w[a] + w[b] < one)
         w[sb % sum > sa % sum ? b : a]++;
+}
+
+static void weights_of_two(int a, int b, uint64_t ra, uint64_t rb,
+                           uint16_t w[RAIL_STRIPE_MAX_RAILS])
+{
+    weights_of_two_inl(a, b, ra, rb, w);
 }
 
 /* Weights over the rails in mask: sum RAIL_STRIPE_WEIGHT_ONE, each at least the floor share,
@@ -388,7 +394,16 @@ int rail_stripe_schedule(struct rail_stripe *s, uint64_t size, struct rail_strip
 
 uint64_t rail_stripe_two_end(struct rail_stripe *s, uint64_t size)
 {
-    return end_of_two(size, current_weights(s));
+    /* current_weights for the caller's state (two rails, both up), its adaptive case's
+     * weights_of_two with the rails 0 and 1 as constants. */
+    if (!s->weights_valid) {
+        if (s->policy == RAIL_STRIPE_ADAPTIVE)
+            weights_of_two_inl(0, 1, measured(&s->rail[0]), measured(&s->rail[1]), s->weight);
+        else
+            compute_weights(s, up_mask(s), s->weight);
+        s->weights_valid = true;
+    }
+    return end_of_two(size, s->weight);
 }
 
 int rail_stripe_reschedule(struct rail_stripe *s, int failed_rail,
