@@ -518,16 +518,8 @@ __attribute__((noinline)) void rail_send_on_wc_general(struct rail_send_comm *s,
         rail_send_piece_done(s, q, k, rail);
         return;
     }
-    if (!rail_2ph_record_ok(&q->tp))
-        return; /* a duplicate or late completion */
-    if (q->kind == RAIL_SREQ_EAGER) {
-        s->bounce_busy[q->bounce] = 0;
-    } else {
-        s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
-        s->n2ph--;
-        if (q->held) /* NCCL has it back since the record was posted */
-            rail_send_req_unhold(s, q);
-    }
+    if (rail_2ph_record_ok(&q->tp)) /* else a duplicate or late completion */
+        rail_send_record_done(s, q);
 }
 
 /* The common completion on its fast path (rail_send_on_wc_inl, net_send_post.h), the rest through

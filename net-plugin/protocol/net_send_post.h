@@ -19,6 +19,21 @@ void rail_send_on_wc_general(struct rail_send_comm *s, int rail, const struct ib
  * weights' sample, and the size record once it was the last piece. */
 void rail_send_piece_done(struct rail_send_comm *s, struct rail_send_req *q, int k, int rail);
 
+/* A size record's (or eager write's) successful completion, past the duplicate check: its bounce
+ * slot, or its FIFO slot, two-phase count and held request, given back. Both completion paths. */
+static inline __attribute__((always_inline)) void rail_send_record_done(struct rail_send_comm *s,
+                                                                        struct rail_send_req *q)
+{
+    if (q->kind == RAIL_SREQ_EAGER) {
+        s->bounce_busy[q->bounce] = 0;
+    } else {
+        s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
+        s->n2ph--;
+        if (q->held) /* NCCL has it back since the record was posted */
+            rail_send_req_unhold(s, q);
+    }
+}
+
 /* The common completion first: a successful WR of a request in flight (not a query). What the
  * general path does for it, tested in the order that leaves the pipelined and eager ones without
  * a call; the rest (errors, queries, a piece number out of range, a completion of no request in
@@ -45,15 +60,8 @@ rail_send_on_wc_inl(struct rail_send_comm *s, int rail, const struct ibv_wc *wc)
         s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
     } else if (k != RAIL_CHUNK_REC) {
         rail_send_piece_done(s, q, k, rail);
-    } else if (!rail_2ph_record_ok(&q->tp)) {
-        return; /* a duplicate or late completion */
-    } else if (q->kind == RAIL_SREQ_EAGER) {
-        s->bounce_busy[q->bounce] = 0;
-    } else {
-        s->slot_busy[q->seq % RAIL_FIFO_SLOTS]--;
-        s->n2ph--;
-        if (q->held) /* NCCL has it back since the record was posted */
-            rail_send_req_unhold(s, q);
+    } else if (rail_2ph_record_ok(&q->tp)) { /* else a duplicate or late completion */
+        rail_send_record_done(s, q);
     }
 }
 

@@ -82,4 +82,30 @@ static inline int shm_plugin_connect(const struct shm_plugin *p, int sdev, int r
     return *sc && *rc ? 0 : -1;
 }
 
+/* Tests k sends and their k receives alternately, as NCCL's proxy does, until every one is done or
+ * limit_s seconds from t0 passed: 0, -4 (a send's test failed) or -3 (a receive's). done_s,
+ * done_r and size (the receives' sizes) as the tests left them. */
+static inline int shm_plugin_test_all(const ncclNet_v11_t *n, int k, void **sreq, void **rreq,
+                                      int *done_s, int *done_r, int *size, double t0,
+                                      double limit_s)
+{
+    int left = 0;
+    for (int i = 0; i < k; i++)
+        left += !done_s[i] + !done_r[i];
+    while (left > 0 && now_s() - t0 < limit_s)
+        for (int i = 0; i < k; i++) {
+            if (!done_s[i]) {
+                if (n->test(sreq[i], &done_s[i], NULL) != ncclSuccess)
+                    return -4;
+                left -= done_s[i];
+            }
+            if (!done_r[i]) {
+                if (n->test(rreq[i], &done_r[i], &size[i]) != ncclSuccess)
+                    return -3;
+                left -= done_r[i];
+            }
+        }
+    return 0;
+}
+
 #endif

@@ -100,22 +100,9 @@ static int burst(struct pair *p, const size_t *sz, int k, unsigned seed)
         if (!sreq[i])
             return -2;
     }
-    int left = 2 * k;
-    for (int i = 0; i < k; i++)
-        left -= done_r[i];
-    while (left > 0 && now_s() - t0 < 30) /* both alternately, as NCCL's proxy */
-        for (int i = 0; i < k; i++) {
-            if (!done_s[i]) {
-                if (n->test(sreq[i], &done_s[i], NULL) != ncclSuccess)
-                    return -4;
-                left -= done_s[i];
-            }
-            if (!done_r[i]) {
-                if (n->test(rreq[i], &done_r[i], &size[i]) != ncclSuccess)
-                    return -3;
-                left -= done_r[i];
-            }
-        }
+    int rc = shm_plugin_test_all(n, k, sreq, rreq, done_s, done_r, size, t0, 30);
+    if (rc != 0)
+        return rc;
     for (int i = 0; i < k; i++) {
         if (!done_r[i] || !done_s[i]) {
             fprintf(stderr, "burst: message %d of %d (%zu bytes): send done %d, receive done %d\n",

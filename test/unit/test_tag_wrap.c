@@ -53,6 +53,18 @@ struct pair {
     uint8_t *sbuf, *rbuf;
 };
 
+/* The receive of message i into its buffer (capacity cap[i]), its request in req[i]: 0, or -1
+ * (an error or no request). */
+static int post_recv(struct pair *p, int i, size_t *cap, void **req)
+{
+    void *rb = p->rbuf + (size_t)i * MAXMSG;
+    int tag = TAG;
+    return p->n->irecv(p->rc, 1, &rb, &cap[i], &tag, &p->rmh, NULL, &req[i]) == ncclSuccess &&
+                   req[i]
+               ? 0
+               : -1;
+}
+
 /* k messages, each of combination `combo` (0..23: size, receive buffer, order; -1: random ones):
  * recv_first[i] 1 = its receive posted before its send. 0, or where it failed. */
 static int burst(struct pair *p, int k, unsigned seed, int combo)
@@ -77,14 +89,9 @@ static int burst(struct pair *p, int k, unsigned seed, int combo)
      * up to the first that waits for its send; then the sends, each followed by the receives
      * that waited. */
     int posted = 0;
-    while (posted < k && recv_first[posted]) {
-        void *rb = p->rbuf + (size_t)posted * MAXMSG;
-        if (n->irecv(p->rc, 1, &rb, &cap[posted], &tag, &p->rmh, NULL, &rreq[posted]) !=
-                ncclSuccess ||
-            !rreq[posted])
+    while (posted < k && recv_first[posted])
+        if (post_recv(p, posted++, cap, rreq) != 0)
             return -1;
-        posted++;
-    }
     for (int i = 0; i < k; i++) {
         while (!sreq[i] && now_s() - t0 < 20) {
             if (n->isend(p->sc, p->sbuf + (size_t)i * MAXMSG, sz[i], tag, p->smh, NULL, &sreq[i]) !=
@@ -93,42 +100,19 @@ static int burst(struct pair *p, int k, unsigned seed, int combo)
             for (int j = 0; !sreq[i] && j < posted; j++) /* progress: credits, clear-to-send */
                 if (!done_r[j] && n->test(rreq[j], &done_r[j], &size[j]) != ncclSuccess)
                     return -3;
-            if (!sreq[i] && posted < k) { /* a send waiting for its clear-to-send */
-                void *rb = p->rbuf + (size_t)posted * MAXMSG;
-                if (n->irecv(p->rc, 1, &rb, &cap[posted], &tag, &p->rmh, NULL, &rreq[posted]) !=
-                        ncclSuccess ||
-                    !rreq[posted])
-                    return -1;
-                posted++;
-            }
+            if (!sreq[i] && posted < k && /* a send waiting for its clear-to-send */
+                post_recv(p, posted++, cap, rreq) != 0)
+                return -1;
         }
         if (!sreq[i])
             return -2;
     }
-    while (posted < k) {
-        void *rb = p->rbuf + (size_t)posted * MAXMSG;
-        if (n->irecv(p->rc, 1, &rb, &cap[posted], &tag, &p->rmh, NULL, &rreq[posted]) !=
-                ncclSuccess ||
-            !rreq[posted])
+    while (posted < k)
+        if (post_recv(p, posted++, cap, rreq) != 0)
             return -1;
-        posted++;
-    }
-    int left = 0;
-    for (int i = 0; i < k; i++)
-        left += !done_s[i] + !done_r[i];
-    while (left > 0 && now_s() - t0 < 20)
-        for (int i = 0; i < k; i++) {
-            if (!done_s[i]) {
-                if (n->test(sreq[i], &done_s[i], NULL) != ncclSuccess)
-                    return -4;
-                left -= done_s[i];
-            }
-            if (!done_r[i]) {
-                if (n->test(rreq[i], &done_r[i], &size[i]) != ncclSuccess)
-                    return -3;
-                left -= done_r[i];
-            }
-        }
+    int rc = shm_plugin_test_all(n, k, sreq, rreq, done_s, done_r, size, t0, 20);
+    if (rc != 0)
+        return rc;
     for (int i = 0; i < k; i++) {
         if (!done_r[i] || !done_s[i]) {
             fprintf(stderr,
