@@ -75,8 +75,9 @@ int rail_cts_read_as(const uint8_t *p, unsigned bytes, uint64_t want, struct rai
 int rail_cts_read(const uint8_t *p, uint64_t want, struct rail_cts *out);
 /* Absorbs the slots written into fifo_mem (RAIL_FIFO_BYTES_OF(f->entry_bytes)) since the last
  * call, validating every
- * entry (rail_cts_check); an entry whose (tag, index) is below `sent`'s count for its tag is
- * resolved at once (it went eagerly). 0, or -EPROTO with the slot and the reason in err. */
+ * entry (rail_cts_check); an entry whose (tag, index) comes before `sent`'s count for its tag
+ * (rail_tag_before: modulo 2^32) is resolved at once (it went eagerly). 0, or -EPROTO with the slot
+ * and the reason in err. */
 int rail_cts_fifo_absorb(struct rail_cts_fifo *f, const uint8_t *fifo_mem, int nrails,
                          const struct rail_tagmap *sent, char *err, size_t errlen);
 /* Whether rail_cts_fifo_absorb has anything to do: the next slot to absorb was written (or

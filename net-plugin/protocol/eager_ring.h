@@ -41,9 +41,10 @@ struct rail_eager_ring {
     bool credit_busy;
     uint64_t poll_seq; /* the next message whose image slot is polled (rail_eager_ring_poll_slot) */
     int poll_b;        /* poll_seq % slots, kept without a division on the polling path */
-    /* The receiver's look-up of the cursor's image (net_recv_eager.h, rail_recv_watch_set; the
-     * ring's functions neither read nor write them): word 0 of image slot poll_b and the flag of
-     * message poll_seq, set where the cursor moves; NULL when not known. */
+    /* The receiver's look-up of the cursor's image (net_recv_eager.h, rail_recv_watch_set; of the
+     * ring's functions only rail_eager_ring_init writes them, zeroed: NULL, not known): word 0 of
+     * image slot poll_b and the flag of message poll_seq, set where the cursor moves; NULL when
+     * not known. */
     const uint64_t *watch;
     uint32_t watch_flag;
     int nunexp;

@@ -356,7 +356,7 @@ static int irecv_args(void *comm, void **request)
 
 /* After irecv posts or holds back q, each check inline (usually no call): unexpected arrivals
  * matched, held-back CTS written when due, a credit write when due, owed receive WRs posted.
- * `alone` (RAIL_RECV_LEAN_ALONE): the held-back list is {q}, its delay not started, so
+ * `alone` (RAIL_RECV_LEAN_ALONE): the held-back list is {q}, its delay starting now, so
  * rail_recv_flush_idle is q->left > 0 && !stuck. */
 static inline __attribute__((always_inline)) void
 irecv_tail(struct rail_recv_comm *r, struct rail_recv_req *q, int n, bool alone)

@@ -396,6 +396,7 @@ uint64_t rail_stripe_two_end(struct rail_stripe *s, uint64_t size)
 {
     /* current_weights for the caller's state (two rails, both up), its adaptive case's
      * weights_of_two with the rails 0 and 1 as constants. */
+    assert(s->nrails == 2 && s->up_mask == 3u); /* the caller's check (stripe.h) */
     if (!s->weights_valid) {
         if (s->policy == RAIL_STRIPE_ADAPTIVE)
             weights_of_two_inl(0, 1, measured(&s->rail[0]), measured(&s->rail[1]), s->weight);
