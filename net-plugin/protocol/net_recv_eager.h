@@ -69,9 +69,8 @@ static inline void rail_recv_watch_lost(struct rail_recv_comm *r)
 /* The receive test's lean path for the image at the cursor's slot b (what rail_recv_image_at
  * returned): when that image is whole, of at most RAIL_IMAGE_LEAN_MAX bytes (and within the
  * eager limit), its receive posted ((tag, index) before the posted count of the tag counted last,
- * rail_tag_before:
- * not unexpected; another tag counted last declines), and it
- * is the last entry q waits for (q live, one entry left, entry 0 that entry, the buffer large
+ * rail_tag_before: not unexpected; another tag counted last declines), and it is the last entry
+ * q waits for (q live, one entry left, entry 0 that entry, the buffer large
  * enough), it is delivered into q here, in the caller's frame, with exactly the effects of
  * rail_recv_poll_walk(r, q, b) (which then returns: q is complete): the ring's poll_found and
  * consume, the copy, the image slot zeroed up to its high water, the credit when the sender is

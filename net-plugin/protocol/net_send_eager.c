@@ -34,7 +34,7 @@ post_image_on(struct rail_send_comm *s, struct rail_send_req *q, int rail, int q
     uint64_t off = rail_image_region_off(s->eager_slots, RAIL_EAGER_HDR + (uint64_t)s->eager_bytes);
     struct ibv_sge sge = {(uintptr_t)image_src(s, q), len, l->mr[1]->lkey};
     struct ibv_send_wr wr;
-    rail_send_fill_write(
+    rail_verbs_fill_write(
         &wr, &sge,
         rail_wrid(RAIL_WR_LAST, rail, qp, rail_send_req_index(s, q) | RAIL_CHUNK_REC << 16),
         s->base.peer_addr2 + off + (uint64_t)q->bounce * RAIL_IMAGE_STRIDE, l->peer_rkey2);
@@ -51,7 +51,7 @@ static int post_header_on(struct rail_send_comm *s, struct rail_send_req *q, int
         {(uintptr_t)header_src(s, q), RAIL_EAGER_HDR, rail_send_src_lkey(q, rail)},
         {q->data, (uint32_t)q->size, q->lkey[rail]}};
     struct ibv_send_wr wr;
-    rail_send_fill_write(
+    rail_verbs_fill_write(
         &wr, sge,
         rail_wrid(RAIL_WR_LAST, rail, qp, rail_send_req_index(s, q) | RAIL_CHUNK_REC << 16),
         s->base.peer_addr2 + (uint64_t)q->bounce * (RAIL_EAGER_HDR + (uint64_t)s->eager_bytes),

@@ -84,7 +84,7 @@ rail_send_direct(struct rail_send_comm *s, const struct rail_req_ops *ops, uint6
     q->kind = RAIL_SREQ_PIPE;
     struct ibv_sge sge = {q->data, (uint32_t)size, q->lkey[0]};
     struct ibv_send_wr wr;
-    rail_send_fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, 0, qp, q->idx), q->raddr, q->rkey[0]);
+    rail_verbs_fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, 0, qp, q->idx), q->raddr, q->rkey[0]);
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.imm_data = htonl(rail_imm_direct(slot, 0, (uint32_t)size));
     int rc = rail_send_post_wr(s, 0, qp, &wr, 1);
@@ -135,7 +135,7 @@ rail_send_striped_post(struct rail_send_comm *s, int k, unsigned qp, uint64_t wr
 {
     struct ibv_sge sge = {addr, (uint32_t)len, lkey};
     struct ibv_send_wr wr;
-    rail_send_fill_write(&wr, &sge, wrid, raddr, rkey);
+    rail_verbs_fill_write(&wr, &sge, wrid, raddr, rkey);
     return rail_send_post_wr(s, k, (int)qp, &wr, 1);
 }
 

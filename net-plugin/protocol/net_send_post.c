@@ -100,7 +100,7 @@ static int post_piece(struct rail_send_comm *s, struct rail_send_req *q, int k, 
     struct rail_send_chunk *c = &q->ch[k];
     struct ibv_sge sge = {q->data + c->off, (uint32_t)c->len, q->lkey[c->rail]};
     struct ibv_send_wr wr;
-    rail_send_fill_write(
+    rail_verbs_fill_write(
         &wr, &sge, rail_wrid(RAIL_WR_DATA, c->rail, c->qp, rail_send_req_index(s, q) | k << 16),
         q->raddr + c->off, q->rkey[c->rail]);
     c->post_ns = now;
@@ -128,9 +128,9 @@ static inline __attribute__((always_inline)) int post_record_inl(struct rail_sen
     struct ibv_sge sge = {(uintptr_t)record_of(s, q), sizeof(struct rail_record),
                           rail_send_src_lkey(q, rail)};
     struct ibv_send_wr wr;
-    rail_send_fill_write(&wr, &sge,
-                         rail_wrid(RAIL_WR_LAST, rail, qp, rail_send_req_index(s, q) | chunk << 16),
-                         record_addr(s, q), l->peer_rkey1);
+    rail_verbs_fill_write(
+        &wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, rail_send_req_index(s, q) | chunk << 16),
+        record_addr(s, q), l->peer_rkey1);
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.imm_data = htonl(imm);
     return rail_send_post_wr(s, rail, qp, &wr, 1);
@@ -190,8 +190,8 @@ static inline __attribute__((always_inline)) int post_pipelined(struct rail_send
             return 1;
         struct ibv_sge sge = {q->data, (uint32_t)nbytes, q->lkey[rail]};
         struct ibv_send_wr wr;
-        rail_send_fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, idx), q->raddr,
-                             q->rkey[rail]);
+        rail_verbs_fill_write(&wr, &sge, rail_wrid(RAIL_WR_LAST, rail, qp, idx), q->raddr,
+                              q->rkey[rail]);
         wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         wr.imm_data = htonl(
             rail_imm_direct((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry, (uint32_t)nbytes));
@@ -209,14 +209,14 @@ static inline __attribute__((always_inline)) int post_pipelined(struct rail_send
         return 1;
     for (int k = 0; k < n; k++) {
         sge[k] = (struct ibv_sge){q->data + q->ch[k].off, (uint32_t)q->ch[k].len, q->lkey[rail]};
-        rail_send_fill_write(&wr[k], &sge[k], rail_wrid(RAIL_WR_DATA, rail, qp, idx),
-                             q->raddr + q->ch[k].off, q->rkey[rail]);
+        rail_verbs_fill_write(&wr[k], &sge[k], rail_wrid(RAIL_WR_DATA, rail, qp, idx),
+                              q->raddr + q->ch[k].off, q->rkey[rail]);
         wr[k].next = &wr[k + 1];
     }
     sge[n] = (struct ibv_sge){(uintptr_t)record_of(s, q), sizeof(struct rail_record),
                               rail_send_src_lkey(q, rail)};
-    rail_send_fill_write(&wr[n], &sge[n], rail_wrid(RAIL_WR_LAST, rail, qp, idx), record_addr(s, q),
-                         l->peer_rkey1);
+    rail_verbs_fill_write(&wr[n], &sge[n], rail_wrid(RAIL_WR_LAST, rail, qp, idx),
+                          record_addr(s, q), l->peer_rkey1);
     wr[n].opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr[n].imm_data = htonl(rail_imm_rdv((unsigned)(q->seq % RAIL_FIFO_SLOTS), q->entry));
     int rc = rail_send_post_wr(s, rail, qp, wr, n + 1);

@@ -29,12 +29,6 @@ int rail_send_post_failed(struct rail_send_comm *s, int rail, int qp, int rc)
     return rc;
 }
 
-void rail_send_fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wrid,
-                          uint64_t raddr, uint32_t rkey)
-{
-    rail_verbs_fill_write(wr, sge, wrid, raddr, rkey);
-}
-
 /* Where a size record, query or eager write goes: the rail's control QP, or without one the
  * next data QP. */
 int rail_send_control_qp(struct rail_send_comm *s, struct rail_link *l)

@@ -29,9 +29,6 @@ rail_send_post_wr(struct rail_send_comm *s, int rail, int qp, struct ibv_send_wr
     l->cq_work += nwr;
     return 0;
 }
-/* A signalled RDMA WRITE of one SGE to (raddr, rkey). */
-void rail_send_fill_write(struct ibv_send_wr *wr, struct ibv_sge *sge, uint64_t wrid,
-                          uint64_t raddr, uint32_t rkey);
 /* Where a size record, query or eager write goes: the rail's control QP, or without one the
  * next data QP. */
 int rail_send_control_qp(struct rail_send_comm *s, struct rail_link *l);
